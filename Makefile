@@ -1,0 +1,66 @@
+# Playout — set-up, build, test and run in one command each (see README.md).
+#
+#   make demo   install what is missing, build, run the demo
+#   make test   install what is missing, build everything (warnings are errors), run all tests
+#
+# Both start with `setup`, which installs the Debian packages Playout needs and is idempotent:
+# it runs `apt-get update` only when a package is missing.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+
+# Debian packages: FFmpeg's libraries and CLI (interop tests), libsrtp2, pkg-config.
+DEBIAN_PACKAGES := libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev \
+                   libsrtp2-dev pkg-config ffmpeg
+
+# Warnings are errors in our targets, and every import must be a declared dependency.
+SWIFT_BUILD_FLAGS := -Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+PLAYOUT := .build/debug/playout
+
+.PHONY: all setup build test samples demo bench clean
+
+all: build
+
+setup:
+	@missing=""; \
+	for package in $(DEBIAN_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' "$$package" 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$package"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "setup: installing$$missing"; \
+	  $(SUDO) apt-get update -qq; \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	else \
+	  echo "setup: all Debian packages present"; \
+	fi
+	@command -v swift >/dev/null || { echo "setup: swift not found on PATH (Swift 6.2 or later is needed)"; exit 1; }
+
+build: setup
+	swift build $(SWIFT_BUILD_FLAGS)
+
+# Builds every sample and checks its output against the "Expected output" block of its README.
+samples: build
+	@for dir in Samples/*/; do \
+	  name=$$(basename "$$dir"); \
+	  expected=$$(awk '/^## Expected output/{found=1} found && /^```$$/{if (inside) exit; inside=1; next} inside' "$$dir/README.md"); \
+	  actual=$$(.build/debug/$$name); \
+	  if [ "$$expected" != "$$actual" ]; then \
+	    echo "sample $$name: output differs from $$dir/README.md"; diff <(echo "$$expected") <(echo "$$actual") || true; exit 1; \
+	  fi; \
+	  echo "sample $$name: output as documented"; \
+	done
+
+test: build samples
+	swift test $(SWIFT_BUILD_FLAGS)
+
+demo: build
+	$(PLAYOUT) --help
+	$(PLAYOUT) version
+
+# Benchmarks live in their own package so their dependencies never slow the main build.
+bench: setup
+	cd Benchmarks && swift package --allow-writing-to-package-directory benchmark
+
+clean:
+	rm -rf .build Benchmarks/.build

@@ -1,0 +1,87 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+/// One settings array for every Swift target (STYLE.md): Swift 6 mode with strict concurrency,
+/// explicit existentials, internal imports by default and member import visibility.
+let settings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let log = Target.Dependency.product(name: "Logging", package: "swift-log")
+let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: "swift-argument-parser")
+let propertyBased = Target.Dependency.product(name: "PropertyBased", package: "swift-property-based")
+
+let package = Package(
+    name: "Playout",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Playout", targets: ["Playout"]),
+        .library(name: "PlayoutCore", targets: ["PlayoutCore"]),
+        .library(name: "PlayoutTelemetry", targets: ["PlayoutTelemetry"]),
+        .library(name: "PlayoutTesting", targets: ["PlayoutTesting"]),
+        .executable(name: "playout", targets: ["PlayoutCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+    ],
+    targets: [
+        // System libraries: each has exactly one Swift importer (PlayoutCodec, PlayoutRTP).
+        .systemLibrary(
+            name: "CFFmpeg",
+            pkgConfig: "libavformat libavcodec libavutil libswscale libswresample",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev", "libswresample-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSRTP",
+            pkgConfig: "libsrtp2",
+            providers: [.apt(["libsrtp2-dev"])]
+        ),
+
+        // Shared vocabulary; no C dependency.
+        .target(name: "PlayoutCore", dependencies: [log], swiftSettings: settings),
+
+        // Stage modules: import PlayoutCore, never each other.
+        .target(name: "PlayoutRTP", dependencies: ["PlayoutCore", "CSRTP", log], swiftSettings: settings),
+        .target(name: "PlayoutJitter", dependencies: ["PlayoutCore", log], swiftSettings: settings),
+        .target(name: "PlayoutCodec", dependencies: ["PlayoutCore", "CFFmpeg", log], swiftSettings: settings),
+        .target(name: "PlayoutTelemetry", dependencies: ["PlayoutCore", log], swiftSettings: settings),
+
+        // The public facade and the command-line tool.
+        .target(
+            name: "Playout",
+            dependencies: ["PlayoutCore", "PlayoutRTP", "PlayoutJitter", "PlayoutCodec", "PlayoutTelemetry", log],
+            swiftSettings: settings
+        ),
+        .executableTarget(
+            name: "PlayoutCLI",
+            dependencies: ["Playout", "PlayoutCore", "PlayoutTelemetry", argumentParser, log],
+            swiftSettings: settings
+        ),
+
+        // Test kit for tests, benchmarks and samples.
+        .target(name: "PlayoutTesting", dependencies: ["PlayoutCore"], swiftSettings: settings),
+
+        // Samples: small programs on the public API only, built with everything else.
+        .executableTarget(
+            name: "ObserveAndCollectLogs",
+            dependencies: ["Playout", log],
+            path: "Samples/ObserveAndCollectLogs",
+            exclude: ["README.md"],
+            swiftSettings: settings
+        ),
+
+        .testTarget(name: "PlayoutCoreTests", dependencies: ["PlayoutCore", "PlayoutTesting", propertyBased], swiftSettings: settings),
+        .testTarget(name: "PlayoutRTPTests", dependencies: ["PlayoutRTP", "PlayoutCore"], swiftSettings: settings),
+        .testTarget(name: "PlayoutJitterTests", dependencies: ["PlayoutJitter", "PlayoutCore", "PlayoutTesting"], swiftSettings: settings),
+        .testTarget(name: "PlayoutCodecTests", dependencies: ["PlayoutCodec", "PlayoutCore"], swiftSettings: settings),
+        .testTarget(name: "PlayoutTelemetryTests", dependencies: ["PlayoutTelemetry", "PlayoutCore", log], swiftSettings: settings),
+        .testTarget(name: "PlayoutTests", dependencies: ["Playout", "PlayoutCore"], swiftSettings: settings),
+        .testTarget(name: "PlayoutCLITests", dependencies: ["PlayoutCLI", "Playout", "PlayoutTelemetry"], swiftSettings: settings),
+        .testTarget(name: "IntegrationTests", dependencies: ["Playout", "PlayoutCore", "PlayoutTelemetry"], swiftSettings: settings),
+    ]
+)

@@ -1,0 +1,29 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Playout
+
+/// `playout`: subscribe to live test streams, render them on time, and report QoS.
+@main
+struct PlayoutCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "playout",
+        abstract: "A real-time stream subscriber and renderer simulator: subscribe, hold for a playout delay, decode, render on time, report QoS.",
+        discussion: """
+            Logging: set PLAYOUT_LOG_LEVEL to trace, debug, info, warning (default) or error.
+            """,
+        version: PlayoutVersion.current,
+        subcommands: [VersionCommand.self]
+    )
+
+    /// Sets up logging for the process, once: console at PLAYOUT_LOG_LEVEL, plus collection.
+    static let logCollector: LogCollector = {
+        let collector = LogCollector()
+        let setup = LoggingSetup(environment: ProcessInfo.processInfo.environment)
+        LoggingSystem.bootstrap(setup.makeFactory(collector: collector))
+        if let problem = setup.problem {
+            Logger(label: "playout").warning("\(problem)")
+        }
+        return collector
+    }()
+}

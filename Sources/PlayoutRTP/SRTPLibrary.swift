@@ -1,0 +1,41 @@
+internal import CSRTP
+import Synchronization
+
+/// The system's libsrtp2, as linked into Playout.
+public enum SRTPLibrary {
+    /// libsrtp2's version string, e.g. `"libsrtp2 2.5.0"`.
+    public static var version: String {
+        String(cString: srtp_get_version_string())
+    }
+
+    /// libsrtp2's version as a number (`major << 24 | minor << 16 | micro`).
+    public static var versionNumber: UInt32 {
+        UInt32(srtp_get_version())
+    }
+
+    private static let initialized = Mutex(false)
+
+    /// Initializes libsrtp2 once per process (runs its self-tests of the crypto kernel).
+    /// Idempotent and thread safe; every SRTP session calls it first.
+    ///
+    /// - Throws: ``SRTPLibraryError`` if libsrtp2 refuses to start.
+    public static func initialize() throws(SRTPLibraryError) {
+        let status: Int32 = initialized.withLock { done in
+            if done { return 0 }
+            let status = Int32(srtp_init().rawValue)
+            if status == 0 { done = true }
+            return status
+        }
+        if status != 0 { throw SRTPLibraryError(status: status) }
+    }
+}
+
+/// libsrtp2 could not be initialized.
+public struct SRTPLibraryError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// libsrtp2's `srtp_err_status_t` value.
+    public var status: Int32
+
+    public var description: String {
+        "libsrtp2 failed to initialize (srtp_err_status \(status)): reinstall libsrtp2-dev (make setup)"
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import Synchronization
+
+/// Runs `body(i)` for i in 0..<count on `count` dedicated threads released together, and returns
+/// when all have finished. Real threads (not a pool capped at the core count), so contention is real.
+func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    let ready = Atomic<Int>(0)
+    let finished = DispatchGroup()
+    for index in 0..<count {
+        finished.enter()
+        let thread = Thread {
+            ready.add(1, ordering: .relaxed)
+            while ready.load(ordering: .relaxed) < count { sched_yield() }
+            body(index)
+            finished.leave()
+        }
+        thread.start()
+    }
+    finished.wait()
+}
+
+/// A thread-safe list of values delivered to one observer.
+final class Recorder<Value: Sendable>: Sendable {
+    private let storage = Mutex<[Value]>([])
+
+    func append(_ value: Value) {
+        storage.withLock { $0.append(value) }
+    }
+
+    var values: [Value] {
+        storage.withLock { $0 }
+    }
+
+    var last: Value? {
+        storage.withLock { $0.last }
+    }
+
+    var count: Int {
+        storage.withLock { $0.count }
+    }
+}
+
+/// A small deterministic random generator (SplitMix64), so randomized tests replay exactly.
+struct SeededGenerator: RandomNumberGenerator, Sendable {
+    var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+extension Array where Element: Comparable {
+    var isStrictlyIncreasing: Bool {
+        zip(self, dropFirst()).allSatisfy { $0 < $1 }
+    }
+}

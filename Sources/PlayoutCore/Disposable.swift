@@ -1,4 +1,3 @@
-import Synchronization
 
 /// A handle on something that can be cancelled: a subscription, a playout-delay override, a timer.
 ///
@@ -25,11 +24,11 @@ extension Disposable {
 
 /// A disposable that runs a closure once, on the first ``dispose()`` or when it is released.
 public final class ClosureDisposable: Disposable {
-    private let action: Mutex<(@Sendable () -> Void)?>
+    private let action: LockedValue<(@Sendable () -> Void)?>
 
     /// Creates a disposable that runs `action` exactly once.
     public init(_ action: @escaping @Sendable () -> Void) {
-        self.action = Mutex(action)
+        self.action = LockedValue(action)
     }
 
     /// Whether ``dispose()`` has run (or the action has otherwise been consumed).
@@ -60,7 +59,7 @@ public final class ClosureDisposable: Disposable {
 /// stats.subscribe { print($0) }.disposed(by: bag)
 /// ```
 public final class DisposeBag: Disposable {
-    private let items = Mutex<[any Disposable]?>([])
+    private let items = LockedValue<[any Disposable]?>([])
 
     /// Creates an empty bag.
     public init() {}

@@ -1,4 +1,3 @@
-import Synchronization
 
 extension Observable {
     /// An observable of `transform(value)`, kept up to date with this one.

@@ -3,7 +3,6 @@ public import Glibc
 #elseif canImport(Darwin)
 public import Darwin
 #endif
-import Synchronization
 
 // The machinery behind `Observable`. Public only as `@usableFromInline` so that the hot path
 // (set, read, notify) is specialized for `Value` in the caller's module; not API.
@@ -78,7 +77,7 @@ final class _ObservableStorage<Value: Equatable & Sendable>: @unchecked Sendable
     @usableFromInline let state: UnsafeMutablePointer<_ObservableState<Value>>
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
     /// Objects that live as long as this storage (see `retain(_:)`).
-    let keepAlive = Mutex<[any Disposable]>([])
+    let keepAlive = LockedValue<[any Disposable]>([])
 
     @inlinable
     init(_ value: Value) {

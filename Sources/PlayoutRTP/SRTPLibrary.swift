@@ -1,5 +1,5 @@
 internal import CSRTP
-import Synchronization
+import PlayoutCore
 
 /// The system's libsrtp2, as linked into Playout.
 public enum SRTPLibrary {
@@ -13,7 +13,7 @@ public enum SRTPLibrary {
         UInt32(srtp_get_version())
     }
 
-    private static let initialized = Mutex(false)
+    private static let initialized = LockedValue(false)
 
     /// Initializes libsrtp2 once per process (runs its self-tests of the crypto kernel).
     /// Idempotent and thread safe; every SRTP session calls it first.

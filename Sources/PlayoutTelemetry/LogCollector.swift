@@ -1,5 +1,5 @@
 public import Logging
-import Synchronization
+import PlayoutCore
 #if canImport(Glibc)
 import Glibc
 import SwiftOverlayShims
@@ -80,7 +80,7 @@ public final class LogCollector: Sendable {
 
     /// What this collector keeps.
     public let configuration: Configuration
-    private let storage = Mutex(Storage())
+    private let storage = LockedValue(Storage())
 
     /// Creates an empty collector.
     public init(configuration: Configuration = Configuration()) {

@@ -1,5 +1,4 @@
 public import PlayoutCore
-import Synchronization
 
 /// A clock that moves only when a test tells it to: deterministic timing without sleeps.
 ///
@@ -29,11 +28,11 @@ public final class ManualClock: PlayoutClock, @unchecked Sendable {
         var sleeperWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
-    private let state: Mutex<State>
+    private let state: LockedValue<State>
 
     /// Creates a clock reading `start`.
     public init(start: MonotonicInstant = .zero) {
-        state = Mutex(State(now: start))
+        state = LockedValue(State(now: start))
     }
 
     public var now: MonotonicInstant {

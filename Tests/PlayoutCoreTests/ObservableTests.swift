@@ -325,8 +325,8 @@ struct ObservableTests {
     func subscribeRacesSet() {
         for trial in 0..<200 {
             let observable = Observable(0)
-            let recorders = Mutex<[Recorder<Int>]>([])
-            let subscriptions = Mutex<[ObservableSubscription<Int>]>([])
+            let recorders = Recorder<Recorder<Int>>()
+            let subscriptions = Recorder<ObservableSubscription<Int>>()
             runOnThreads(3) { index in
                 if index == 0 {
                     for value in 1...200 { observable.value = value }
@@ -334,12 +334,12 @@ struct ObservableTests {
                     for _ in 0..<20 {
                         let recorder = Recorder<Int>()
                         let subscription = observable.subscribe { recorder.append($0) }
-                        recorders.withLock { $0.append(recorder) }
-                        subscriptions.withLock { $0.append(subscription) }
+                        recorders.append(recorder)
+                        subscriptions.append(subscription)
                     }
                 }
             }
-            for recorder in recorders.withLock({ $0 }) {
+            for recorder in recorders.values {
                 let values = recorder.values
                 #expect(values.isStrictlyIncreasing, "trial \(trial)")
                 #expect(values.last == 200, "trial \(trial): a late subscriber ends on the final value")

@@ -167,13 +167,9 @@ final class _ObservableStorage<Value: Equatable & Sendable>: @unchecked Sendable
         }
         state.pointee.isDelivering = true
         state.pointee.deliverer = pthread_self()
+        // Changes are queued only while a round runs and applied before the token is released,
+        // so with the token free there is nothing queued: deliver straight away.
         let version = state.pointee.version
-        if state.pointee.hasDeferredWork {
-            // Every observer in `slots` has seen the previous value; let the general loop apply
-            // the queued changes and deliver `newValue` to everyone.
-            drain(delivered: nil, deliveredVersion: version &- 1)
-            return
-        }
         let slots = state.pointee.slots
         let count = state.pointee.count
         unlock()
@@ -200,10 +196,10 @@ final class _ObservableStorage<Value: Equatable & Sendable>: @unchecked Sendable
     }
 
     /// The general delivery loop. Called with the lock and the token held; returns with both
-    /// released. `delivered` is the value every observer in `slots` has been given (nil: the one
-    /// before version `deliveredVersion + 1`, which differs from the current value).
+    /// released. `delivered` is the value every observer in `slots` has been given, as of
+    /// version `deliveredVersion`.
     @inlinable
-    func drain(delivered: Value?, deliveredVersion: UInt64) {
+    func drain(delivered: Value, deliveredVersion: UInt64) {
         var delivered = delivered
         var deliveredVersion = deliveredVersion
         while true {

@@ -110,7 +110,7 @@ struct ObservableTests {
     func disposeSelfInsideCallback() {
         let observable = Observable(0)
         let recorder = Recorder<Int>()
-        let holder = Mutex<ObservableSubscription<Int>?>(nil)
+        let holder = LockedValue<ObservableSubscription<Int>?>(nil)
         holder.withLock {
             $0 = observable.subscribe { value in
                 recorder.append(value)
@@ -133,7 +133,7 @@ struct ObservableTests {
         let observable = Observable(0)
         let first = Recorder<Int>()
         let second = Recorder<Int>()
-        let victim = Mutex<ObservableSubscription<Int>?>(nil)
+        let victim = LockedValue<ObservableSubscription<Int>?>(nil)
         let killer = observable.subscribe { value in
             first.append(value)
             if value == 1 { victim.withLock { $0 = nil } }
@@ -251,7 +251,7 @@ struct ObservableTests {
     func reentrantSubscribe() {
         let observable = Observable(0)
         let late = Recorder<Int>()
-        let lateSubscription = Mutex<ObservableSubscription<Int>?>(nil)
+        let lateSubscription = LockedValue<ObservableSubscription<Int>?>(nil)
         let spawner = observable.subscribe { value in
             if value == 1 {
                 lateSubscription.withLock { $0 = observable.subscribe { late.append($0) } }

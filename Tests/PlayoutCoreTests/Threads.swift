@@ -1,4 +1,5 @@
 import Foundation
+import PlayoutCore
 import Synchronization
 
 /// Runs `body(i)` for i in 0..<count on `count` dedicated threads released together, and returns
@@ -21,7 +22,7 @@ func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
 
 /// A thread-safe list of values delivered to one observer.
 final class Recorder<Value: Sendable>: Sendable {
-    private let storage = Mutex<[Value]>([])
+    private let storage = LockedValue<[Value]>([])
 
     func append(_ value: Value) {
         storage.withLock { $0.append(value) }

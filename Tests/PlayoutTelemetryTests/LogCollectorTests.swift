@@ -1,6 +1,8 @@
 import Foundation
 import Logging
+import PlayoutCore
 import PlayoutTelemetry
+import PlayoutCore
 import Synchronization
 import Testing
 
@@ -21,7 +23,7 @@ struct CapturingLogHandler: LogHandler {
 }
 
 final class CapturedLines: Sendable {
-    let lines = Mutex<[String]>([])
+    let lines = LockedValue<[String]>([])
 }
 
 @Suite("LogCollector")

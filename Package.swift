@@ -42,11 +42,14 @@ let package = Package(
             providers: [.apt(["libsrtp2-dev"])]
         ),
 
+        // Batched UDP receive/send (recvmmsg/sendmmsg need _GNU_SOURCE, which Swift's Glibc lacks).
+        .target(name: "CSocket", path: "Sources/CSocket"),
+
         // Shared vocabulary; no C dependency.
         .target(name: "PlayoutCore", dependencies: [log], swiftSettings: settings),
 
         // Stage modules: import PlayoutCore, never each other.
-        .target(name: "PlayoutRTP", dependencies: ["PlayoutCore", "CSRTP", log], swiftSettings: settings),
+        .target(name: "PlayoutRTP", dependencies: ["PlayoutCore", "CSRTP", "CSocket", log], swiftSettings: settings),
         .target(name: "PlayoutJitter", dependencies: ["PlayoutCore", log], swiftSettings: settings),
         .target(name: "PlayoutCodec", dependencies: ["PlayoutCore", "CFFmpeg", log], swiftSettings: settings),
         .target(name: "PlayoutTelemetry", dependencies: ["PlayoutCore", log], swiftSettings: settings),

@@ -1,0 +1,281 @@
+internal import CSocket
+public import PlayoutCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Receives UDP datagrams in batches (`recvmmsg`), each with its arrival instant on the monotonic
+/// clock, on IPv4 or IPv6, unicast or multicast.
+///
+/// The receiver owns one buffer of `batchSize × maxDatagramSize` bytes, reused by every call:
+/// datagrams are handed to the caller as views into it, valid during the callback. Steady-state
+/// receiving allocates nothing. Owned by one task (not `Sendable`): confine, don't share.
+///
+/// ```swift
+/// let receiver = try UDPReceiver(bindingTo: SocketAddress(parsing: "0.0.0.0:5004"))
+/// try receiver.receive(timeout: .milliseconds(100)) { datagram, arrival in
+///     let packet = try? RTPPacket(parsing: datagram.bytes)
+/// }
+/// ```
+public final class UDPReceiver {
+    /// Receiver settings; the defaults suit a 50 Mbit/s stream.
+    public struct Configuration: Equatable, Sendable {
+        /// Datagrams fetched per system call (default 64, at most 256).
+        public var batchSize: Int
+        /// The largest datagram kept whole (default 2,048 bytes; larger ones are cut and counted).
+        public var maxDatagramSize: Int
+        /// The kernel's receive buffer (SO_RCVBUF), default 8 MiB, so bursts are not dropped.
+        public var receiveBufferSize: Int
+
+        public init(batchSize: Int = 64, maxDatagramSize: Int = 2_048, receiveBufferSize: Int = 8 << 20) {
+            self.batchSize = min(max(batchSize, 1), 256)
+            self.maxDatagramSize = max(maxDatagramSize, 64)
+            self.receiveBufferSize = receiveBufferSize
+        }
+    }
+
+    /// One received datagram: a view into the receiver's buffer, valid during the callback.
+    public struct Datagram {
+        public let bytes: UnsafeRawBufferPointer
+        /// When it arrived: the kernel's receive timestamp mapped to the monotonic clock (or the
+        /// time of the system call when the kernel gave none).
+        public let arrival: MonotonicInstant
+        /// Whether it was larger than ``Configuration/maxDatagramSize`` and was cut.
+        public let isTruncated: Bool
+        let info: UnsafePointer<playout_datagram_info>
+
+        /// The sender's address (allocates a string: for diagnostics, not per packet).
+        public var source: SocketAddress? {
+            SocketAddress(storage: info.pointee.source)
+        }
+    }
+
+    /// Counters since creation.
+    public struct Statistics: Equatable, Sendable {
+        public var datagramsReceived = 0
+        public var bytesReceived = 0
+        public var datagramsTruncated = 0
+        /// System calls that returned at least one datagram.
+        public var batches = 0
+    }
+
+    public let configuration: Configuration
+    /// The address actually bound (with the port the kernel chose when binding port 0).
+    public let localAddress: SocketAddress
+    public private(set) var statistics = Statistics()
+
+    private let descriptor: Int32
+    private let buffer: UnsafeMutableRawBufferPointer
+    private let infos: UnsafeMutablePointer<playout_datagram_info>
+
+    /// Binds `address`. For a multicast group, binds the group's port on every interface and
+    /// joins the group (on `interfaceIndex`, 0 = the kernel's choice).
+    public init(bindingTo address: SocketAddress, configuration: Configuration = Configuration(), interfaceIndex: UInt32 = 0) throws(UDPError) {
+        self.configuration = configuration
+        let family = address.isIPv6 ? AF_INET6 : AF_INET
+        let descriptor = socket(family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { throw UDPError.from(errno: errno, operation: "open a UDP socket for", address: address) }
+        var ok = false
+        defer { if !ok { close(descriptor) } }
+
+        var size = Int32(clamping: configuration.receiveBufferSize)
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        _ = playout_enable_timestamps(descriptor)
+        let multicast = address.isMulticast
+        if multicast {
+            var on: Int32 = 1
+            _ = setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+        }
+        if address.isIPv6 {
+            var on: Int32 = 1  // IPv6 only, so an IPv4 receiver can share the port number
+            _ = setsockopt(descriptor, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &on, socklen_t(MemoryLayout<Int32>.size))
+        }
+
+        var storage = sockaddr_storage()
+        // A multicast receiver binds the wildcard address with the group's port.
+        let bindHost = multicast ? (address.isIPv6 ? "::" : "0.0.0.0") : address.host
+        guard let length = SocketAddress.fill(&storage, host: bindHost, port: address.port) else {
+            throw UDPError(.invalidAddress, "'\(address.host)' is not an IPv4 or IPv6 address")
+        }
+        let bound = withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
+        }
+        guard bound == 0 else { throw UDPError.from(errno: errno, operation: "bind", address: address) }
+        if multicast {
+            try Self.join(descriptor, group: address, interfaceIndex: interfaceIndex)
+        }
+
+        var actual = sockaddr_storage()
+        var actualLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = withUnsafeMutablePointer(to: &actual) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &actualLength) }
+        }
+        let boundPort = SocketAddress(storage: actual)?.port ?? address.port
+        localAddress = (try? SocketAddress(host: address.host, port: boundPort)) ?? address
+
+        self.descriptor = descriptor
+        buffer = .allocate(byteCount: configuration.batchSize * configuration.maxDatagramSize, alignment: 16)
+        infos = .allocate(capacity: configuration.batchSize)
+        infos.initialize(repeating: playout_datagram_info(), count: configuration.batchSize)
+        ok = true
+    }
+
+    deinit {
+        close(descriptor)
+        buffer.deallocate()
+        infos.deallocate()
+    }
+
+    private static func join(_ descriptor: Int32, group: SocketAddress, interfaceIndex: UInt32) throws(UDPError) {
+        var storage = sockaddr_storage()
+        _ = SocketAddress.fill(&storage, host: group.host, port: group.port)
+        let result: Int32 = withUnsafeBytes(of: storage) { raw in
+            if group.isIPv6 {
+                var request = ipv6_mreq()
+                request.ipv6mr_multiaddr = raw.load(as: sockaddr_in6.self).sin6_addr
+                request.ipv6mr_interface = interfaceIndex
+                return setsockopt(descriptor, Int32(IPPROTO_IPV6), IPV6_ADD_MEMBERSHIP, &request, socklen_t(MemoryLayout<ipv6_mreq>.size))
+            }
+            var request = ip_mreqn()
+            request.imr_multiaddr = raw.load(as: sockaddr_in.self).sin_addr
+            request.imr_ifindex = Int32(interfaceIndex)
+            return setsockopt(descriptor, Int32(IPPROTO_IP), IP_ADD_MEMBERSHIP, &request, socklen_t(MemoryLayout<ip_mreqn>.size))
+        }
+        guard result == 0 else { throw UDPError.from(errno: errno, operation: "join multicast group", address: group) }
+    }
+
+    /// Waits up to `timeout` (nil: forever, zero: not at all) for datagrams, receives one batch
+    /// and calls `body` with each, in arrival order. Returns how many were received (0 on
+    /// timeout).
+    @discardableResult
+    public func receive(timeout: Duration?, _ body: (Datagram) throws -> Void) throws -> Int {
+        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        let milliseconds = timeout.map { Int32(clamping: max(0, ($0.nanoseconds + 999_999) / 1_000_000)) } ?? -1
+        let ready = poll(&poller, 1, milliseconds)
+        if ready < 0 {
+            if errno == EINTR { return 0 }
+            throw UDPError.from(errno: errno, operation: "wait for datagrams on", address: localAddress)
+        }
+        guard ready > 0 else { return 0 }
+        let slot = configuration.maxDatagramSize
+        let received = playout_receive_batch(
+            descriptor, buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), slot, infos, UInt32(configuration.batchSize)
+        )
+        if received < 0 { throw UDPError.from(errno: -received, operation: "receive on", address: localAddress) }
+        guard received > 0 else { return 0 }
+        // Map kernel (CLOCK_REALTIME) receive times onto the monotonic clock with one offset
+        // sampled now.
+        var monotonic = timespec()
+        var realtime = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &monotonic)
+        clock_gettime(CLOCK_REALTIME, &realtime)
+        let monotonicNow = Int64(monotonic.tv_sec) * 1_000_000_000 + Int64(monotonic.tv_nsec)
+        let realtimeNow = Int64(realtime.tv_sec) * 1_000_000_000 + Int64(realtime.tv_nsec)
+        statistics.batches += 1
+        for index in 0..<Int(received) {
+            let info = infos[index]
+            let kernel = info.kernel_realtime_ns
+            let age = kernel >= 0 ? min(max(realtimeNow - kernel, 0), 10_000_000_000) : 0
+            statistics.datagramsReceived += 1
+            statistics.bytesReceived += info.length
+            if info.truncated != 0 { statistics.datagramsTruncated += 1 }
+            try body(Datagram(
+                bytes: UnsafeRawBufferPointer(start: buffer.baseAddress! + index * slot, count: info.length),
+                arrival: MonotonicInstant(nanoseconds: monotonicNow - age),
+                isTruncated: info.truncated != 0,
+                info: UnsafePointer(infos + index)
+            ))
+        }
+        return Int(received)
+    }
+}
+
+/// Sends UDP datagrams to one destination, singly or in batches (`sendmmsg`). For the test
+/// publisher. Owned by one task.
+public final class UDPSender {
+    /// Where datagrams go.
+    public let destination: SocketAddress
+    private let descriptor: Int32
+    private var storage = sockaddr_storage()
+    private let storageLength: socklen_t
+
+    /// Opens a socket for sending to `destination`. Multicast datagrams get `multicastTTL` hops
+    /// (default 1: this link only; 0: this host only) and leave through `multicastInterfaceIndex`
+    /// (0: the kernel's choice).
+    public init(to destination: SocketAddress, multicastTTL: Int32 = 1, multicastInterfaceIndex: UInt32 = 0) throws(UDPError) {
+        self.destination = destination
+        let descriptor = socket(destination.isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { throw UDPError.from(errno: errno, operation: "open a UDP socket for", address: destination) }
+        guard let length = SocketAddress.fill(&storage, host: destination.host, port: destination.port) else {
+            close(descriptor)
+            throw UDPError(.invalidAddress, "'\(destination.host)' is not an IPv4 or IPv6 address")
+        }
+        if destination.isMulticast {
+            var ttl = multicastTTL
+            if destination.isIPv6 {
+                _ = setsockopt(descriptor, Int32(IPPROTO_IPV6), IPV6_MULTICAST_HOPS, &ttl, socklen_t(MemoryLayout<Int32>.size))
+                var index = multicastInterfaceIndex
+                if index != 0 {
+                    _ = setsockopt(descriptor, Int32(IPPROTO_IPV6), IPV6_MULTICAST_IF, &index, socklen_t(MemoryLayout<UInt32>.size))
+                }
+            } else {
+                _ = setsockopt(descriptor, Int32(IPPROTO_IP), IP_MULTICAST_TTL, &ttl, socklen_t(MemoryLayout<Int32>.size))
+                if multicastInterfaceIndex != 0 {
+                    var request = ip_mreqn()
+                    request.imr_ifindex = Int32(multicastInterfaceIndex)
+                    _ = setsockopt(descriptor, Int32(IPPROTO_IP), IP_MULTICAST_IF, &request, socklen_t(MemoryLayout<ip_mreqn>.size))
+                }
+            }
+        }
+        var size: Int32 = 4 << 20
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        self.descriptor = descriptor
+        storageLength = length
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    /// Sends one datagram.
+    public func send(_ bytes: UnsafeRawBufferPointer) throws(UDPError) {
+        let sent = withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                sendto(descriptor, bytes.baseAddress, bytes.count, 0, $0, storageLength)
+            }
+        }
+        if sent < 0 { throw UDPError.from(errno: errno, operation: "send to", address: destination) }
+    }
+
+    /// Sends one datagram (convenience).
+    public func send(_ bytes: [UInt8]) throws(UDPError) {
+        let result: Result<Void, UDPError> = bytes.withUnsafeBytes { raw in
+            Result { () throws(UDPError) in try send(raw) }
+        }
+        try result.get()
+    }
+
+    /// Sends `lengths.count` datagrams laid out in `buffer` at multiples of `slotSize`, with as
+    /// few system calls as the kernel allows. Returns how many were sent.
+    @discardableResult
+    public func send(batch buffer: UnsafeRawBufferPointer, slotSize: Int, lengths: [Int]) throws(UDPError) -> Int {
+        precondition(lengths.count * slotSize <= buffer.count || lengths.isEmpty, "the batch does not fit the buffer")
+        var sent = 0
+        while sent < lengths.count {
+            let count = min(lengths.count - sent, 256)
+            let result: Int32 = lengths[sent..<sent + count].map { Int($0) }.withUnsafeBufferPointer { sizes in
+                withUnsafePointer(to: &storage) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                        playout_send_batch(
+                            descriptor, buffer.baseAddress!.assumingMemoryBound(to: UInt8.self) + sent * slotSize, slotSize,
+                            sizes.baseAddress, UInt32(count), address, storageLength
+                        )
+                    }
+                }
+            }
+            if result < 0 { throw UDPError.from(errno: -result, operation: "send to", address: destination) }
+            sent += Int(result)
+        }
+        return sent
+    }
+}

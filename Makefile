@@ -18,7 +18,7 @@ SWIFT_BUILD_FLAGS := -Xswiftc -warnings-as-errors --explicit-target-dependency-i
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PLAYOUT := .build/debug/playout
 
-.PHONY: all setup build test samples demo bench clean
+.PHONY: all setup build test samples demo bench fuzz clean
 
 all: build
 
@@ -62,5 +62,20 @@ demo: build
 bench: setup
 	cd Benchmarks && swift package --allow-writing-to-package-directory benchmark
 
+# libFuzzer targets (Tests/Fuzz/<Name>), each run for FUZZ_RUNS executions from its seeds and
+# a corpus kept in .build-fuzz/corpus/<Name>. A crash leaves its input in .build-fuzz/; copy it
+# to Tests/Fuzz/<Name>/Crashers/ and the unit tests replay it forever after.
+FUZZ_TARGETS ?= FuzzRTP
+FUZZ_RUNS ?= 1000000
+FUZZ_MODULES := PlayoutRTP PlayoutCore CSocket Logging
+fuzz: setup
+	@for target in $(FUZZ_TARGETS); do \
+	  swift build --scratch-path .build-fuzz -c release -Xswiftc -sanitize=fuzzer,address --target $$target; \
+	  objects=""; for module in $$target $(FUZZ_MODULES); do objects="$$objects $$(ls .build-fuzz/release/$$module.build/*.o)"; done; \
+	  swiftc -sanitize=fuzzer,address $$objects -lsrtp2 -o .build-fuzz/$$target 2>/dev/null; \
+	  mkdir -p .build-fuzz/corpus/$$target; \
+	  (cd .build-fuzz && ./$$target -runs=$(FUZZ_RUNS) -print_final_stats=1 corpus/$$target ../Tests/Fuzz/$$target/Seeds 2>&1 | grep -E "stat::number_of_executed_units|Done|ERROR|SUMMARY") ; \
+	done
+
 clean:
-	rm -rf .build Benchmarks/.build
+	rm -rf .build .build-fuzz Benchmarks/.build

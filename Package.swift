@@ -78,6 +78,10 @@ let package = Package(
             swiftSettings: settings
         ),
 
+        // libFuzzer harnesses: plain targets (an executable target would rename `main`), linked
+        // with -sanitize=fuzzer by `make fuzz`.
+        .target(name: "FuzzRTP", dependencies: ["PlayoutRTP", "PlayoutCore"], path: "Tests/Fuzz/FuzzRTP", swiftSettings: settings),
+
         .testTarget(name: "PlayoutCoreTests", dependencies: ["PlayoutCore", "PlayoutTesting", propertyBased], swiftSettings: settings),
         .testTarget(name: "PlayoutRTPTests", dependencies: ["PlayoutRTP", "PlayoutCore"], swiftSettings: settings),
         .testTarget(name: "PlayoutJitterTests", dependencies: ["PlayoutJitter", "PlayoutCore", "PlayoutTesting"], swiftSettings: settings),

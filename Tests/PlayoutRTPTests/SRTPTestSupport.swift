@@ -1,0 +1,74 @@
+import PlayoutRTP
+
+extension [UInt8] {
+    /// Bytes from hex digits; spaces are ignored. Test literals only: traps on bad input.
+    init(hex: String) {
+        let digits = hex.filter { !$0.isWhitespace }
+        precondition(digits.count.isMultiple(of: 2), "odd number of hex digits")
+        var bytes: [UInt8] = []
+        var index = digits.startIndex
+        while index < digits.endIndex {
+            let next = digits.index(index, offsetBy: 2)
+            bytes.append(UInt8(digits[index..<next], radix: 16)!)
+            index = next
+        }
+        self = bytes
+    }
+
+    var hex: String {
+        map { byte in
+            let digits = String(byte, radix: 16, uppercase: true)
+            return digits.count == 1 ? "0" + digits : digits
+        }.joined()
+    }
+}
+
+/// Builders for the plain RTP and RTCP packets the SRTP tests protect.
+enum SRTPTestPackets {
+    /// A minimal RTP packet: V=2, no padding, extension or CSRCs, PT 96.
+    static func rtp(sequenceNumber: UInt16, timestamp: UInt32 = 0, ssrc: UInt32 = 0xCAFE_BABE, payloadLength: Int = 100) -> [UInt8] {
+        var packet: [UInt8] = [0x80, 96]
+        packet += [UInt8(sequenceNumber >> 8), UInt8(truncatingIfNeeded: sequenceNumber)]
+        packet += withUnsafeBytes(of: timestamp.bigEndian, Array.init)
+        packet += withUnsafeBytes(of: ssrc.bigEndian, Array.init)
+        // A payload that names its packet, so a mix-up shows.
+        packet += (0..<payloadLength).map { UInt8(truncatingIfNeeded: Int(sequenceNumber) &+ $0) }
+        return packet
+    }
+
+    /// An RTCP receiver report with no report blocks (PT 201), then `padding` payload words.
+    static func rtcp(ssrc: UInt32 = 0xCAFE_BABE, words: Int = 6) -> [UInt8] {
+        var packet: [UInt8] = [0x80, 201, 0, UInt8(1 + words)]
+        packet += withUnsafeBytes(of: ssrc.bigEndian, Array.init)
+        packet += (0..<(4 * words)).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        return packet
+    }
+}
+
+/// SplitMix64: a tiny seeded generator so hostile-input tests are reproducible.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+extension SRTPSession {
+    /// An outbound and an inbound session sharing one key.
+    static func pair(
+        _ suite: SRTPCryptoSuite,
+        keys: SRTPKeyingMaterial? = nil,
+        configuration: Configuration = Configuration()
+    ) throws -> (sender: SRTPSession, receiver: SRTPSession) {
+        let keys = keys ?? SRTPKeyingMaterial.random(for: suite)
+        return (
+            try SRTPSession(keyingMaterial: keys, direction: .outbound, configuration: configuration),
+            try SRTPSession(keyingMaterial: keys, direction: .inbound, configuration: configuration)
+        )
+    }
+}

@@ -80,7 +80,7 @@ let package = Package(
 
         // libFuzzer harnesses: plain targets (an executable target would rename `main`), linked
         // with -sanitize=fuzzer by `make fuzz`.
-        .target(name: "FuzzRTP", dependencies: ["PlayoutRTP", "PlayoutCore"], path: "Tests/Fuzz/FuzzRTP", swiftSettings: settings),
+        .target(name: "FuzzRTP", dependencies: ["PlayoutRTP", "PlayoutCore"], path: "Tests/Fuzz/FuzzRTP", exclude: ["Seeds", "Crashers"], swiftSettings: settings),
 
         .testTarget(name: "PlayoutCoreTests", dependencies: ["PlayoutCore", "PlayoutTesting", propertyBased], swiftSettings: settings),
         .testTarget(name: "PlayoutRTPTests", dependencies: ["PlayoutRTP", "PlayoutCore"], swiftSettings: settings),

@@ -218,6 +218,20 @@ struct H264Tests {
         }
     }
 
+    @Test("recycled frame storage is reused for later frames, without changing their bytes")
+    func recycling() {
+        var harness = DepacketizerHarness(H264Depacketizer(track: 1))
+        var addresses: Set<UnsafeRawPointer> = []
+        for index in 0..<20 {
+            harness.push(nonIDRSlice, sequence: UInt16(index), timestamp: UInt32(index * 3_000), marker: true)
+            let frame = harness.frames.removeLast()
+            #expect(frame.bytes == annexB([nonIDRSlice]))
+            frame.bytes.withUnsafeBytes { _ = addresses.insert($0.baseAddress!) }
+            harness.depacketizer.recycle(frame.bytes)
+        }
+        #expect(addresses.count <= 3, "storage cycles through the pool instead of being allocated per frame")
+    }
+
     @Test("hostile payloads never crash")
     func hostile() {
         var harness = DepacketizerHarness(H264Depacketizer(track: 1, parameterSets: [sps]))

@@ -18,6 +18,15 @@ public protocol Depacketizer {
     mutating func push(_ packet: RTPPacket, arrival: MonotonicInstant, emit: (EncodedFrame) -> Void)
     /// Emits the frame in progress if it is complete so far (end of stream), or discards it.
     mutating func flush(emit: (EncodedFrame) -> Void)
+    /// Gives back the bytes of an emitted frame once they are no longer needed, so the next frames
+    /// reuse the storage: with every frame recycled, depacketizing allocates nothing in steady
+    /// state. Optional: frames not recycled are simply freed.
+    mutating func recycle(_ bytes: consuming [UInt8])
+}
+
+extension Depacketizer {
+    /// Frames are not pooled unless a depacketizer implements recycling.
+    public mutating func recycle(_ bytes: consuming [UInt8]) {}
 }
 
 /// What a depacketizer has seen and done.
@@ -59,8 +68,14 @@ struct FrameAssembler {
     private var lastArrival = MonotonicInstant.zero
     private var firstSequence: Int64 = 0
     private var lastSequence: Int64 = 0
-    /// The frame's bytes so far (reused between frames).
+    /// The frame's bytes so far.
     var bytes: [UInt8] = []
+    /// Storage given back by the consumer, reused for the next frames.
+    private var pool: [[UInt8]] = []
+    /// The capacity reserved for a new frame buffer when the pool is empty.
+    static let initialFrameCapacity = 64 * 1024
+    /// The most buffers kept for reuse.
+    static let poolLimit = 8
     var isKeyframe = false
     /// A part of the frame in progress was lost or unusable: it will be discarded.
     var isDamaged = false
@@ -74,7 +89,24 @@ struct FrameAssembler {
         self.track = track
         self.codec = codec
         self.clockRate = clockRate
-        bytes.reserveCapacity(64 * 1024)
+        bytes.reserveCapacity(Self.initialFrameCapacity)
+        pool.reserveCapacity(Self.poolLimit)
+    }
+
+    /// Keeps `buffer` for a later frame (if the pool has room).
+    mutating func recycle(_ buffer: consuming [UInt8]) {
+        guard pool.count < Self.poolLimit else { return }
+        var buffer = buffer
+        buffer.removeAll(keepingCapacity: true)
+        pool.append(buffer)
+    }
+
+    /// Hands the frame's bytes over without copying, replacing them with pooled (or new) storage.
+    private mutating func takeBytes() -> [UInt8] {
+        var next = pool.popLast() ?? []
+        if next.capacity == 0 { next.reserveCapacity(Self.initialFrameCapacity) }
+        swap(&bytes, &next)
+        return next
     }
 
     /// What `begin` decided about a packet.
@@ -146,7 +178,7 @@ struct FrameAssembler {
         statistics.framesEmitted += 1
         let frame = EncodedFrame(
             track: track, codec: codec, mediaTime: MediaTime(ticks: timestamp, clockRate: clockRate),
-            firstArrival: firstArrival, lastArrival: lastArrival, isKeyframe: isKeyframe, bytes: bytes,
+            firstArrival: firstArrival, lastArrival: lastArrival, isKeyframe: isKeyframe, bytes: takeBytes(),
             sequenceRange: firstSequence...lastSequence, followsLoss: lossPending
         )
         lossPending = false

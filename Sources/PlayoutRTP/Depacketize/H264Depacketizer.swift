@@ -105,6 +105,10 @@ public struct H264Depacketizer: Depacketizer {
         if let frame = assembler.finish() { emitFrame(frame, emit) }
     }
 
+    public mutating func recycle(_ bytes: consuming [UInt8]) {
+        assembler.recycle(bytes)
+    }
+
     private mutating func finishIfMarked(_ packet: RTPPacket, _ emit: (EncodedFrame) -> Void) {
         guard packet.marker else { return }
         if let frame = assembler.finish() { emitFrame(frame, emit) }

@@ -20,6 +20,9 @@ let package = Package(
     products: [
         .library(name: "Playout", targets: ["Playout"]),
         .library(name: "PlayoutCore", targets: ["PlayoutCore"]),
+        .library(name: "PlayoutRTP", targets: ["PlayoutRTP"]),
+        .library(name: "PlayoutJitter", targets: ["PlayoutJitter"]),
+        .library(name: "PlayoutCodec", targets: ["PlayoutCodec"]),
         .library(name: "PlayoutTelemetry", targets: ["PlayoutTelemetry"]),
         .library(name: "PlayoutTesting", targets: ["PlayoutTesting"]),
         .executable(name: "playout", targets: ["PlayoutCLI"]),

@@ -34,5 +34,18 @@ let package = Package(
             swiftSettings: settings,
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .target(name: "CIntakeReference", path: "Sources/CIntakeReference", linkerSettings: [.linkedLibrary("srtp2")]),
+        .executableTarget(
+            name: "Intake",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "PlayoutCore", package: root),
+                .product(name: "PlayoutRTP", package: root),
+                "CIntakeReference",
+            ],
+            path: "Benchmarks/Intake",
+            swiftSettings: settings,
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ]
 )

@@ -76,7 +76,7 @@ let package = Package(
         ),
 
         .testTarget(name: "PlayoutCoreTests", dependencies: ["PlayoutCore", "PlayoutTesting", propertyBased], swiftSettings: settings),
-        .testTarget(name: "PlayoutRTPTests", dependencies: ["PlayoutRTP", "PlayoutCore"], swiftSettings: settings),
+        .testTarget(name: "PlayoutRTPTests", dependencies: ["PlayoutRTP", "PlayoutCore", propertyBased], swiftSettings: settings),
         .testTarget(name: "PlayoutJitterTests", dependencies: ["PlayoutJitter", "PlayoutCore", "PlayoutTesting"], swiftSettings: settings),
         .testTarget(name: "PlayoutCodecTests", dependencies: ["PlayoutCodec", "PlayoutCore"], swiftSettings: settings),
         .testTarget(name: "PlayoutTelemetryTests", dependencies: ["PlayoutTelemetry", "PlayoutCore", log], swiftSettings: settings),

@@ -76,6 +76,22 @@ enum FFmpeg {
         }
     }
 
+    /// The bytes of every packet of stream 0 of `file`: the file remuxed with `-c copy` into the
+    /// raw `format` (e.g. `hevc`), which writes packets as they are, cut at the sizes
+    /// `-f framecrc` reports.
+    static func packets(of file: URL, rawFormat format: String) throws -> [[UInt8]] {
+        let stream = [UInt8](try run(["-i", file.path, "-map", "0:0", "-c", "copy", "-f", format, "-"]))
+        var packets: [[UInt8]] = []
+        var offset = 0
+        for checksum in try packetChecksums(of: file) {
+            guard offset + checksum.size <= stream.count else { throw Failure(description: "the raw stream is shorter than its packets") }
+            packets.append(Array(stream[offset..<offset + checksum.size]))
+            offset += checksum.size
+        }
+        guard offset == stream.count else { throw Failure(description: "the raw stream is longer than its packets") }
+        return packets
+    }
+
     /// The RTP packets (RTCP dropped) that `ffmpeg <inputOptions> -i file -c copy -f rtp` sends
     /// to a fresh loopback port, sorted by sequence number.
     static func captureRTP(sending file: URL, inputOptions: [String] = [], outputOptions: [String] = []) throws -> [[UInt8]] {
@@ -211,4 +227,29 @@ extension EncodedFrame {
     var checksum: FFmpeg.PacketChecksum {
         FFmpeg.PacketChecksum(size: bytes.count, adler32: adler32(bytes))
     }
+}
+
+/// The NAL units of an Annex B byte stream, without start codes or trailing zero bytes: two
+/// streams that differ only in start-code lengths (3 or 4 bytes) give the same units.
+func nalUnits(_ stream: [UInt8]) -> [[UInt8]] {
+    var units: [[UInt8]] = []
+    var start: Int?
+    var index = 0
+    func close(at end: Int) {
+        guard let first = start else { return }
+        var last = end
+        while last > first, stream[last - 1] == 0 { last -= 1 }
+        if last > first { units.append(Array(stream[first..<last])) }
+    }
+    while index + 2 < stream.count {
+        if stream[index] == 0, stream[index + 1] == 0, stream[index + 2] == 1 {
+            close(at: index)
+            index += 3
+            start = index
+        } else {
+            index += 1
+        }
+    }
+    close(at: stream.count)
+    return units
 }

@@ -93,12 +93,15 @@ enum FFmpeg {
     }
 
     /// The RTP packets (RTCP dropped) that `ffmpeg <inputOptions> -i file -c copy -f rtp` sends
-    /// to a fresh loopback port, sorted by sequence number.
-    static func captureRTP(sending file: URL, inputOptions: [String] = [], outputOptions: [String] = []) throws -> [[UInt8]] {
+    /// to a fresh loopback port, sorted by sequence number. `urlQuery` is appended to the RTP URL
+    /// (e.g. `?pkt_size=200` for smaller packets).
+    static func captureRTP(
+        sending file: URL, inputOptions: [String] = [], outputOptions: [String] = [], urlQuery: String = ""
+    ) throws -> [[UInt8]] {
         let socket = try LoopbackReceiver()
         defer { socket.close() }
         let arguments = inputOptions + ["-i", file.path, "-map", "0:0", "-c", "copy"] + outputOptions
-            + ["-f", "rtp", "rtp://127.0.0.1:\(socket.port)"]
+            + ["-f", "rtp", "rtp://127.0.0.1:\(socket.port)\(urlQuery)"]
         let process = try start(arguments, captureOutput: false)
         let deadline = ContinuousClock.now + .seconds(60)
         var datagrams: [[UInt8]] = []

@@ -12,9 +12,11 @@ public import PlayoutCore
 /// supported: such packets are counted as malformed. The SDP's `sizelength`, `indexlength` and
 /// `indexdeltalength` are passed in as numbers.
 public struct AACDepacketizer: Depacketizer {
-    /// AAC-hbr's field widths (RFC 3640 §3.3.6).
+    /// AAC-hbr's AU-size width: 13 bits (RFC 3640 §3.3.6).
     public static let defaultSizeLength = 13
+    /// AAC-hbr's AU-Index width: 3 bits (RFC 3640 §3.3.6).
     public static let defaultIndexLength = 3
+    /// AAC-hbr's AU-Index-delta width: 3 bits (RFC 3640 §3.3.6).
     public static let defaultIndexDeltaLength = 3
     /// Samples per AAC-LC access unit (one frame of 1,024 samples).
     public static let defaultSamplesPerAccessUnit = 1_024

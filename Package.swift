@@ -86,7 +86,7 @@ let package = Package(
         .target(name: "FuzzRTP", dependencies: ["PlayoutRTP", "PlayoutCore"], path: "Tests/Fuzz/FuzzRTP", exclude: ["Seeds", "Crashers"], swiftSettings: settings),
 
         .testTarget(name: "PlayoutCoreTests", dependencies: ["PlayoutCore", "PlayoutTesting", propertyBased], swiftSettings: settings),
-        .testTarget(name: "PlayoutRTPTests", dependencies: ["PlayoutRTP", "PlayoutCore", "FuzzRTP"], swiftSettings: settings),
+        .testTarget(name: "PlayoutRTPTests", dependencies: ["PlayoutRTP", "PlayoutCore", "FuzzRTP", propertyBased], swiftSettings: settings),
         .testTarget(name: "PlayoutJitterTests", dependencies: ["PlayoutJitter", "PlayoutCore", "PlayoutTesting"], swiftSettings: settings),
         .testTarget(name: "PlayoutCodecTests", dependencies: ["PlayoutCodec", "PlayoutCore"], swiftSettings: settings),
         .testTarget(name: "PlayoutTelemetryTests", dependencies: ["PlayoutTelemetry", "PlayoutCore", log], swiftSettings: settings),

@@ -165,6 +165,22 @@ struct FrameAssembler {
         lossPending = true
     }
 
+    /// Ends the frame in progress like ``finish()`` and opens the next one at once, `ticks` later
+    /// on the media timeline, for payload formats that carry several frames in one packet (RFC 3640
+    /// access units). The next frame starts with the current packet.
+    mutating func finishAndContinue(advancingBy ticks: Int64) -> EncodedFrame? {
+        let completed = finish()
+        isOpen = true
+        timestamp += ticks
+        firstArrival = lastArrival
+        firstSequence = lastSequence
+        bytes.removeAll(keepingCapacity: true)
+        isKeyframe = false
+        isDamaged = false
+        fragmentOpen = false
+        return completed
+    }
+
     /// Ends the frame in progress: returns it when intact and non-empty, discards it otherwise.
     mutating func finish() -> EncodedFrame? {
         guard isOpen else { return nil }

@@ -34,6 +34,10 @@ public struct AACDepacketizer: Depacketizer {
     public var codec: Codec { .aac }
     public var statistics: DepacketizerStatistics { assembler.statistics }
 
+    public mutating func recycle(_ bytes: consuming [UInt8]) {
+        assembler.recycle(bytes)
+    }
+
     /// Creates a depacketizer for one track. `clockRate` is the SDP's sampling rate
     /// (`a=rtpmap:97 MPEG4-GENERIC/48000/2`); the field lengths are the SDP's `sizelength`,
     /// `indexlength` and `indexdeltalength` (1…16 bits for the size, 0…16 for the indices).

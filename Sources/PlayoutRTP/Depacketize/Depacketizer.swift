@@ -20,13 +20,8 @@ public protocol Depacketizer {
     mutating func flush(emit: (EncodedFrame) -> Void)
     /// Gives back the bytes of an emitted frame once they are no longer needed, so the next frames
     /// reuse the storage: with every frame recycled, depacketizing allocates nothing in steady
-    /// state. Optional: frames not recycled are simply freed.
+    /// state. Frames not recycled are simply freed.
     mutating func recycle(_ bytes: consuming [UInt8])
-}
-
-extension Depacketizer {
-    /// Frames are not pooled unless a depacketizer implements recycling.
-    public mutating func recycle(_ bytes: consuming [UInt8]) {}
 }
 
 /// What a depacketizer has seen and done.

@@ -30,6 +30,10 @@ public struct G711Depacketizer: Depacketizer {
     public var codec: Codec { assembler.codec }
     public var statistics: DepacketizerStatistics { assembler.statistics }
 
+    public mutating func recycle(_ bytes: consuming [UInt8]) {
+        assembler.recycle(bytes)
+    }
+
     /// Creates a depacketizer for one track of `law` samples at `clockRate` samples per second.
     public init(track: TrackID, law: Law, clockRate: Int32 = G711Depacketizer.defaultClockRate) {
         assembler = FrameAssembler(track: track, codec: law.codec, clockRate: clockRate)

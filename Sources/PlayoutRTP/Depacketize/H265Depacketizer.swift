@@ -34,6 +34,10 @@ public struct H265Depacketizer: Depacketizer {
     public var codec: Codec { .h265 }
     public var statistics: DepacketizerStatistics { assembler.statistics }
 
+    public mutating func recycle(_ bytes: consuming [UInt8]) {
+        assembler.recycle(bytes)
+    }
+
     /// Creates a depacketizer for one track. `parameterSets` are the SDP's decoded `sprop-vps`,
     /// `sprop-sps` and `sprop-pps` NAL units, in that order, inserted before the first key frame
     /// that needs them.

@@ -14,6 +14,10 @@ public struct OpusDepacketizer: Depacketizer {
     public var codec: Codec { .opus }
     public var statistics: DepacketizerStatistics { assembler.statistics }
 
+    public mutating func recycle(_ bytes: consuming [UInt8]) {
+        assembler.recycle(bytes)
+    }
+
     /// Creates a depacketizer for one track (`clockRate` is 48,000 for any conforming stream).
     public init(track: TrackID, clockRate: Int32 = OpusDepacketizer.defaultClockRate) {
         assembler = FrameAssembler(track: track, codec: .opus, clockRate: clockRate)

@@ -57,6 +57,10 @@ public struct VP8Depacketizer: Depacketizer {
     public var codec: Codec { .vp8 }
     public var statistics: DepacketizerStatistics { assembler.statistics }
 
+    public mutating func recycle(_ bytes: consuming [UInt8]) {
+        assembler.recycle(bytes)
+    }
+
     /// Creates a depacketizer for one track.
     public init(track: TrackID, clockRate: Int32 = VP8Depacketizer.defaultClockRate) {
         assembler = FrameAssembler(track: track, codec: .vp8, clockRate: clockRate)

@@ -90,6 +90,10 @@ public struct VP9Depacketizer: Depacketizer {
     public var codec: Codec { .vp9 }
     public var statistics: DepacketizerStatistics { assembler.statistics }
 
+    public mutating func recycle(_ bytes: consuming [UInt8]) {
+        assembler.recycle(bytes)
+    }
+
     /// Creates a depacketizer for one track.
     public init(track: TrackID, clockRate: Int32 = VP9Depacketizer.defaultClockRate) {
         assembler = FrameAssembler(track: track, codec: .vp9, clockRate: clockRate)

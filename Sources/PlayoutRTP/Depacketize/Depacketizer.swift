@@ -90,15 +90,16 @@ struct FrameAssembler {
 
     /// Keeps `buffer` for a later frame (if the pool has room).
     mutating func recycle(_ buffer: consuming [UInt8]) {
+        // Emptied when taken, not here: the consumer may still hold a reference right now, and
+        // emptying a shared buffer would allocate a new one.
         guard pool.count < Self.poolLimit else { return }
-        var buffer = buffer
-        buffer.removeAll(keepingCapacity: true)
         pool.append(buffer)
     }
 
     /// Hands the frame's bytes over without copying, replacing them with pooled (or new) storage.
     private mutating func takeBytes() -> [UInt8] {
         var next = pool.popLast() ?? []
+        next.removeAll(keepingCapacity: true)
         if next.capacity == 0 { next.reserveCapacity(Self.initialFrameCapacity) }
         swap(&bytes, &next)
         return next

@@ -23,13 +23,13 @@ struct SDPParsingTests {
     @Test("ffmpeg's session lines: origin, name, timing and the unexpanded a=tool")
     func ffmpegSession() throws {
         let sdp = try parse(.h264AndOpus)
-        #expect(sdp.origin == Origin(username: "-", sessionID: "0", sessionVersion: "0",
+        #expect(sdp.origin == SDPOrigin(username: "-", sessionID: "0", sessionVersion: "0",
                                      networkType: "IN", addressType: .ip4, address: "127.0.0.1"))
         #expect(sdp.sessionName == "No Name")
-        #expect(sdp.timing == [Timing(start: 0, stop: 0)])
+        #expect(sdp.timing == [SDPTiming(start: 0, stop: 0)])
         #expect(sdp.connection == nil)
         #expect(sdp.direction == .sendrecv)
-        #expect(sdp.attributes == [Attribute(name: "tool", value: "libavformat LIBAVFORMAT_VERSION")])
+        #expect(sdp.attributes == [SDPAttribute(name: "tool", value: "libavformat LIBAVFORMAT_VERSION")])
         #expect(sdp.attribute("TOOL") == "libavformat LIBAVFORMAT_VERSION")
         #expect(sdp.attribute("missing") == nil)
     }
@@ -54,7 +54,7 @@ struct SDPParsingTests {
         let audio = sdp.media[1]
         #expect(audio.kind == .audio)
         #expect(audio.port == 5006)
-        #expect(audio.bandwidths == [Bandwidth(type: "AS", value: 64)])
+        #expect(audio.bandwidths == [SDPBandwidth(type: "AS", value: 64)])
         #expect(audio.bandwidths[0].bitsPerSecond == 64_000)
         let opus = try #require(audio.rtpMap(for: 97))
         #expect(opus.encodingName == "opus" && opus.hasEncoding("OPUS"))
@@ -100,7 +100,7 @@ struct SDPParsingTests {
     func vp8() throws {
         let media = try parse(.vp8).media[0]
         #expect(media.rtpMap(for: 96) == RTPMap(payloadType: 96, encodingName: "VP8", clockRate: 90000))
-        #expect(media.bandwidths == [Bandwidth(type: "AS", value: 256)])
+        #expect(media.bandwidths == [SDPBandwidth(type: "AS", value: 256)])
         #expect(media.formatParameters.isEmpty)
         #expect(media.connection == ConnectionData(address: "127.0.0.1"))  // inherited from the session
     }
@@ -202,7 +202,7 @@ struct SDPParsingTests {
         let sdp = try parse(.gstreamer)
         #expect(sdp.origin?.sessionID == "1188340656180883")
         #expect(sdp.sessionName == "Session streamed with GStreamer")
-        #expect(sdp.otherFields == [Field(type: "i", value: "rtsp-server")])
+        #expect(sdp.otherFields == [SDPField(type: "i", value: "rtsp-server")])
         #expect(sdp.attribute("control") == "*")
         #expect(sdp.attribute("range") == "npt=now-")
         let video = sdp.media[0]
@@ -331,11 +331,11 @@ struct SDPParsingTests {
         let sdp = try SessionDescription(parsing: "v=0  \n\nc=IN IP4 127.0.0.1\t\nx=unknown letter\nm=video 5004 RTP/AVP 96 \na=rtpmap:96 H264/90000  \r\na=whatever:value \n")
         #expect(sdp.origin == nil)
         #expect(sdp.sessionName == "-")
-        #expect(sdp.timing == [Timing()])
-        #expect(sdp.otherFields == [Field(type: "x", value: "unknown letter")])
+        #expect(sdp.timing == [SDPTiming()])
+        #expect(sdp.otherFields == [SDPField(type: "x", value: "unknown letter")])
         #expect(sdp.media[0].connection == ConnectionData(address: "127.0.0.1"))
         #expect(sdp.media[0].rtpMap(for: 96)?.clockRate == 90000)
-        #expect(sdp.media[0].attributes == [Attribute(name: "whatever", value: "value")])
+        #expect(sdp.media[0].attributes == [SDPAttribute(name: "whatever", value: "value")])
 
         let reordered = try SessionDescription(parsing: "v=0\nt=0 0\ns=late\nc=IN IP4 1.2.3.4\no=- 5 6 IN IP4 1.2.3.4\nm=audio 1 RTP/AVP 8\n")
         #expect(reordered.sessionName == "late")
@@ -367,24 +367,24 @@ struct SDPParsingTests {
         ("AS", UInt64(64), UInt64?(64_000)), ("CT", 128, 128_000), ("TIAS", 64000, 64000), ("X-YZ", 1, nil),
     ])
     func bandwidth(type: String, value: UInt64, bitsPerSecond: UInt64?) {
-        #expect(Bandwidth(type: type, value: value).bitsPerSecond == bitsPerSecond)
+        #expect(SDPBandwidth(type: type, value: value).bitsPerSecond == bitsPerSecond)
     }
 
     @Test("multicast detection", arguments: [
-        (AddressType.ip4, "224.0.0.1", true), (.ip4, "239.255.255.255", true), (.ip4, "240.0.0.1", false),
+        (SDPAddressType.ip4, "224.0.0.1", true), (.ip4, "239.255.255.255", true), (.ip4, "240.0.0.1", false),
         (.ip4, "127.0.0.1", false), (.ip4, "example.com", false), (.ip6, "FF02::1", true), (.ip6, "::1", false),
         (.ip6, "2001:db8::1", false),
     ])
-    func multicast(type: AddressType, address: String, multicast: Bool) {
+    func multicast(type: SDPAddressType, address: String, multicast: Bool) {
         #expect(ConnectionData(addressType: type, address: address).isMulticast == multicast)
     }
 
     @Test("crypto suites know their key and salt lengths", arguments: [
-        (CryptoSuite.aesCM128HMACSHA1_80, 16, 14), (.aesCM128HMACSHA1_32, 16, 14), (.aes192CMHMACSHA1_80, 24, 14),
+        (SDPCryptoSuite.aesCM128HMACSHA1_80, 16, 14), (.aesCM128HMACSHA1_32, 16, 14), (.aes192CMHMACSHA1_80, 24, 14),
         (.aes256CMHMACSHA1_80, 32, 14), (.aeadAES128GCM, 16, 12), (.aeadAES256GCM, 32, 12),
-        (CryptoSuite(rawValue: "SRTP_AES128_CM_HMAC_SHA1_80"), 16, 14),
+        (SDPCryptoSuite(rawValue: "SRTP_AES128_CM_HMAC_SHA1_80"), 16, 14),
     ])
-    func suiteLengths(suite: CryptoSuite, key: Int, salt: Int) {
+    func suiteLengths(suite: SDPCryptoSuite, key: Int, salt: Int) {
         #expect(suite.keyLength == key)
         #expect(suite.saltLength == salt)
         #expect(suite.keyAndSaltLength == key + salt)

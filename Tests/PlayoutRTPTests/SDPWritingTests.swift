@@ -108,7 +108,7 @@ struct SDPWritingTests {
             """
         let sdp = try SessionDescription(parsing: text)
         #expect(sdp.otherFields.map(\.type) == ["i", "u", "z", "k", "r", "y"])
-        #expect(sdp.timing == [Timing(start: 2_873_397_496, stop: 2_873_404_696)])
+        #expect(sdp.timing == [SDPTiming(start: 2_873_397_496, stop: 2_873_404_696)])
         #expect(sdp.direction == .inactive)
         #expect(sdp.extensionMaps == [ExtensionMap(id: 3, direction: .sendonly, uri: "urn:ietf:params:rtp-hdrext:toffset")])
         #expect(sdp.media[0].otherFields.map(\.type) == ["i", "k"])

@@ -7,7 +7,7 @@ import PlayoutCore
 /// a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:cEVITyFLCNiZuaQIDYdABVqrMmueJrlP90HR2ak0
 /// ```
 ///
-/// The suite name is kept as written (``CryptoSuite/rawValue``). For the suites whose key and salt
+/// The suite name is kept as written (``SDPCryptoSuite/rawValue``). For the suites whose key and salt
 /// lengths are known, the parser checks that the decoded key has exactly that length.
 public struct CryptoAttribute: Sendable, Equatable {
     /// One `inline:` key parameter.
@@ -44,14 +44,14 @@ public struct CryptoAttribute: Sendable, Equatable {
     /// The tag that identifies this line in an offer/answer exchange (1…999999999).
     public var tag: UInt32
     /// The crypto suite, as written.
-    public var suite: CryptoSuite
+    public var suite: SDPCryptoSuite
     /// The key parameters (at least one).
     public var keys: [Key]
     /// The session parameters after the keys (`UNENCRYPTED_SRTCP`, `KDR=…`…), verbatim.
     public var sessionParameters: [String]
 
     /// Creates a crypto attribute.
-    public init(tag: UInt32 = 1, suite: CryptoSuite, keys: [Key], sessionParameters: [String] = []) {
+    public init(tag: UInt32 = 1, suite: SDPCryptoSuite, keys: [Key], sessionParameters: [String] = []) {
         self.tag = tag
         self.suite = suite
         self.keys = keys
@@ -93,7 +93,7 @@ public struct CryptoAttribute: Sendable, Equatable {
               tokens[0].utf8.count <= 9
         else { throw SDPValueError(expected) }
         self.tag = tag
-        self.suite = CryptoSuite(rawValue: String(tokens[1]))
+        self.suite = SDPCryptoSuite(rawValue: String(tokens[1]))
         self.sessionParameters = tokens.dropFirst(3).map(String.init)
         self.keys = []
         for parameter in tokens[2].split(separator: ";", omittingEmptySubsequences: false) {
@@ -142,7 +142,7 @@ public struct CryptoAttribute: Sendable, Equatable {
 
 /// An SRTP crypto suite name (RFC 4568 §6.2, RFC 6188, RFC 7714). Open-ended: any name is kept as
 /// written, and the well-known ones know their key lengths.
-public struct CryptoSuite: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+public struct SDPCryptoSuite: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
     /// The name as written, e.g. `AES_CM_128_HMAC_SHA1_80`.
     public var rawValue: String
 
@@ -150,17 +150,17 @@ public struct CryptoSuite: RawRepresentable, Sendable, Hashable, CustomStringCon
     public init(rawValue: String) { self.rawValue = rawValue }
 
     /// `AES_CM_128_HMAC_SHA1_80` (RFC 4568): the default of ffmpeg and most SRTP senders.
-    public static let aesCM128HMACSHA1_80 = CryptoSuite(rawValue: "AES_CM_128_HMAC_SHA1_80")
+    public static let aesCM128HMACSHA1_80 = SDPCryptoSuite(rawValue: "AES_CM_128_HMAC_SHA1_80")
     /// `AES_CM_128_HMAC_SHA1_32` (RFC 4568).
-    public static let aesCM128HMACSHA1_32 = CryptoSuite(rawValue: "AES_CM_128_HMAC_SHA1_32")
+    public static let aesCM128HMACSHA1_32 = SDPCryptoSuite(rawValue: "AES_CM_128_HMAC_SHA1_32")
     /// `AES_192_CM_HMAC_SHA1_80` (RFC 6188).
-    public static let aes192CMHMACSHA1_80 = CryptoSuite(rawValue: "AES_192_CM_HMAC_SHA1_80")
+    public static let aes192CMHMACSHA1_80 = SDPCryptoSuite(rawValue: "AES_192_CM_HMAC_SHA1_80")
     /// `AES_256_CM_HMAC_SHA1_80` (RFC 6188).
-    public static let aes256CMHMACSHA1_80 = CryptoSuite(rawValue: "AES_256_CM_HMAC_SHA1_80")
+    public static let aes256CMHMACSHA1_80 = SDPCryptoSuite(rawValue: "AES_256_CM_HMAC_SHA1_80")
     /// `AEAD_AES_128_GCM` (RFC 7714).
-    public static let aeadAES128GCM = CryptoSuite(rawValue: "AEAD_AES_128_GCM")
+    public static let aeadAES128GCM = SDPCryptoSuite(rawValue: "AEAD_AES_128_GCM")
     /// `AEAD_AES_256_GCM` (RFC 7714).
-    public static let aeadAES256GCM = CryptoSuite(rawValue: "AEAD_AES_256_GCM")
+    public static let aeadAES256GCM = SDPCryptoSuite(rawValue: "AEAD_AES_256_GCM")
 
     /// The master key length in bytes, for the known suites (and ffmpeg's `SRTP_AES128_…` aliases).
     public var keyLength: Int? { Self.lengths[rawValue.uppercased()]?.key }

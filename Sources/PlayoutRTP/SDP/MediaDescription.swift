@@ -11,7 +11,7 @@
 /// session's when the section has none.
 public struct MediaDescription: Sendable, Equatable {
     /// The media type: `audio`, `video`, `application`…
-    public var kind: MediaKind
+    public var kind: SDPMediaType
     /// The transport port (RTP's port for RTP protocols).
     public var port: UInt16
     /// The number of ports (`m=video 5004/2 …`), 1 when not given.
@@ -25,7 +25,7 @@ public struct MediaDescription: Sendable, Equatable {
     /// The effective `c=` line: the section's own, or the session's.
     public var connection: ConnectionData?
     /// The section's `b=` lines, in order.
-    public var bandwidths: [Bandwidth]
+    public var bandwidths: [SDPBandwidth]
     /// The `a=rtpmap` lines as written, in order. Static payload types usually have none: use
     /// ``rtpMap(for:)``, which falls back to the RFC 3551 defaults.
     public var rtpMaps: [RTPMap]
@@ -41,7 +41,7 @@ public struct MediaDescription: Sendable, Equatable {
     /// Whether `a=rtcp-mux` (RFC 5761) is present: RTCP shares the RTP port.
     public var rtcpMux: Bool
     /// The effective direction: the section's attribute, or the session's.
-    public var direction: Direction
+    public var direction: SDPDirection
     /// The `a=ssrc` lines (RFC 5576), in order (ffmpeg writes none).
     public var ssrcAttributes: [SSRCAttribute]
     /// `a=control` (RTSP, RFC 7826), verbatim.
@@ -51,33 +51,33 @@ public struct MediaDescription: Sendable, Equatable {
     /// `a=ptime`: the media duration of one packet.
     public var packetTime: Duration?
     /// The other `a=` lines, verbatim and in order (unknown attributes are never an error).
-    public var attributes: [Attribute]
+    public var attributes: [SDPAttribute]
     /// Lines this type does not model (`i=`, `k=`, unknown letters), in order: `i=` first.
-    public var otherFields: [Field]
+    public var otherFields: [SDPField]
 
     /// Creates a media section.
     public init(
-        kind: MediaKind,
+        kind: SDPMediaType,
         port: UInt16,
         portCount: UInt16 = 1,
         proto: TransportProtocol = .rtpAVP,
         payloadTypes: [UInt8] = [],
         otherFormats: [String] = [],
         connection: ConnectionData? = nil,
-        bandwidths: [Bandwidth] = [],
+        bandwidths: [SDPBandwidth] = [],
         rtpMaps: [RTPMap] = [],
         formatParameters: [FormatParameters] = [],
         crypto: [CryptoAttribute] = [],
         extensionMaps: [ExtensionMap] = [],
         rtcp: RTCPAttribute? = nil,
         rtcpMux: Bool = false,
-        direction: Direction = .sendrecv,
+        direction: SDPDirection = .sendrecv,
         ssrcAttributes: [SSRCAttribute] = [],
         control: String? = nil,
         frameRate: Double? = nil,
         packetTime: Duration? = nil,
-        attributes: [Attribute] = [],
-        otherFields: [Field] = []
+        attributes: [SDPAttribute] = [],
+        otherFields: [SDPField] = []
     ) {
         self.kind = kind
         self.port = port
@@ -126,7 +126,7 @@ public struct MediaDescription: Sendable, Equatable {
 }
 
 /// The media type of an `m=` line. Open-ended: any token is kept as written.
-public struct MediaKind: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+public struct SDPMediaType: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
     /// The token as written, e.g. `video`.
     public var rawValue: String
 
@@ -134,15 +134,15 @@ public struct MediaKind: RawRepresentable, Sendable, Hashable, CustomStringConve
     public init(rawValue: String) { self.rawValue = rawValue }
 
     /// `audio`.
-    public static let audio = MediaKind(rawValue: "audio")
+    public static let audio = SDPMediaType(rawValue: "audio")
     /// `video`.
-    public static let video = MediaKind(rawValue: "video")
+    public static let video = SDPMediaType(rawValue: "video")
     /// `text`.
-    public static let text = MediaKind(rawValue: "text")
+    public static let text = SDPMediaType(rawValue: "text")
     /// `application`.
-    public static let application = MediaKind(rawValue: "application")
+    public static let application = SDPMediaType(rawValue: "application")
     /// `message`.
-    public static let message = MediaKind(rawValue: "message")
+    public static let message = SDPMediaType(rawValue: "message")
 
     public var description: String { rawValue }
 }
@@ -225,14 +225,14 @@ public struct ExtensionMap: Sendable, Equatable {
     /// (4096…4351 in offers).
     public var id: UInt16
     /// The direction, when given.
-    public var direction: Direction?
+    public var direction: SDPDirection?
     /// The extension's URI, e.g. `urn:ietf:params:rtp-hdrext:ssrc-audio-level`.
     public var uri: String
     /// Extension attributes after the URI, verbatim.
     public var extensionAttributes: String?
 
     /// Creates an extmap.
-    public init(id: UInt16, direction: Direction? = nil, uri: String, extensionAttributes: String? = nil) {
+    public init(id: UInt16, direction: SDPDirection? = nil, uri: String, extensionAttributes: String? = nil) {
         self.id = id
         self.direction = direction
         self.uri = uri

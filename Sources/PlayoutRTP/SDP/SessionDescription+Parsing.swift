@@ -33,16 +33,16 @@ struct SDPParser {
     private struct PendingMedia {
         var media: MediaDescription
         var ownConnection: ConnectionData?
-        var ownDirection: Direction?
+        var ownDirection: SDPDirection?
         var fmtpLines: [(number: Int, text: String, payloadType: UInt8)] = []
         var seenAttributes: Set<String> = []
-        var informationFields: [Field] = []
+        var informationFields: [SDPField] = []
     }
 
     private var session = SessionDescription(origin: nil, timing: [])
     private var sessionName: String?
-    private var sessionDirection: Direction?
-    private var lateSessionFields: [Field] = []
+    private var sessionDirection: SDPDirection?
+    private var lateSessionFields: [SDPField] = []
     private var media: [PendingMedia] = []
 
     mutating func parse(_ utf8: some Collection<UInt8>) throws(SDPParseError) -> SessionDescription {
@@ -126,17 +126,17 @@ struct SDPParser {
             session.timing.append(try Self.parseTiming(value))
         case "a":
             let (name, attributeValue) = Self.splitAttribute(value)
-            if let direction = Direction(rawValue: String(name)), attributeValue == nil {
+            if let direction = SDPDirection(rawValue: String(name)), attributeValue == nil {
                 if sessionDirection == nil { sessionDirection = direction }
             } else if name == "extmap", let attributeValue {
                 session.extensionMaps.append(try Self.parseExtensionMap(attributeValue))
             } else {
-                session.attributes.append(Attribute(name: String(name), value: attributeValue.map(String.init)))
+                session.attributes.append(SDPAttribute(name: String(name), value: attributeValue.map(String.init)))
             }
         case "v", "o", "s", "i", "u", "e", "p":
-            session.otherFields.append(Field(type: type, value: String(value)))
+            session.otherFields.append(SDPField(type: type, value: String(value)))
         default:
-            lateSessionFields.append(Field(type: type, value: String(value)))
+            lateSessionFields.append(SDPField(type: type, value: String(value)))
         }
     }
 
@@ -158,7 +158,7 @@ struct SDPParser {
             portCount = count
         }
         var media = MediaDescription(
-            kind: MediaKind(rawValue: String(tokens[0])),
+            kind: SDPMediaType(rawValue: String(tokens[0])),
             port: port,
             portCount: portCount,
             proto: TransportProtocol(rawValue: String(tokens[2]))
@@ -187,11 +187,11 @@ struct SDPParser {
         case "b":
             pending.media.bandwidths.append(try Self.parseBandwidth(value))
         case "i":
-            pending.informationFields.append(Field(type: type, value: String(value)))
+            pending.informationFields.append(SDPField(type: type, value: String(value)))
         case "a":
             try parseMediaAttribute(value, into: &pending, number: number, line: line)
         default:
-            pending.media.otherFields.append(Field(type: type, value: String(value)))
+            pending.media.otherFields.append(SDPField(type: type, value: String(value)))
         }
     }
 
@@ -201,7 +201,7 @@ struct SDPParser {
         let (name, value) = Self.splitAttribute(text)
         let isRTP = pending.media.proto.isRTP
         let once = ["rtcp", "control", "framerate", "ptime", "direction"]
-        let key = Direction(rawValue: String(name)) != nil && value == nil ? "direction" : String(name)
+        let key = SDPDirection(rawValue: String(name)) != nil && value == nil ? "direction" : String(name)
         if once.contains(key) {
             guard pending.seenAttributes.insert(key).inserted else { return }
         }
@@ -242,10 +242,10 @@ struct SDPParser {
             }
             pending.media.packetTime = duration
         default:
-            if let direction = Direction(rawValue: String(name)), value == nil {
+            if let direction = SDPDirection(rawValue: String(name)), value == nil {
                 pending.ownDirection = direction
             } else {
-                pending.media.attributes.append(Attribute(name: String(name), value: value.map(String.init)))
+                pending.media.attributes.append(SDPAttribute(name: String(name), value: value.map(String.init)))
             }
         }
     }
@@ -257,7 +257,7 @@ struct SDPParser {
         result.sessionName = sessionName ?? "-"
         result.direction = sessionDirection ?? .sendrecv
         result.otherFields += lateSessionFields
-        if result.timing.isEmpty { result.timing = [Timing()] }
+        if result.timing.isEmpty { result.timing = [SDPTiming()] }
         for pending in media {
             var section = pending.media
             section.otherFields = pending.informationFields + section.otherFields
@@ -286,12 +286,12 @@ struct SDPParser {
         return (text[..<colon], text[text.index(after: colon)...])
     }
 
-    static func parseOrigin(_ value: Substring) throws(SDPValueError) -> Origin {
+    static func parseOrigin(_ value: Substring) throws(SDPValueError) -> SDPOrigin {
         let tokens = value.sdpTokens
-        guard tokens.count == 6, let addressType = AddressType(rawValue: String(tokens[4])) else {
+        guard tokens.count == 6, let addressType = SDPAddressType(rawValue: String(tokens[4])) else {
             throw SDPValueError("o=<username> <sess-id> <sess-version> IN IP4|IP6 <address>")
         }
-        return Origin(
+        return SDPOrigin(
             username: String(tokens[0]), sessionID: String(tokens[1]), sessionVersion: String(tokens[2]),
             networkType: String(tokens[3]), addressType: addressType, address: String(tokens[5])
         )
@@ -299,7 +299,7 @@ struct SDPParser {
 
     static func parseConnection(_ tokens: [Substring]) throws(SDPValueError) -> ConnectionData {
         let expected = "c=IN IP4|IP6 <address>[/<ttl>][/<count>]"
-        guard tokens.count == 3, let addressType = AddressType(rawValue: String(tokens[1])) else {
+        guard tokens.count == 3, let addressType = SDPAddressType(rawValue: String(tokens[1])) else {
             throw SDPValueError(expected)
         }
         let parts = tokens[2].split(separator: "/", omittingEmptySubsequences: false)
@@ -332,20 +332,20 @@ struct SDPParser {
         return connection
     }
 
-    static func parseBandwidth(_ value: Substring) throws(SDPValueError) -> Bandwidth {
+    static func parseBandwidth(_ value: Substring) throws(SDPValueError) -> SDPBandwidth {
         let (type, number) = splitAttribute(value)
         guard !type.isEmpty, let number, let bandwidth = SDPNumber.unsigned(number.sdpTrimmed, as: UInt64.self) else {
             throw SDPValueError("b=<type>:<bandwidth>, e.g. b=AS:64")
         }
-        return Bandwidth(type: String(type), value: bandwidth)
+        return SDPBandwidth(type: String(type), value: bandwidth)
     }
 
-    static func parseTiming(_ value: Substring) throws(SDPValueError) -> Timing {
+    static func parseTiming(_ value: Substring) throws(SDPValueError) -> SDPTiming {
         let tokens = value.sdpTokens
         guard tokens.count == 2, let start = SDPNumber.unsigned(tokens[0], as: UInt64.self),
               let stop = SDPNumber.unsigned(tokens[1], as: UInt64.self)
         else { throw SDPValueError("t=<start> <stop>, e.g. t=0 0") }
-        return Timing(start: start, stop: stop)
+        return SDPTiming(start: start, stop: stop)
     }
 
     static func parseRTPMap(_ value: Substring) throws(SDPValueError) -> RTPMap {
@@ -379,7 +379,7 @@ struct SDPParser {
         else { throw SDPValueError(expected) }
         var map = ExtensionMap(id: id, uri: String(tokens[1]))
         if idParts.count == 2 {
-            guard let direction = Direction(rawValue: String(idParts[1])) else { throw SDPValueError(expected) }
+            guard let direction = SDPDirection(rawValue: String(idParts[1])) else { throw SDPValueError(expected) }
             map.direction = direction
         }
         if tokens.count > 2 { map.extensionAttributes = tokens.dropFirst(2).joined(separator: " ") }

@@ -34,7 +34,7 @@ extension SessionDescription {
 }
 
 extension MediaDescription {
-    func lines(sessionConnection: ConnectionData?, sessionDirection: Direction) -> [String] {
+    func lines(sessionConnection: ConnectionData?, sessionDirection: SDPDirection) -> [String] {
         let port = portCount == 1 ? "\(port)" : "\(port)/\(portCount)"
         let formats = proto.isRTP ? payloadTypes.map { String($0) } : otherFormats
         var lines = ["m=" + ([kind.rawValue, port, proto.rawValue] + formats).joined(separator: " ")]
@@ -82,15 +82,15 @@ extension ConnectionData {
     }
 }
 
-extension Field {
+extension SDPField {
     var line: String { "\(type)=\(value)" }
 }
 
-extension Bandwidth {
+extension SDPBandwidth {
     var line: String { "b=\(type):\(value)" }
 }
 
-extension Attribute {
+extension SDPAttribute {
     var line: String { "a=\(name)" + (value.map { ":" + $0 } ?? "") }
 }
 

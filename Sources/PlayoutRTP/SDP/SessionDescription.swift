@@ -20,38 +20,38 @@
 /// `SessionDescription(parsing: x.serialized()) == x` for every description the parser produces.
 public struct SessionDescription: Sendable, Equatable {
     /// The `o=` line; `nil` when the text had none (hand-written SDPs for ffplay often omit it).
-    public var origin: Origin?
+    public var origin: SDPOrigin?
     /// The `s=` line; `"-"` when the text had none.
     public var sessionName: String
     /// The session-level `c=` line.
     public var connection: ConnectionData?
     /// The session-level `b=` lines, in order.
-    public var bandwidths: [Bandwidth]
-    /// The `t=` lines; `[Timing(start: 0, stop: 0)]` (unbounded) when the text had none.
-    public var timing: [Timing]
+    public var bandwidths: [SDPBandwidth]
+    /// The `t=` lines; `[SDPTiming(start: 0, stop: 0)]` (unbounded) when the text had none.
+    public var timing: [SDPTiming]
     /// The session-level direction attribute (`a=sendrecv` when none was given).
-    public var direction: Direction
+    public var direction: SDPDirection
     /// Session-level `a=extmap` lines (RFC 8285), which apply to every media section.
     public var extensionMaps: [ExtensionMap]
     /// The other session-level `a=` lines, verbatim and in order (e.g. `a=tool:…`, `a=ts-refclk:…`).
-    public var attributes: [Attribute]
+    public var attributes: [SDPAttribute]
     /// Session-level lines this type does not model (`i=`, `u=`, `e=`, `p=`, `r=`, `z=`, `k=`,
     /// unknown letters), kept in order: first those that belong before `c=`, then the others.
-    public var otherFields: [Field]
+    public var otherFields: [SDPField]
     /// The media sections (`m=` lines and what follows each), in order.
     public var media: [MediaDescription]
 
     /// Creates a session description; the defaults are what ffmpeg writes for a stream.
     public init(
-        origin: Origin? = Origin(),
+        origin: SDPOrigin? = SDPOrigin(),
         sessionName: String = "-",
         connection: ConnectionData? = nil,
-        bandwidths: [Bandwidth] = [],
-        timing: [Timing] = [Timing()],
-        direction: Direction = .sendrecv,
+        bandwidths: [SDPBandwidth] = [],
+        timing: [SDPTiming] = [SDPTiming()],
+        direction: SDPDirection = .sendrecv,
         extensionMaps: [ExtensionMap] = [],
-        attributes: [Attribute] = [],
-        otherFields: [Field] = [],
+        attributes: [SDPAttribute] = [],
+        otherFields: [SDPField] = [],
         media: [MediaDescription] = []
     ) {
         self.origin = origin
@@ -74,7 +74,7 @@ public struct SessionDescription: Sendable, Equatable {
 }
 
 /// The `o=` line: who created the session and which version of it this is.
-public struct Origin: Sendable, Equatable {
+public struct SDPOrigin: Sendable, Equatable {
     /// The user name, `-` when there is none.
     public var username: String
     /// The session id, as written (digits; writers use anything from `0` to 64-bit random numbers).
@@ -84,7 +84,7 @@ public struct Origin: Sendable, Equatable {
     /// The network type, `IN`.
     public var networkType: String
     /// The address family of ``address``.
-    public var addressType: AddressType
+    public var addressType: SDPAddressType
     /// The creator's address or host name.
     public var address: String
 
@@ -94,7 +94,7 @@ public struct Origin: Sendable, Equatable {
         sessionID: String = "0",
         sessionVersion: String = "0",
         networkType: String = "IN",
-        addressType: AddressType = .ip4,
+        addressType: SDPAddressType = .ip4,
         address: String = "127.0.0.1"
     ) {
         self.username = username
@@ -107,7 +107,7 @@ public struct Origin: Sendable, Equatable {
 }
 
 /// The address family in `c=` and `o=` lines.
-public enum AddressType: String, Sendable, Equatable, CaseIterable {
+public enum SDPAddressType: String, Sendable, Equatable, CaseIterable {
     /// IPv4, written `IP4`.
     case ip4 = "IP4"
     /// IPv6, written `IP6`.
@@ -122,7 +122,7 @@ public struct ConnectionData: Sendable, Equatable {
     /// The network type, `IN`.
     public var networkType: String
     /// The address family.
-    public var addressType: AddressType
+    public var addressType: SDPAddressType
     /// The address (or host name), without TTL and count.
     public var address: String
     /// The multicast TTL (IPv4 multicast only).
@@ -133,7 +133,7 @@ public struct ConnectionData: Sendable, Equatable {
     /// Creates connection data.
     public init(
         networkType: String = "IN",
-        addressType: AddressType = .ip4,
+        addressType: SDPAddressType = .ip4,
         address: String,
         ttl: UInt8? = nil,
         addressCount: UInt32? = nil
@@ -158,7 +158,7 @@ public struct ConnectionData: Sendable, Equatable {
 }
 
 /// A `b=` line: a bandwidth limit.
-public struct Bandwidth: Sendable, Equatable {
+public struct SDPBandwidth: Sendable, Equatable {
     /// The bandwidth type, such as `AS` (application specific, kbit/s), `CT` (conference total,
     /// kbit/s) or `TIAS` (RFC 3890, bit/s). Kept as written.
     public var type: String
@@ -183,7 +183,7 @@ public struct Bandwidth: Sendable, Equatable {
 }
 
 /// A `t=` line: NTP start and stop times, `0 0` for an unbounded session.
-public struct Timing: Sendable, Equatable {
+public struct SDPTiming: Sendable, Equatable {
     /// The start time in NTP seconds, 0 for "now".
     public var start: UInt64
     /// The stop time in NTP seconds, 0 for "unbounded".
@@ -197,7 +197,7 @@ public struct Timing: Sendable, Equatable {
 }
 
 /// An `a=` line kept verbatim: `a=<name>` (a flag, ``value`` is `nil`) or `a=<name>:<value>`.
-public struct Attribute: Sendable, Equatable {
+public struct SDPAttribute: Sendable, Equatable {
     /// The attribute name, before the first `:`.
     public var name: String
     /// The text after the first `:`, or `nil` for a flag attribute.
@@ -211,7 +211,7 @@ public struct Attribute: Sendable, Equatable {
 }
 
 /// A line of a type this parser does not model, kept verbatim: `<type>=<value>`.
-public struct Field: Sendable, Equatable {
+public struct SDPField: Sendable, Equatable {
     /// The one-letter line type, e.g. `i`, `u`, `k`.
     public var type: Character
     /// The text after `=`.
@@ -225,7 +225,7 @@ public struct Field: Sendable, Equatable {
 }
 
 /// The direction attributes (RFC 8866 §6.7).
-public enum Direction: String, Sendable, Equatable, CaseIterable {
+public enum SDPDirection: String, Sendable, Equatable, CaseIterable {
     /// `a=sendrecv`, the default.
     case sendrecv
     /// `a=sendonly`: the describer only sends.

@@ -135,7 +135,7 @@ enum FFmpeg {
         return frames
     }
 
-    private static func start(_ arguments: [String], captureOutput: Bool) throws -> Process {
+    static func start(_ arguments: [String], captureOutput: Bool) throws -> Process {
         guard let executable else { throw Failure(description: "ffmpeg is not on PATH") }
         let process = Process()
         process.executableURL = executable

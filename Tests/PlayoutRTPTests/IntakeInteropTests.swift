@@ -1,0 +1,242 @@
+import Foundation
+import Glibc
+import PlayoutCore
+import PlayoutRTP
+import Testing
+
+/// End-to-end interop with the real ffmpeg, both ways, through Playout's own intake path:
+/// SDP file → UDPReceiver → SRTP unprotect → RTP parse → depacketize; and packetize → SRTP
+/// protect → UDPSender → `ffmpeg -i our.sdp`.
+@Suite("Intake interop with ffmpeg", .enabled(if: FFmpeg.isAvailable, "ffmpeg is not on PATH (make setup installs it)"))
+struct IntakeInteropTests {
+    /// A 2 s H.264 clip in MPEG-TS (Annex B, parameter sets in band) and a matching Opus clip.
+    static func makeClips() throws -> (video: URL, audio: URL) {
+        let video = FFmpeg.temporaryFile("video.ts")
+        let audio = FFmpeg.temporaryFile("audio.ogg")
+        try FFmpeg.run([
+            "-f", "lavfi", "-i", "testsrc=size=320x240:rate=30:duration=2",
+            "-c:v", "libx264", "-g", "30", "-bf", "0", "-pix_fmt", "yuv420p", video.path,
+        ])
+        try FFmpeg.run(["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=2", "-c:a", "libopus", audio.path])
+        return (video, audio)
+    }
+
+    /// The NAL units of an Annex B access unit, without start codes (3- and 4-byte start codes
+    /// are equivalent framing).
+    static func nalUnits(_ accessUnit: [UInt8]) -> [[UInt8]] {
+        var units: [[UInt8]] = []
+        var start: Int?
+        var index = 0
+        while index + 2 < accessUnit.count {
+            if accessUnit[index] == 0, accessUnit[index + 1] == 0, accessUnit[index + 2] == 1 {
+                if let start { units.append(trimmed(accessUnit[start..<index])) }
+                index += 3
+                start = index
+            } else {
+                index += 1
+            }
+        }
+        if let start { units.append(trimmed(accessUnit[start...])) }
+        return units
+    }
+
+    static func trimmed(_ unit: ArraySlice<UInt8>) -> [UInt8] {
+        var unit = unit
+        while unit.last == 0 { unit.removeLast() }
+        return Array(unit)
+    }
+
+    /// Receives on two ports until `process` exits and the sockets stay quiet for one timeout.
+    static func receive(_ receivers: [UDPReceiver], while process: Process) throws -> [[[UInt8]]] {
+        var datagrams = Array(repeating: [[UInt8]](), count: receivers.count)
+        let deadline = ContinuousClock.now + .seconds(60)
+        var quiet = 0
+        while ContinuousClock.now < deadline {
+            var got = 0
+            for (index, receiver) in receivers.enumerated() {
+                got += try receiver.receive(timeout: .milliseconds(100)) { datagrams[index].append(Array($0.bytes)) }
+            }
+            if got == 0, !process.isRunning {
+                quiet += 1
+                if quiet >= 2 { break }
+            }
+        }
+        return datagrams
+    }
+
+    /// Unprotects (when `session` is given), drops RTCP, sorts by sequence number and
+    /// depacketizes.
+    static func frames<D: Depacketizer>(
+        from datagrams: [[UInt8]], session: SRTPSession?, depacketizer: inout D
+    ) throws -> [EncodedFrame] {
+        var packets: [[UInt8]] = []
+        for datagram in datagrams {
+            let isRTCP = datagram.count > 1 && (200...204).contains(datagram[1])
+            if isRTCP { continue }
+            packets.append(try session?.unprotectRTP(datagram) ?? datagram)
+        }
+        var unwrapper = SequenceNumberUnwrapper()
+        let sorted = packets
+            .map { (unwrapper.unwrap(SequenceNumber(rawValue: UInt16($0[2]) << 8 | UInt16($0[3]))), $0) }
+            .sorted { $0.0 < $1.0 }
+            .map(\.1)
+        return try FFmpeg.depacketize(sorted, with: &depacketizer)
+    }
+
+    @Test("ffmpeg sends H.264 + Opus as RTP or SRTP with an SDP file; Playout's intake gives back every frame", arguments: [false, true])
+    func ffmpegToPlayout(secure: Bool) throws {
+        let (video, audio) = try Self.makeClips()
+        defer { try? FileManager.default.removeItem(at: video); try? FileManager.default.removeItem(at: audio) }
+        let sdpFile = FFmpeg.temporaryFile("stream.sdp")
+        defer { try? FileManager.default.removeItem(at: sdpFile) }
+
+        // Playout's receivers, on ports the kernel picks.
+        let videoReceiver = try UDPReceiver(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
+        let audioReceiver = try UDPReceiver(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
+        let key = SRTPKeyingMaterial.random(for: .aesCM128HMACSHA1_80)
+        func output(_ port: UInt16) -> [String] {
+            secure
+                ? ["-f", "rtp", "-srtp_out_suite", "AES_CM_128_HMAC_SHA1_80", "-srtp_out_params", key.base64, "srtp://127.0.0.1:\(port)"]
+                : ["-f", "rtp", "rtp://127.0.0.1:\(port)"]
+        }
+        let process = try FFmpeg.start(
+            ["-i", video.path, "-i", audio.path, "-map", "0:v", "-c", "copy"] + output(videoReceiver.localAddress.port)
+                + ["-map", "1:a", "-c", "copy"] + output(audioReceiver.localAddress.port) + ["-sdp_file", sdpFile.path],
+            captureOutput: false
+        )
+        let datagrams = try Self.receive([videoReceiver, audioReceiver], while: process)
+        #expect(process.terminationStatus == 0)
+
+        // The SDP ffmpeg wrote says what each port carries and, for SRTP, the key.
+        let sdp = try SessionDescription(parsing: String(contentsOf: sdpFile, encoding: .utf8))
+        let videoMedia = try #require(sdp.media.first { $0.kind == .video })
+        let audioMedia = try #require(sdp.media.first { $0.kind == .audio })
+        #expect(videoMedia.port == videoReceiver.localAddress.port && audioMedia.port == audioReceiver.localAddress.port)
+        let videoType = try #require(videoMedia.payloadTypes.first)
+        #expect(videoMedia.rtpMap(for: videoType)?.encodingName.uppercased() == "H264")
+        #expect(audioMedia.rtpMap(for: try #require(audioMedia.payloadTypes.first))?.encodingName.lowercased() == "opus")
+        func session(_ media: MediaDescription) throws -> SRTPSession? {
+            guard secure else {
+                #expect(media.crypto.isEmpty)
+                return nil
+            }
+            let crypto = try #require(media.crypto.first)
+            return try SRTPSession(keyingMaterial: SRTPKeyingMaterial(crypto: crypto), direction: .inbound)
+        }
+        let videoSession = try session(videoMedia)
+        let audioSession = try session(audioMedia)
+
+        var h264 = H264Depacketizer(
+            track: 1, parameterSets: videoMedia.formatParameters(for: videoType)?.spropParameterSets ?? []
+        )
+        let videoFrames = try Self.frames(from: datagrams[0], session: videoSession, depacketizer: &h264)
+        var opus = OpusDepacketizer(track: 2)
+        let audioFrames = try Self.frames(from: datagrams[1], session: audioSession, depacketizer: &opus)
+        #expect(videoSession?.statistics.authFailures ?? 0 == 0)
+        #expect(audioSession?.statistics.authFailures ?? 0 == 0)
+
+        // The same elementary streams as `ffmpeg -c copy` writes them.
+        let expectedVideo = try FFmpeg.packets(of: video, rawFormat: "h264")
+        #expect(expectedVideo.count == 60)
+        #expect(videoFrames.count == expectedVideo.count)
+        for (index, (frame, expected)) in zip(videoFrames, expectedVideo).enumerated() {
+            #expect(Self.nalUnits(frame.bytes) == Self.nalUnits(expected), "access unit \(index)")
+        }
+        #expect(videoFrames.filter(\.isKeyframe).count == 2)
+        let expectedAudio = try FFmpeg.packetChecksums(of: audio)
+        #expect(audioFrames.count == expectedAudio.count)
+        #expect(audioFrames.map { FFmpeg.PacketChecksum(size: $0.bytes.count, adler32: adler32($0.bytes)) } == expectedAudio)
+    }
+
+    @Test("Playout packetizes and protects H.264; `ffmpeg -i our.sdp` decodes the same frames as the source", arguments: [false, true])
+    func playoutToFFmpeg(secure: Bool) throws {
+        let (video, audio) = try Self.makeClips()
+        defer { try? FileManager.default.removeItem(at: video); try? FileManager.default.removeItem(at: audio) }
+        let accessUnits = try FFmpeg.packets(of: video, rawFormat: "h264")
+
+        // A free port for ffmpeg to listen on.
+        let port = try UDPReceiver(bindingTo: SocketAddress(host: "127.0.0.1", port: 0)).localAddress.port
+        let key = SRTPKeyingMaterial.random(for: .aesCM128HMACSHA1_80)
+        var media = MediaDescription(kind: .video, port: port, proto: .rtpAVP, payloadTypes: [96])
+        media.rtpMaps = [RTPMap(payloadType: 96, encodingName: "H264", clockRate: 90_000)]
+        media.formatParameters = [FormatParameters(payloadType: 96, parameters: [.init(name: "packetization-mode", value: "1")])]
+        if secure {
+            media.crypto = [CryptoAttribute(suite: SDPCryptoSuite(rawValue: "AES_CM_128_HMAC_SHA1_80"), keys: [.init(keyAndSalt: key.concatenated)])]
+        }
+        var description = SessionDescription(sessionName: "Playout interop")
+        description.connection = ConnectionData(addressType: .ip4, address: "127.0.0.1")
+        description.media = [media]
+        let sdpFile = FFmpeg.temporaryFile("our.sdp")
+        defer { try? FileManager.default.removeItem(at: sdpFile) }
+        try description.serialized().write(to: sdpFile, atomically: true, encoding: .utf8)
+
+        // ffmpeg decodes what arrives; wait until its socket is bound (no sleeping on a guess).
+        let decoded = FFmpeg.temporaryFile("decoded.framemd5")
+        defer { try? FileManager.default.removeItem(at: decoded) }
+        let receiver = try FFmpeg.start(
+            ["-protocol_whitelist", "file,udp,rtp,srtp", "-i", sdpFile.path, "-f", "framemd5", decoded.path],
+            captureOutput: false
+        )
+        let bound = ContinuousClock.now + .seconds(20)
+        while !Self.udpPortIsBound(port), ContinuousClock.now < bound, receiver.isRunning {
+            usleep(1_000)  // polling a readiness condition, not waiting for things to settle
+        }
+        #expect(Self.udpPortIsBound(port), "ffmpeg never opened port \(port)")
+
+        let sender = try UDPSender(to: SocketAddress(host: "127.0.0.1", port: port))
+        let session = secure ? try SRTPSession(keyingMaterial: key, direction: .outbound) : nil
+        var packetizer = H264Packetizer()
+        var header = RTPPacketBuilder(payloadType: 96, sequenceNumber: 4_242, ssrc: 0xC0FFEE)
+        var datagram = [UInt8](repeating: 0, count: 2_048)
+        for (index, accessUnit) in accessUnits.enumerated() {
+            header.timestamp = RTPTimestamp(rawValue: UInt32(index * 3_000))
+            try accessUnit.withUnsafeBytes { frame in
+                try packetizer.packetize(frame) { payload, isLast in
+                    header.marker = isLast
+                    try datagram.withUnsafeMutableBytes { buffer in
+                        var length = try header.write(payload: payload, into: buffer)
+                        if let session { length = try session.protectRTP(buffer, length: length) }
+                        try sender.send(UnsafeRawBufferPointer(rebasing: buffer[0..<length]))
+                    }
+                    header.sequenceNumber = header.sequenceNumber.advanced(by: 1)
+                }
+            }
+            usleep(2_000)  // pacing like a live sender (15× real time), so ffmpeg's socket keeps up
+        }
+        // RTCP BYE on the RTCP port (RTP port + 1) ends the stream for ffmpeg, as a live sender does.
+        var bye = RTCPPacket.serializeCompound([
+            .receiverReport(RTCPReceiverReport(ssrc: 0xC0FFEE)), .goodbye(RTCPGoodbye(ssrcs: [0xC0FFEE])),
+        ])
+        if let session { bye = try session.protectRTCP(bye) }
+        try UDPSender(to: SocketAddress(host: "127.0.0.1", port: port + 1)).send(bye)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while receiver.isRunning, ContinuousClock.now < deadline { usleep(10_000) }
+        if receiver.isRunning { receiver.terminate() }
+        receiver.waitUntilExit()
+
+        let received = try Self.md5Lines(String(contentsOf: decoded, encoding: .utf8))
+        let source = try Self.md5Lines(String(decoding: FFmpeg.run(["-i", video.path, "-f", "framemd5", "-"]), as: UTF8.self))
+        #expect(received.count == accessUnits.count)
+        #expect(received == source, "every decoded frame matches the source decode")
+    }
+
+    /// The hashes of a framemd5 listing (size and MD5 of each decoded frame).
+    static func md5Lines(_ text: String) -> [String] {
+        text.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { line in
+            let fields = line.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            return fields.count >= 6 ? "\(fields[4]) \(fields[5])" : nil
+        }
+    }
+
+    /// Whether some socket on this machine is bound to UDP `port` (from /proc/net/udp).
+    static func udpPortIsBound(_ port: UInt16) -> Bool {
+        let hexPort = String(format: ":%04X", port)
+        for table in ["/proc/net/udp", "/proc/net/udp6"] {
+            guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
+            if text.split(separator: "\n").dropFirst().contains(where: { $0.split(separator: " ").dropFirst().first?.hasSuffix(hexPort) == true }) {
+                return true
+            }
+        }
+        return false
+    }
+}

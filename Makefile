@@ -62,19 +62,22 @@ demo: build
 bench: setup
 	cd Benchmarks && swift package --allow-writing-to-package-directory benchmark
 
-# libFuzzer targets (Tests/Fuzz/<Name>), each run for FUZZ_RUNS executions from its seeds and
-# a corpus kept in .build-fuzz/corpus/<Name>. A crash leaves its input in .build-fuzz/; copy it
-# to Tests/Fuzz/<Name>/Crashers/ and the unit tests replay it forever after.
-FUZZ_TARGETS ?= FuzzRTP
+# libFuzzer harnesses (Tests/Fuzz/PlayoutFuzz, one binary, the harness named by PLAYOUT_FUZZ),
+# each run for FUZZ_RUNS executions from its seeds and a corpus kept in .build-fuzz/corpus/<name>.
+# A crash leaves its input in .build-fuzz/; copy it to Tests/Fuzz/PlayoutFuzz/Crashers/<name>/ and
+# the unit tests replay it forever after.
+FUZZ_HARNESSES ?= rtp rtcp sdp h264 h265 vp8 vp9 opus g711 aac
 FUZZ_RUNS ?= 1000000
-FUZZ_MODULES := PlayoutRTP PlayoutCore CSocket Logging
+FUZZ_MODULES := PlayoutFuzz PlayoutRTP PlayoutCore CSocket Logging
 fuzz: setup
-	@for target in $(FUZZ_TARGETS); do \
-	  swift build --scratch-path .build-fuzz -c release -Xswiftc -sanitize=fuzzer,address --target $$target; \
-	  objects=""; for module in $$target $(FUZZ_MODULES); do objects="$$objects $$(ls .build-fuzz/release/$$module.build/*.o)"; done; \
-	  swiftc -sanitize=fuzzer,address $$objects -lsrtp2 -o .build-fuzz/$$target 2>/dev/null; \
-	  mkdir -p .build-fuzz/corpus/$$target; \
-	  (cd .build-fuzz && ./$$target -runs=$(FUZZ_RUNS) -print_final_stats=1 corpus/$$target ../Tests/Fuzz/$$target/Seeds 2>&1 | grep -E "stat::number_of_executed_units|Done|ERROR|SUMMARY") ; \
+	swift build --scratch-path .build-fuzz -c release -Xswiftc -sanitize=fuzzer,address --target PlayoutFuzz
+	objects=""; for module in $(FUZZ_MODULES); do objects="$$objects $$(ls .build-fuzz/release/$$module.build/*.o)"; done; \
+	swiftc -sanitize=fuzzer,address $$objects -lsrtp2 -o .build-fuzz/playout-fuzz 2>/dev/null
+	@for harness in $(FUZZ_HARNESSES); do \
+	  mkdir -p .build-fuzz/corpus/$$harness Tests/Fuzz/PlayoutFuzz/Seeds/$$harness; \
+	  echo "fuzz $$harness: $(FUZZ_RUNS) runs"; \
+	  (cd .build-fuzz && PLAYOUT_FUZZ=$$harness ./playout-fuzz -runs=$(FUZZ_RUNS) -max_len=4096 -print_final_stats=1 \
+	    corpus/$$harness ../Tests/Fuzz/PlayoutFuzz/Seeds/$$harness 2>&1 | grep -E "stat::number_of_executed_units|ERROR|SUMMARY|Done") || exit 1; \
 	done
 
 clean:

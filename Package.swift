@@ -83,10 +83,10 @@ let package = Package(
 
         // libFuzzer harnesses: plain targets (an executable target would rename `main`), linked
         // with -sanitize=fuzzer by `make fuzz`.
-        .target(name: "FuzzRTP", dependencies: ["PlayoutRTP", "PlayoutCore"], path: "Tests/Fuzz/FuzzRTP", exclude: ["Seeds", "Crashers"], swiftSettings: settings),
+        .target(name: "PlayoutFuzz", dependencies: ["PlayoutRTP", "PlayoutCore"], path: "Tests/Fuzz/PlayoutFuzz", exclude: ["Seeds", "Crashers"], swiftSettings: settings),
 
         .testTarget(name: "PlayoutCoreTests", dependencies: ["PlayoutCore", "PlayoutTesting", propertyBased], swiftSettings: settings),
-        .testTarget(name: "PlayoutRTPTests", dependencies: ["PlayoutRTP", "PlayoutCore", "FuzzRTP", propertyBased], swiftSettings: settings),
+        .testTarget(name: "PlayoutRTPTests", dependencies: ["PlayoutRTP", "PlayoutCore", "PlayoutFuzz", propertyBased], swiftSettings: settings),
         .testTarget(name: "PlayoutJitterTests", dependencies: ["PlayoutJitter", "PlayoutCore", "PlayoutTesting"], swiftSettings: settings),
         .testTarget(name: "PlayoutCodecTests", dependencies: ["PlayoutCodec", "PlayoutCore"], swiftSettings: settings),
         .testTarget(name: "PlayoutTelemetryTests", dependencies: ["PlayoutTelemetry", "PlayoutCore", log], swiftSettings: settings),

@@ -148,6 +148,32 @@ struct IntakeInteropTests {
         #expect(audioFrames.map { FFmpeg.PacketChecksum(size: $0.bytes.count, adler32: adler32($0.bytes)) } == expectedAudio)
     }
 
+    @Test("ffmpeg sends VP8 as RTP or SRTP with an SDP file; Playout's intake gives back the IVF file's frames", arguments: [false, true])
+    func ffmpegVP8ToPlayout(secure: Bool) throws {
+        let clip = FFmpeg.temporaryFile("vp8.ivf")
+        let sdpFile = FFmpeg.temporaryFile("vp8.sdp")
+        defer { try? FileManager.default.removeItem(at: clip); try? FileManager.default.removeItem(at: sdpFile) }
+        try FFmpeg.run(["-f", "lavfi", "-i", "testsrc=size=320x240:rate=30:duration=1", "-c:v", "libvpx", "-g", "10", "-f", "ivf", clip.path])
+        let receiver = try UDPReceiver(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
+        let key = SRTPKeyingMaterial.random(for: .aesCM128HMACSHA1_32)
+        let output = secure
+            ? ["-f", "rtp", "-srtp_out_suite", "AES_CM_128_HMAC_SHA1_32", "-srtp_out_params", key.base64, "srtp://127.0.0.1:\(receiver.localAddress.port)"]
+            : ["-f", "rtp", "rtp://127.0.0.1:\(receiver.localAddress.port)"]
+        let process = try FFmpeg.start(["-i", clip.path, "-c", "copy"] + output + ["-sdp_file", sdpFile.path], captureOutput: false)
+        let datagrams = try Self.receive([receiver], while: process)
+        let media = try #require(try SessionDescription(parsing: String(contentsOf: sdpFile, encoding: .utf8)).media.first)
+        #expect(media.rtpMap(for: try #require(media.payloadTypes.first))?.encodingName.uppercased() == "VP8")
+        let session = try media.crypto.first.map { try SRTPSession(keyingMaterial: SRTPKeyingMaterial(crypto: $0), direction: .inbound) }
+        #expect((session != nil) == secure)
+        var vp8 = VP8Depacketizer(track: 1)
+        let frames = try Self.frames(from: datagrams[0], session: session, depacketizer: &vp8)
+        let expected = try FFmpeg.packetChecksums(of: clip)
+        #expect(expected.count == 30)
+        #expect(frames.map { FFmpeg.PacketChecksum(size: $0.bytes.count, adler32: adler32($0.bytes)) } == expected)
+        #expect(frames.filter(\.isKeyframe).count == 3)
+        #expect(session?.statistics.authFailures ?? 0 == 0)
+    }
+
     @Test("Playout packetizes and protects H.264; `ffmpeg -i our.sdp` decodes the same frames as the source", arguments: [false, true])
     func playoutToFFmpeg(secure: Bool) throws {
         let (video, audio) = try Self.makeClips()

@@ -2,6 +2,7 @@ internal import CSocket
 public import PlayoutCore
 #if canImport(Glibc)
 import Glibc
+import SwiftOverlayShims
 #endif
 
 /// Receives UDP datagrams in batches (`recvmmsg`), each with its arrival instant on the monotonic

@@ -1,6 +1,7 @@
 import Foundation
 import PlayoutCore
 import Synchronization
+import PlayoutTesting
 import Testing
 
 @Suite("Observable: behaviour-subject semantics")
@@ -185,7 +186,7 @@ struct ObservableTests {
 
     @Test("randomized: once dispose() returns on one thread, no callback starts on another")
     func disposeRaceRandomized() {
-        var generator = SeededGenerator(seed: 0xD15B05E)
+        var generator = SeededRandomNumberGenerator(seed: 0xD15B05E)
         for _ in 0..<300 {
             let observable = Observable(0)
             let callsAfterDispose = Atomic<Int>(0)
@@ -349,7 +350,7 @@ struct ObservableTests {
 
     @Test("no stale observers: thousands of randomized trials of concurrent and re-entrant sets")
     func noStaleObservers() {
-        var generator = SeededGenerator(seed: 0x5EED_0B5E)
+        var generator = SeededRandomNumberGenerator(seed: 0x5EED_0B5E)
         for trial in 0..<2_000 {
             let observable = Observable(0)
             let writers = Int.random(in: 2...4, using: &generator)

@@ -1,5 +1,6 @@
 import Foundation
 import PlayoutCore
+import PlayoutTesting
 import Synchronization
 
 /// Runs `body(i)` for i in 0..<count on `count` dedicated threads released together, and returns
@@ -38,23 +39,6 @@ final class Recorder<Value: Sendable>: Sendable {
 
     var count: Int {
         storage.withLock { $0.count }
-    }
-}
-
-/// A small deterministic random generator (SplitMix64), so randomized tests replay exactly.
-struct SeededGenerator: RandomNumberGenerator, Sendable {
-    var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

@@ -1,5 +1,6 @@
 import PlayoutCore
 import PropertyBased
+import PlayoutTesting
 import Testing
 
 @Suite("Wrap-aware sequence numbers and timestamps")
@@ -49,7 +50,7 @@ struct WrappingCounterTests {
         _ type: Counter.Type, start: UInt64, count: Int, window: Int, stride: UInt64, seed: UInt64
     ) {
         let modulus = UInt64(1) << Counter.RawValue.bitWidth
-        var generator = SeededGenerator(seed: seed)
+        var generator = SeededRandomNumberGenerator(seed: seed)
         var order = Array(0..<count)
         var index = 0
         while index < count {

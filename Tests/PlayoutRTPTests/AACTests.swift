@@ -2,6 +2,7 @@ import Foundation
 import PlayoutCore
 import PlayoutRTP
 import PropertyBased
+import PlayoutTesting
 import Testing
 
 /// Builds an AAC-hbr payload (RFC 3640 §3.3.6: sizelength 13, indexlength 3, indexdeltalength 3):
@@ -23,7 +24,7 @@ struct AACTests {
     func severalAccessUnits() {
         var harness = DepacketizerHarness(AACDepacketizer(track: 2, clockRate: 48_000))
         // 00 20: 32 bits of AU headers; 06 58: AU-size 203, index 0; 09 78: AU-size 303, delta 0.
-        let payload = hex("00 20 06 58 09 78") + aacUnitA + aacUnitB
+        let payload = [UInt8](hex: "00 20 06 58 09 78") + aacUnitA + aacUnitB
         #expect(payload == aacHBRPayload([aacUnitA, aacUnitB]))
         harness.push(payload, sequence: 7, timestamp: 48_000, marker: true, arrival: 3)
         #expect(harness.frames.map(\.bytes) == [aacUnitA, aacUnitB])
@@ -88,7 +89,7 @@ struct AACTests {
     ])
     func malformed(text: String) {
         var harness = DepacketizerHarness(AACDepacketizer(track: 1, clockRate: 48_000))
-        harness.push(hex(text), sequence: 1, timestamp: 0, marker: true)
+        harness.push([UInt8](hex: text), sequence: 1, timestamp: 0, marker: true)
         #expect(harness.frames.isEmpty)
         #expect(harness.depacketizer.statistics.packetsMalformed + harness.depacketizer.statistics.framesDiscarded >= 1)
         harness.push(aacHBRPayload([aacUnitA]), sequence: 2, timestamp: 1_024, marker: true)
@@ -99,14 +100,14 @@ struct AACTests {
     func otherWidths() {
         var harness = DepacketizerHarness(AACDepacketizer(track: 1, clockRate: 8_000, sizeLength: 6, indexLength: 2, indexDeltaLength: 2))
         // Two 8-bit headers (sizes 3 and 2): 00 10, 0C 08, then the units.
-        harness.push(hex("00 10 0C 08 AA BB CC DD EE"), sequence: 1, timestamp: 0, marker: true)
+        harness.push([UInt8](hex: "00 10 0C 08 AA BB CC DD EE"), sequence: 1, timestamp: 0, marker: true)
         #expect(harness.frames.map(\.bytes) == [[0xAA, 0xBB, 0xCC], [0xDD, 0xEE]])
         var packetizer = AACPacketizer(sizeLength: 6, indexLength: 2, indexDeltaLength: 2)
         var payloads: [[UInt8]] = []
         [[UInt8]([0xAA, 0xBB, 0xCC]), [0xDD, 0xEE]].withUnsafeBufferPointers { units in
             try! packetizer.packetize(accessUnits: units) { payload, _, _ in payloads.append(Array(payload)) }
         }
-        #expect(payloads == [hex("00 10 0C 08 AA BB CC DD EE")])
+        #expect(payloads == [[UInt8](hex: "00 10 0C 08 AA BB CC DD EE")])
     }
 
     @Test("packetizer: several AUs per packet with the marker set, large AUs fragmented, oversized AUs rejected")
@@ -129,7 +130,7 @@ struct AACTests {
     @Test("packetize then depacketize gives back every AU with its timestamp, at any MTU")
     func roundTrip() async {
         await propertyCheck(count: 200, input: Gen.int(in: 64...1_500), Gen.int(in: 1...12), Gen.int(in: 0...1_000)) { mtu, count, seed in
-            var random = SeededRandom(seed: UInt64(seed))
+            var random = SeededRandomNumberGenerator(seed: UInt64(seed))
             var packetizer = AACPacketizer(maxPayloadSize: mtu)
             var harness = DepacketizerHarness(AACDepacketizer(track: 1, clockRate: 48_000))
             var sequence = UInt16.random(in: 0...UInt16.max, using: &random)
@@ -152,7 +153,7 @@ struct AACTests {
     @Test("hostile payloads never crash")
     func hostile() {
         var harness = DepacketizerHarness(AACDepacketizer(track: 1, clockRate: 48_000))
-        var random = SeededRandom(seed: 3640)
+        var random = SeededRandomNumberGenerator(seed: 3640)
         for index in 0..<20_000 {
             var payload = (0..<Int.random(in: 0...64, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
             if payload.count >= 2, index % 2 == 0 { payload[0] = 0; payload[1] = [0x10, 0x20, 0x30][index % 3] }

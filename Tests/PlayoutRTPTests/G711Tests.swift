@@ -2,6 +2,7 @@ import Foundation
 import PlayoutCore
 import PlayoutRTP
 import PropertyBased
+import PlayoutTesting
 import Testing
 
 @Suite("G.711 PCMU/PCMA depacketizer and packetizer (RFC 3551)")
@@ -59,7 +60,7 @@ struct G711Tests {
     @Test("packetize then depacketize gives back every sample")
     func roundTrip() async {
         await propertyCheck(count: 100, input: Gen.int(in: 64...1_500), Gen.int(in: 0...1_000)) { mtu, seed in
-            var random = SeededRandom(seed: UInt64(seed))
+            var random = SeededRandomNumberGenerator(seed: UInt64(seed))
             let packetizer = G711Packetizer(samplesPerPacket: mtu)
             var harness = DepacketizerHarness(G711Depacketizer(track: 1, law: seed % 2 == 0 ? .muLaw : .aLaw))
             var sequence = UInt16.random(in: 0...UInt16.max, using: &random)
@@ -87,7 +88,7 @@ struct G711Tests {
     @Test("hostile payloads never crash")
     func hostile() {
         var harness = DepacketizerHarness(G711Depacketizer(track: 1, law: .muLaw))
-        var random = SeededRandom(seed: 3551)
+        var random = SeededRandomNumberGenerator(seed: 3551)
         for index in 0..<20_000 {
             let payload = (0..<Int.random(in: 0...64, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
             harness.push(payload, sequence: UInt16(truncatingIfNeeded: index * (index % 5 == 0 ? 2 : 1)),

@@ -1,6 +1,7 @@
 import PlayoutCore
 import PlayoutRTP
 import PropertyBased
+import PlayoutTesting
 import Testing
 
 /// Feeds RTP packets built from payloads to a depacketizer and collects the frames.
@@ -191,7 +192,7 @@ struct H264Tests {
             count: 200,
             input: Gen.int(in: 16...1_500), Gen.int(in: 1...6), Gen.int(in: 0...1_000)
         ) { mtu, nalCount, seed in
-            var random = SeededRandom(seed: UInt64(seed))
+            var random = SeededRandomNumberGenerator(seed: UInt64(seed))
             var packetizer = H264Packetizer(maxPayloadSize: mtu, aggregates: seed % 2 == 0)
             var harness = DepacketizerHarness(H264Depacketizer(track: 1))
             var sent: [[UInt8]] = []
@@ -235,7 +236,7 @@ struct H264Tests {
     @Test("hostile payloads never crash")
     func hostile() {
         var harness = DepacketizerHarness(H264Depacketizer(track: 1, parameterSets: [sps]))
-        var random = SeededRandom(seed: 264)
+        var random = SeededRandomNumberGenerator(seed: 264)
         for index in 0..<20_000 {
             var payload = (0..<Int.random(in: 0...64, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
             if !payload.isEmpty, index % 2 == 0 { payload[0] = [0x78, 0x7C, 0x65][index % 3] }

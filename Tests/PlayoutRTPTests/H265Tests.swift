@@ -2,6 +2,7 @@ import Foundation
 import PlayoutCore
 import PlayoutRTP
 import PropertyBased
+import PlayoutTesting
 import Testing
 
 /// H.265 NAL units: 2-byte headers F(1) Type(6) LayerId(6) TID+1(3) (ITU-T H.265 §7.3.1.2).
@@ -33,14 +34,14 @@ struct H265Tests {
         var harness = DepacketizerHarness(H265Depacketizer(track: 1))
         // AP: payload header 60 01 (type 48, LayerId 0, TID 1), then VPS, SPS, PPS each after a 16-bit size —
         // the layout ffmpeg sends: 60 01 00 17 40 01 0c 01 …
-        let ap: [UInt8] = hex("60 01") + [0, UInt8(h265VPS.count)] + h265VPS + [0, UInt8(h265SPS.count)] + h265SPS
+        let ap: [UInt8] = [UInt8](hex: "60 01") + [0, UInt8(h265VPS.count)] + h265VPS + [0, UInt8(h265SPS.count)] + h265SPS
             + [0, UInt8(h265PPS.count)] + h265PPS
         harness.push(ap, sequence: 1, timestamp: 0, marker: false)
         // FU: payload header 62 01 (type 49), FU header S/E + type 19, then the NAL unit's payload.
         let body = Array(h265IDR[2...])
-        harness.push(hex("62 01 93") + body[0..<1_000], sequence: 2, timestamp: 0, marker: false)
-        harness.push(hex("62 01 13") + body[1_000..<2_000], sequence: 3, timestamp: 0, marker: false)
-        harness.push(hex("62 01 53") + body[2_000...], sequence: 4, timestamp: 0, marker: true)
+        harness.push([UInt8](hex: "62 01 93") + body[0..<1_000], sequence: 2, timestamp: 0, marker: false)
+        harness.push([UInt8](hex: "62 01 13") + body[1_000..<2_000], sequence: 3, timestamp: 0, marker: false)
+        harness.push([UInt8](hex: "62 01 53") + body[2_000...], sequence: 4, timestamp: 0, marker: true)
         #expect(harness.frames.count == 1)
         #expect(harness.frames[0].isKeyframe)
         #expect(harness.frames[0].bytes == annexB([h265VPS, h265SPS, h265PPS, h265IDR]))
@@ -58,7 +59,7 @@ struct H265Tests {
         var harness = DepacketizerHarness(H265Depacketizer(track: 1))
         harness.push(h265Trail, sequence: 99, timestamp: 0, marker: true)
         let body = Array(h265IDR[2...])
-        let parts = [hex("62 01 93") + body[0..<1_000], hex("62 01 13") + body[1_000..<2_000], hex("62 01 53") + body[2_000...]]
+        let parts = [[UInt8](hex: "62 01 93") + body[0..<1_000], [UInt8](hex: "62 01 13") + body[1_000..<2_000], [UInt8](hex: "62 01 53") + body[2_000...]]
         for (index, part) in parts.enumerated() where index != lost {
             harness.push(part, sequence: UInt16(100 + index), timestamp: 3_000, marker: index == 2)
         }
@@ -109,7 +110,7 @@ struct H265Tests {
     ])
     func malformed(text: String) {
         var harness = DepacketizerHarness(H265Depacketizer(track: 1))
-        harness.push(hex(text), sequence: 1, timestamp: 0, marker: true)
+        harness.push([UInt8](hex: text), sequence: 1, timestamp: 0, marker: true)
         #expect(harness.frames.isEmpty)
         #expect(harness.depacketizer.statistics.packetsMalformed == 1)
         harness.push(h265Trail, sequence: 2, timestamp: 3_000, marker: true)
@@ -120,9 +121,9 @@ struct H265Tests {
     func orphanFragments() {
         var harness = DepacketizerHarness(H265Depacketizer(track: 1))
         let body = Array(h265IDR[2...])
-        harness.push(hex("62 01 13") + body[0..<10], sequence: 1, timestamp: 0, marker: false)
-        harness.push(hex("62 01 53") + body[10..<20], sequence: 2, timestamp: 0, marker: true)
-        harness.push(hex("62 01 93") + body[0..<10], sequence: 3, timestamp: 3_000, marker: false)
+        harness.push([UInt8](hex: "62 01 13") + body[0..<10], sequence: 1, timestamp: 0, marker: false)
+        harness.push([UInt8](hex: "62 01 53") + body[10..<20], sequence: 2, timestamp: 0, marker: true)
+        harness.push([UInt8](hex: "62 01 93") + body[0..<10], sequence: 3, timestamp: 3_000, marker: false)
         harness.push(h265Trail, sequence: 4, timestamp: 6_000, marker: true)
         #expect(harness.frames.map(\.mediaTime.ticks) == [6_000])
         #expect(harness.depacketizer.statistics.framesDiscarded == 2)
@@ -144,7 +145,7 @@ struct H265Tests {
     @Test("packetize then depacketize gives back every access unit, at any MTU")
     func roundTrip() async {
         await propertyCheck(count: 200, input: Gen.int(in: 64...1_500), Gen.int(in: 1...6), Gen.int(in: 0...1_000)) { mtu, nalCount, seed in
-            var random = SeededRandom(seed: UInt64(seed))
+            var random = SeededRandomNumberGenerator(seed: UInt64(seed))
             var packetizer = H265Packetizer(maxPayloadSize: mtu, aggregates: seed % 2 == 0)
             var harness = DepacketizerHarness(H265Depacketizer(track: 1))
             var sent: [[UInt8]] = []
@@ -173,7 +174,7 @@ struct H265Tests {
     @Test("hostile payloads never crash")
     func hostile() {
         var harness = DepacketizerHarness(H265Depacketizer(track: 1, parameterSets: [h265VPS]))
-        var random = SeededRandom(seed: 7798)
+        var random = SeededRandomNumberGenerator(seed: 7798)
         for index in 0..<20_000 {
             var payload = (0..<Int.random(in: 0...64, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
             if !payload.isEmpty, index % 2 == 0 { payload[0] = [0x60, 0x62, 0x26][index % 3] }

@@ -200,7 +200,7 @@ struct IntakeInteropTests {
         let decoded = FFmpeg.temporaryFile("decoded.framemd5")
         defer { try? FileManager.default.removeItem(at: decoded) }
         let receiver = try FFmpeg.start(
-            ["-protocol_whitelist", "file,udp,rtp,srtp", "-i", sdpFile.path, "-f", "framemd5", decoded.path],
+            ["-protocol_whitelist", "file,udp,rtp,srtp", "-buffer_size", "4194304", "-i", sdpFile.path, "-f", "framemd5", decoded.path],
             captureOutput: false
         )
         let bound = ContinuousClock.now + .seconds(20)
@@ -227,7 +227,7 @@ struct IntakeInteropTests {
                     header.sequenceNumber = header.sequenceNumber.advanced(by: 1)
                 }
             }
-            usleep(2_000)  // pacing like a live sender (15× real time), so ffmpeg's socket keeps up
+            usleep(10_000)  // pacing like a live sender (3× real time), so a busy ffmpeg keeps up
         }
         // RTCP BYE on the RTCP port (RTP port + 1) ends the stream for ffmpeg, as a live sender does.
         var bye = RTCPPacket.serializeCompound([

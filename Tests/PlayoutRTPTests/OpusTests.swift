@@ -2,6 +2,7 @@ import Foundation
 import PlayoutCore
 import PlayoutRTP
 import PropertyBased
+import PlayoutTesting
 import Testing
 
 /// A 20 ms CELT-only fullband mono Opus packet: TOC 0xF8 (config 31, s = 0, c = 0, RFC 6716 §3.1)
@@ -81,7 +82,7 @@ struct OpusTests {
     @Test("packetize then depacketize gives back every frame")
     func roundTrip() async {
         await propertyCheck(count: 100, input: Gen.int(in: 64...1_500), Gen.int(in: 0...1_000)) { mtu, seed in
-            var random = SeededRandom(seed: UInt64(seed))
+            var random = SeededRandomNumberGenerator(seed: UInt64(seed))
             var packetizer = OpusPacketizer(maxPayloadSize: mtu)
             var harness = DepacketizerHarness(OpusDepacketizer(track: 1))
             var sent: [[UInt8]] = []
@@ -105,7 +106,7 @@ struct OpusTests {
     @Test("hostile payloads never crash")
     func hostile() {
         var harness = DepacketizerHarness(OpusDepacketizer(track: 1))
-        var random = SeededRandom(seed: 7587)
+        var random = SeededRandomNumberGenerator(seed: 7587)
         for index in 0..<20_000 {
             let payload = (0..<Int.random(in: 0...64, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
             harness.push(payload, sequence: UInt16(truncatingIfNeeded: index * (index % 7 == 0 ? 3 : 1)),

@@ -1,4 +1,5 @@
 import PlayoutRTP
+import PlayoutTesting
 import Testing
 
 func parseRTCP(_ bytes: [UInt8]) throws(RTCPParseError) -> [RTCPPacket] {
@@ -12,7 +13,7 @@ func parseRTCP(_ bytes: [UInt8]) throws(RTCPParseError) -> [RTCPPacket] {
 struct RTCPPacketTests {
     @Test("a sender report with a report block, then SDES with a CNAME (as ffmpeg sends them)")
     func senderReportAndSDES() throws {
-        let bytes = hex("""
+        let bytes = [UInt8](hex: """
             81 C8 00 0C  DE AD BE EF  E7 A1 2B 3C 80 00 00 00  00 01 5F 90  00 00 00 64  00 01 86 A0
             00 00 00 01  05 FF FF FE  00 00 FF FF  00 00 00 20  11 22 33 44  00 00 80 00
             81 CA 00 04  DE AD BE EF  01 06 66 66 6D 70 65 67 00 00 00 00
@@ -71,7 +72,7 @@ struct RTCPPacketTests {
     @Test("padding on the last packet is removed")
     func padding() throws {
         // BYE for SSRC 5 with P set: 4 bytes of padding (00 00 00 04).
-        let packets = try parseRTCP(hex("A1 CB 00 02 00 00 00 05 00 00 00 04"))
+        let packets = try parseRTCP([UInt8](hex: "A1 CB 00 02 00 00 00 05 00 00 00 04"))
         #expect(packets == [.goodbye(RTCPGoodbye(ssrcs: [5]))])
     }
 
@@ -89,7 +90,7 @@ struct RTCPPacketTests {
         ("A0 CB 00 01 00 00 00 09", .malformed(packetType: 203, offset: 0, reason: "padding of 9 bytes in a 4-byte body")),
     ])
     func rejects(text: String, expected: RTCPParseError) {
-        #expect(throws: expected) { try parseRTCP(hex(text)) }
+        #expect(throws: expected) { try parseRTCP([UInt8](hex: text)) }
     }
 
     @Test("hostile input: every truncation and random bytes never crash")
@@ -102,7 +103,7 @@ struct RTCPPacketTests {
         for length in 0...valid.count {
             _ = try? parseRTCP(Array(valid[0..<length]))
         }
-        var random = SeededRandom(seed: 7)
+        var random = SeededRandomNumberGenerator(seed: 7)
         for _ in 0..<20_000 {
             var bytes = (0..<Int.random(in: 0...200, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
             if bytes.count > 1 {

@@ -1,20 +1,8 @@
 import PlayoutCore
 import PlayoutRTP
 import PropertyBased
+import PlayoutTesting
 import Testing
-
-/// Bytes from a hex string with optional spaces (test vectors).
-func hex(_ text: String) -> [UInt8] {
-    let digits = text.filter { !$0.isWhitespace }
-    var bytes: [UInt8] = []
-    var index = digits.startIndex
-    while index < digits.endIndex {
-        let next = digits.index(index, offsetBy: 2)
-        bytes.append(UInt8(digits[index..<next], radix: 16)!)
-        index = next
-    }
-    return bytes
-}
 
 /// Parses `bytes` and hands the packet to `body` while the bytes are alive.
 func withRTPPacket<R>(_ bytes: [UInt8], _ body: (RTPPacket) throws -> R) throws -> R {
@@ -26,7 +14,7 @@ struct RTPPacketTests {
     @Test("parses the fixed header and the payload in place")
     func fixedHeader() throws {
         // V=2, M=1, PT=96, seq 0xABCD, ts 0x00015F90 (90000), SSRC 0x12345678, payload DE AD BE EF.
-        let bytes = hex("80 E0 AB CD 00 01 5F 90 12 34 56 78 DE AD BE EF")
+        let bytes = [UInt8](hex: "80 E0 AB CD 00 01 5F 90 12 34 56 78 DE AD BE EF")
         try bytes.withUnsafeBytes { buffer in
             let packet = try RTPPacket(parsing: buffer)
             #expect(packet.marker)
@@ -45,7 +33,7 @@ struct RTPPacketTests {
     @Test("CSRCs and padding")
     func csrcsAndPadding() throws {
         // CC=2, P=1: two CSRCs, payload 01 02, then 3 bytes of padding (00 00 03).
-        let bytes = hex("A2 08 00 01 00 00 00 00 00 00 00 01 11 11 11 11 22 22 22 22 01 02 00 00 03")
+        let bytes = [UInt8](hex: "A2 08 00 01 00 00 00 00 00 00 00 01 11 11 11 11 22 22 22 22 01 02 00 00 03")
         try withRTPPacket(bytes) { packet in
             #expect(packet.payloadType == 8)
             #expect(packet.csrcs == [0x1111_1111, 0x2222_2222])
@@ -58,7 +46,7 @@ struct RTPPacketTests {
     func oneByteExtensions() throws {
         // Extension 0xBEDE, 3 words: id 1 len 1 (AA), two padding bytes, id 6 (playout-delay) len 3,
         // then id 2 len 2 (BB CC), then padding to the word boundary.
-        let bytes = hex("90 60 00 01 00 00 00 00 00 00 00 01  BE DE 00 03  10 AA 00 00 62 01 90 C8 21 BB CC 00  FF")
+        let bytes = [UInt8](hex: "90 60 00 01 00 00 00 00 00 00 00 01  BE DE 00 03  10 AA 00 00 62 01 90 C8 21 BB CC 00  FF")
         try withRTPPacket(bytes) { packet in
             #expect(packet.extensionProfile == 0xBEDE)
             let elements = packet.extensionElements.map { ($0.id, Array($0.data)) }
@@ -98,7 +86,7 @@ struct RTPPacketTests {
 
     @Test("an unknown extension profile is skipped; its elements are not interpreted")
     func opaqueExtension() throws {
-        let bytes = hex("90 60 00 01 00 00 00 00 00 00 00 01  AB CD 00 01  10 AA 00 00  77")
+        let bytes = [UInt8](hex: "90 60 00 01 00 00 00 00 00 00 00 01  AB CD 00 01  10 AA 00 00  77")
         try withRTPPacket(bytes) { packet in
             #expect(packet.extensionProfile == 0xABCD)
             #expect(Array(packet.extensionElements).isEmpty)
@@ -109,7 +97,7 @@ struct RTPPacketTests {
     @Test("a malformed element ends the element list without failing the packet")
     func malformedElement() throws {
         // One-byte element id 1 claims 16 bytes in a 4-byte block.
-        let bytes = hex("90 60 00 01 00 00 00 00 00 00 00 01  BE DE 00 01  1F AA BB CC")
+        let bytes = [UInt8](hex: "90 60 00 01 00 00 00 00 00 00 00 01  BE DE 00 01  1F AA BB CC")
         try withRTPPacket(bytes) { packet in
             #expect(Array(packet.extensionElements).isEmpty)
             #expect(packet.payload.isEmpty)
@@ -126,7 +114,7 @@ struct RTPPacketTests {
         ("90 60 00 01 00 00 00 00 00 00 00 01 BE DE", .truncated(needed: 16, available: 14)),
     ])
     func rejects(text: String, expected: RTPParseError) {
-        let bytes = hex(text)
+        let bytes = [UInt8](hex: text)
         #expect(throws: expected) { try bytes.withUnsafeBytes { _ = try RTPPacket(parsing: $0) } }
     }
 
@@ -157,7 +145,7 @@ struct RTPPacketTests {
             count: 500,
             input: Gen.uint16(), Gen.uint32(), Gen.uint32().array(of: 0...15), Gen.uint8().array(of: 0...1_400), Gen.int(in: 0...40)
         ) { sequence, timestamp, csrcs, payload, seed in
-            var random = SeededRandom(seed: UInt64(seed))
+            var random = SeededRandomNumberGenerator(seed: UInt64(seed))
             let extensionCount = Int.random(in: 0...4, using: &random)
             let extensions = (0..<extensionCount).map { index in
                 RTPPacketBuilder.Extension(
@@ -192,7 +180,7 @@ struct RTPPacketTests {
         for length in 0...valid.count {
             _ = try? withRTPPacket(Array(valid[0..<length])) { $0.extensionElements.map(\.id) }
         }
-        var random = SeededRandom(seed: 42)
+        var random = SeededRandomNumberGenerator(seed: 42)
         for _ in 0..<20_000 {
             var bytes = (0..<Int.random(in: 0...300, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
             if !bytes.isEmpty { bytes[0] = 0x80 | (bytes[0] & 0x3F) }  // mostly version 2, to get past the first check
@@ -203,22 +191,5 @@ struct RTPPacketTests {
                 _ = packet.playoutDelay(id: 2)
             }
         }
-    }
-}
-
-/// SplitMix64 with a fixed seed, for reproducible random tests in this target.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,21 +1,8 @@
 import PlayoutRTP
+import PlayoutTesting
 import Testing
 
 /// SplitMix64 (Steele, Lea, Flood 2014) with a fixed seed: the same "random" inputs on every run.
-struct SDPTestRandom: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 @Suite("SDP parser on hostile input: a value or a clear error, never a crash or a hang")
 struct SDPHostileInputTests {
     /// Parses `text`; when it parses, the writer's output must parse back to the same value.
@@ -46,7 +33,7 @@ struct SDPHostileInputTests {
 
     @Test("5,000 random ASCII strings, some of them starting with v=0")
     func randomASCII() {
-        var random = SDPTestRandom(seed: 0x5D9_2026)
+        var random = SeededRandomNumberGenerator(seed: 0x5D9_2026)
         let alphabet = Array("abcmostv=:/;, \r\n0123456789INP4P6AVRTHx.-|^+").map { $0 }
         for index in 0..<5_000 {
             var text = index % 2 == 0 ? "v=0\n" : ""
@@ -64,7 +51,7 @@ struct SDPHostileInputTests {
 
     @Test("2,000 real SDPs with random bytes changed")
     func mutatedFixtures() {
-        var random = SDPTestRandom(seed: 42)
+        var random = SeededRandomNumberGenerator(seed: 42)
         var parsedCount = 0
         let interesting = Array("0123456789 /:;=|\r\n-aAzZ,".utf8)
         for index in 0..<2_000 {
@@ -85,7 +72,7 @@ struct SDPHostileInputTests {
 
     @Test("1,000 random byte strings decoded as UTF-8")
     func randomBytes() {
-        var random = SDPTestRandom(seed: 7)
+        var random = SeededRandomNumberGenerator(seed: 7)
         for index in 0..<1_000 {
             var bytes = index % 2 == 0 ? Array("v=0\r\n".utf8) : []
             for _ in 0..<Int.random(in: 0...500, using: &random) {

@@ -1,28 +1,5 @@
 import PlayoutRTP
 
-extension [UInt8] {
-    /// Bytes from hex digits; spaces are ignored. Test literals only: traps on bad input.
-    init(hex: String) {
-        let digits = hex.filter { !$0.isWhitespace }
-        precondition(digits.count.isMultiple(of: 2), "odd number of hex digits")
-        var bytes: [UInt8] = []
-        var index = digits.startIndex
-        while index < digits.endIndex {
-            let next = digits.index(index, offsetBy: 2)
-            bytes.append(UInt8(digits[index..<next], radix: 16)!)
-            index = next
-        }
-        self = bytes
-    }
-
-    var hex: String {
-        map { byte in
-            let digits = String(byte, radix: 16, uppercase: true)
-            return digits.count == 1 ? "0" + digits : digits
-        }.joined()
-    }
-}
-
 /// Builders for the plain RTP and RTCP packets the SRTP tests protect.
 enum SRTPTestPackets {
     /// A minimal RTP packet: V=2, no padding, extension or CSRCs, PT 96.
@@ -42,19 +19,6 @@ enum SRTPTestPackets {
         packet += withUnsafeBytes(of: ssrc.bigEndian, Array.init)
         packet += (0..<(4 * words)).map { UInt8(truncatingIfNeeded: $0 &* 7) }
         return packet
-    }
-}
-
-/// SplitMix64: a tiny seeded generator so hostile-input tests are reproducible.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

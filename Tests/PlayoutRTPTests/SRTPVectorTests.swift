@@ -1,4 +1,5 @@
 import PlayoutRTP
+import PlayoutTesting
 import Testing
 
 /// Known-answer tests: libsrtp2's output compared byte for byte with values computed independently.

@@ -2,6 +2,7 @@ import Foundation
 import PlayoutCore
 import PlayoutRTP
 import PropertyBased
+import PlayoutTesting
 import Testing
 
 /// The start of a VP8 key frame (RFC 6386 §9.1): frame tag with P = 0 (key frame), version 0,
@@ -23,7 +24,7 @@ struct VP8Tests {
     ])
     func descriptors(text: String, length: Int) {
         var harness = DepacketizerHarness(VP8Depacketizer(track: 1))
-        harness.push(hex(text) + vp8InterFrame, sequence: 1, timestamp: 0, marker: true)
+        harness.push([UInt8](hex: text) + vp8InterFrame, sequence: 1, timestamp: 0, marker: true)
         #expect(harness.frames.map(\.bytes) == [vp8InterFrame], "a \(length)-byte descriptor")
         #expect(harness.frames.first?.isKeyframe == false)
     }
@@ -31,9 +32,9 @@ struct VP8Tests {
     @Test("a multi-packet key frame: S = 1 only on the first, marker on the last; P = 0 means key frame")
     func multiPacketKeyFrame() {
         var harness = DepacketizerHarness(VP8Depacketizer(track: 5))
-        harness.push(hex("90 80 80 00") + vp8KeyFrame[0..<1_000], sequence: 10, timestamp: 90_000, marker: false, arrival: 1)
-        harness.push(hex("80 80 80 00") + vp8KeyFrame[1_000..<2_000], sequence: 11, timestamp: 90_000, marker: false, arrival: 2)
-        harness.push(hex("80 80 80 00") + vp8KeyFrame[2_000...], sequence: 12, timestamp: 90_000, marker: true, arrival: 3)
+        harness.push([UInt8](hex: "90 80 80 00") + vp8KeyFrame[0..<1_000], sequence: 10, timestamp: 90_000, marker: false, arrival: 1)
+        harness.push([UInt8](hex: "80 80 80 00") + vp8KeyFrame[1_000..<2_000], sequence: 11, timestamp: 90_000, marker: false, arrival: 2)
+        harness.push([UInt8](hex: "80 80 80 00") + vp8KeyFrame[2_000...], sequence: 12, timestamp: 90_000, marker: true, arrival: 3)
         #expect(harness.frames.count == 1)
         let frame = harness.frames[0]
         #expect(frame.bytes == vp8KeyFrame)
@@ -46,13 +47,13 @@ struct VP8Tests {
     @Test("a lost packet discards its frame and the next frame follows loss", arguments: [0, 1, 2])
     func lostPacket(lost: Int) {
         var harness = DepacketizerHarness(VP8Depacketizer(track: 1))
-        harness.push(hex("90 80 80 00") + vp8InterFrame, sequence: 99, timestamp: 0, marker: true)
-        let parts = [hex("90 80 80 01") + vp8KeyFrame[0..<1_000], hex("80 80 80 01") + vp8KeyFrame[1_000..<2_000],
-                     hex("80 80 80 01") + vp8KeyFrame[2_000...]]
+        harness.push([UInt8](hex: "90 80 80 00") + vp8InterFrame, sequence: 99, timestamp: 0, marker: true)
+        let parts = [[UInt8](hex: "90 80 80 01") + vp8KeyFrame[0..<1_000], [UInt8](hex: "80 80 80 01") + vp8KeyFrame[1_000..<2_000],
+                     [UInt8](hex: "80 80 80 01") + vp8KeyFrame[2_000...]]
         for (index, part) in parts.enumerated() where index != lost {
             harness.push(Array(part), sequence: UInt16(100 + index), timestamp: 3_000, marker: index == 2)
         }
-        harness.push(hex("90 80 80 02") + vp8InterFrame, sequence: 103, timestamp: 6_000, marker: true)
+        harness.push([UInt8](hex: "90 80 80 02") + vp8InterFrame, sequence: 103, timestamp: 6_000, marker: true)
         #expect(harness.frames.map(\.mediaTime.ticks) == [0, 6_000])
         #expect(harness.frames.map(\.followsLoss) == [false, true])
         let statistics = harness.depacketizer.statistics
@@ -62,8 +63,8 @@ struct VP8Tests {
     @Test("joining mid-frame: packets without the frame's start are discarded")
     func joinMidFrame() {
         var harness = DepacketizerHarness(VP8Depacketizer(track: 1))
-        harness.push(hex("80 80 80 00") + vp8KeyFrame[1_000..<2_000], sequence: 1, timestamp: 0, marker: true)
-        harness.push(hex("90 80 80 01") + vp8InterFrame, sequence: 2, timestamp: 3_000, marker: true)
+        harness.push([UInt8](hex: "80 80 80 00") + vp8KeyFrame[1_000..<2_000], sequence: 1, timestamp: 0, marker: true)
+        harness.push([UInt8](hex: "90 80 80 01") + vp8InterFrame, sequence: 2, timestamp: 3_000, marker: true)
         #expect(harness.frames.map(\.mediaTime.ticks) == [3_000])
         #expect(harness.depacketizer.statistics.framesDiscarded == 1)
     }
@@ -71,10 +72,10 @@ struct VP8Tests {
     @Test("duplicates and out-of-order packets are dropped; sequence numbers and timestamps wrap")
     func duplicatesAndWrap() {
         var harness = DepacketizerHarness(VP8Depacketizer(track: 1))
-        harness.push(hex("90 80 80 00") + vp8InterFrame, sequence: 65_535, timestamp: UInt32.max - 999, marker: true)
-        harness.push(hex("90 80 80 00") + vp8InterFrame, sequence: 65_535, timestamp: UInt32.max - 999, marker: true)
-        harness.push(hex("90 80 80 01") + vp8InterFrame, sequence: 0, timestamp: 2_000, marker: true)
-        harness.push(hex("90 80 80 00") + vp8InterFrame, sequence: 65_534, timestamp: UInt32.max - 3_999, marker: true)
+        harness.push([UInt8](hex: "90 80 80 00") + vp8InterFrame, sequence: 65_535, timestamp: UInt32.max - 999, marker: true)
+        harness.push([UInt8](hex: "90 80 80 00") + vp8InterFrame, sequence: 65_535, timestamp: UInt32.max - 999, marker: true)
+        harness.push([UInt8](hex: "90 80 80 01") + vp8InterFrame, sequence: 0, timestamp: 2_000, marker: true)
+        harness.push([UInt8](hex: "90 80 80 00") + vp8InterFrame, sequence: 65_534, timestamp: UInt32.max - 3_999, marker: true)
         #expect(harness.frames.count == 2)
         #expect(harness.frames[1].mediaTime.ticks - harness.frames[0].mediaTime.ticks == 3_000)
         #expect(harness.frames[1].sequenceRange == 65_536...65_536)
@@ -93,10 +94,10 @@ struct VP8Tests {
     ])
     func malformed(text: String) {
         var harness = DepacketizerHarness(VP8Depacketizer(track: 1))
-        harness.push(hex(text), sequence: 1, timestamp: 0, marker: true)
+        harness.push([UInt8](hex: text), sequence: 1, timestamp: 0, marker: true)
         #expect(harness.frames.isEmpty)
         #expect(harness.depacketizer.statistics.packetsMalformed == 1)
-        harness.push(hex("10") + vp8InterFrame, sequence: 2, timestamp: 3_000, marker: true)
+        harness.push([UInt8](hex: "10") + vp8InterFrame, sequence: 2, timestamp: 3_000, marker: true)
         #expect(harness.frames.count == 1 && harness.frames[0].followsLoss)
     }
 
@@ -117,7 +118,7 @@ struct VP8Tests {
     @Test("packetize then depacketize gives back every frame, at any MTU")
     func roundTrip() async {
         await propertyCheck(count: 200, input: Gen.int(in: 64...1_500), Gen.int(in: 0...1_000)) { mtu, seed in
-            var random = SeededRandom(seed: UInt64(seed))
+            var random = SeededRandomNumberGenerator(seed: UInt64(seed))
             var packetizer = VP8Packetizer(maxPayloadSize: mtu, firstPictureID: UInt16.random(in: 0...UInt16.max, using: &random))
             var harness = DepacketizerHarness(VP8Depacketizer(track: 1))
             var sent: [[UInt8]] = []
@@ -143,7 +144,7 @@ struct VP8Tests {
     @Test("hostile payloads never crash")
     func hostile() {
         var harness = DepacketizerHarness(VP8Depacketizer(track: 1))
-        var random = SeededRandom(seed: 7741)
+        var random = SeededRandomNumberGenerator(seed: 7741)
         for index in 0..<20_000 {
             var payload = (0..<Int.random(in: 0...32, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
             if !payload.isEmpty, index % 2 == 0 { payload[0] = [0x90, 0x80, 0x10][index % 3] }

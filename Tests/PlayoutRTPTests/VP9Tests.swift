@@ -2,12 +2,13 @@ import Foundation
 import PlayoutCore
 import PlayoutRTP
 import PropertyBased
+import PlayoutTesting
 import Testing
 
 /// The start of a VP9 profile-0 key frame (VP9 bitstream §6.2): frame_marker 2, profile 0,
 /// show_existing_frame 0, frame_type 0, show_frame 1, error_resilient 0, sync code 49 83 42,
 /// color_space BT.601 with color_range 0, then 320×240 (width_minus_1 319, height_minus_1 239).
-let vp9KeyFrame: [UInt8] = hex("82 49 83 42 20 13 F0 0E F0") + Array(repeating: 0x11, count: 2_500)
+let vp9KeyFrame: [UInt8] = [UInt8](hex: "82 49 83 42 20 13 F0 0E F0") + Array(repeating: 0x11, count: 2_500)
 /// An inter frame: frame_type 1.
 let vp9InterFrame: [UInt8] = [0x86, 0x00, 0x40] + Array(repeating: 0x22, count: 300)
 
@@ -26,7 +27,7 @@ struct VP9Tests {
     ])
     func descriptors(text: String, length: Int) {
         var harness = DepacketizerHarness(VP9Depacketizer(track: 1))
-        harness.push(hex(text) + vp9InterFrame, sequence: 1, timestamp: 0, marker: true)
+        harness.push([UInt8](hex: text) + vp9InterFrame, sequence: 1, timestamp: 0, marker: true)
         #expect(harness.frames.map(\.bytes) == [vp9InterFrame], "a \(length)-byte descriptor")
         #expect(harness.frames.first?.isKeyframe == false)
     }
@@ -34,18 +35,18 @@ struct VP9Tests {
     @Test("key frame: B = 1, P = 0 and the uncompressed header's frame_type 0; ffmpeg's P = 0 on inter frames is not enough")
     func keyFrames() {
         var harness = DepacketizerHarness(VP9Depacketizer(track: 1))
-        harness.push(hex("0C") + vp9KeyFrame, sequence: 1, timestamp: 0, marker: true)
-        harness.push(hex("0C") + vp9InterFrame, sequence: 2, timestamp: 3_000, marker: true)  // P = 0, frame_type 1
-        harness.push(hex("CC 80 01") + vp9KeyFrame, sequence: 3, timestamp: 6_000, marker: true)  // P = 1
+        harness.push([UInt8](hex: "0C") + vp9KeyFrame, sequence: 1, timestamp: 0, marker: true)
+        harness.push([UInt8](hex: "0C") + vp9InterFrame, sequence: 2, timestamp: 3_000, marker: true)  // P = 0, frame_type 1
+        harness.push([UInt8](hex: "CC 80 01") + vp9KeyFrame, sequence: 3, timestamp: 6_000, marker: true)  // P = 1
         #expect(harness.frames.map(\.isKeyframe) == [true, false, false])
     }
 
     @Test("a multi-packet frame runs from B to E and the marker")
     func multiPacketFrame() {
         var harness = DepacketizerHarness(VP9Depacketizer(track: 4))
-        harness.push(hex("88 80 00") + vp9KeyFrame[0..<1_000], sequence: 10, timestamp: 90_000, marker: false, arrival: 1)
-        harness.push(hex("80 80 00") + vp9KeyFrame[1_000..<2_000], sequence: 11, timestamp: 90_000, marker: false, arrival: 2)
-        harness.push(hex("84 80 00") + vp9KeyFrame[2_000...], sequence: 12, timestamp: 90_000, marker: true, arrival: 3)
+        harness.push([UInt8](hex: "88 80 00") + vp9KeyFrame[0..<1_000], sequence: 10, timestamp: 90_000, marker: false, arrival: 1)
+        harness.push([UInt8](hex: "80 80 00") + vp9KeyFrame[1_000..<2_000], sequence: 11, timestamp: 90_000, marker: false, arrival: 2)
+        harness.push([UInt8](hex: "84 80 00") + vp9KeyFrame[2_000...], sequence: 12, timestamp: 90_000, marker: true, arrival: 3)
         #expect(harness.frames.count == 1)
         let frame = harness.frames[0]
         #expect(frame.bytes == vp9KeyFrame && frame.isKeyframe && frame.codec == .vp9 && frame.track == 4)
@@ -56,12 +57,12 @@ struct VP9Tests {
     @Test("a lost packet discards its frame and the next frame follows loss", arguments: [0, 1, 2])
     func lostPacket(lost: Int) {
         var harness = DepacketizerHarness(VP9Depacketizer(track: 1))
-        harness.push(hex("0C") + vp9InterFrame, sequence: 99, timestamp: 0, marker: true)
-        let parts = [hex("08") + vp9KeyFrame[0..<1_000], hex("00") + vp9KeyFrame[1_000..<2_000], hex("04") + vp9KeyFrame[2_000...]]
+        harness.push([UInt8](hex: "0C") + vp9InterFrame, sequence: 99, timestamp: 0, marker: true)
+        let parts = [[UInt8](hex: "08") + vp9KeyFrame[0..<1_000], [UInt8](hex: "00") + vp9KeyFrame[1_000..<2_000], [UInt8](hex: "04") + vp9KeyFrame[2_000...]]
         for (index, part) in parts.enumerated() where index != lost {
             harness.push(part, sequence: UInt16(100 + index), timestamp: 3_000, marker: index == 2)
         }
-        harness.push(hex("0C") + vp9InterFrame, sequence: 103, timestamp: 6_000, marker: true)
+        harness.push([UInt8](hex: "0C") + vp9InterFrame, sequence: 103, timestamp: 6_000, marker: true)
         #expect(harness.frames.map(\.mediaTime.ticks) == [0, 6_000])
         #expect(harness.frames.map(\.followsLoss) == [false, true])
         let statistics = harness.depacketizer.statistics
@@ -71,9 +72,9 @@ struct VP9Tests {
     @Test("a frame without E, or packets without B, never make a frame")
     func incompleteRuns() {
         var harness = DepacketizerHarness(VP9Depacketizer(track: 1))
-        harness.push(hex("08") + vp9InterFrame, sequence: 1, timestamp: 0, marker: true)  // B but no E, then the marker
-        harness.push(hex("04") + vp9InterFrame, sequence: 2, timestamp: 3_000, marker: true)  // E without B
-        harness.push(hex("0C") + vp9InterFrame, sequence: 3, timestamp: 6_000, marker: true)
+        harness.push([UInt8](hex: "08") + vp9InterFrame, sequence: 1, timestamp: 0, marker: true)  // B but no E, then the marker
+        harness.push([UInt8](hex: "04") + vp9InterFrame, sequence: 2, timestamp: 3_000, marker: true)  // E without B
+        harness.push([UInt8](hex: "0C") + vp9InterFrame, sequence: 3, timestamp: 6_000, marker: true)
         #expect(harness.frames.map(\.mediaTime.ticks) == [6_000])
         #expect(harness.depacketizer.statistics.framesDiscarded == 2)
     }
@@ -81,10 +82,10 @@ struct VP9Tests {
     @Test("duplicates and out-of-order packets are dropped; sequence numbers and timestamps wrap")
     func duplicatesAndWrap() {
         var harness = DepacketizerHarness(VP9Depacketizer(track: 1))
-        harness.push(hex("0C") + vp9InterFrame, sequence: 65_535, timestamp: UInt32.max - 999, marker: true)
-        harness.push(hex("0C") + vp9InterFrame, sequence: 65_535, timestamp: UInt32.max - 999, marker: true)
-        harness.push(hex("0C") + vp9InterFrame, sequence: 0, timestamp: 2_000, marker: true)
-        harness.push(hex("0C") + vp9InterFrame, sequence: 65_530, timestamp: 2_000, marker: true)
+        harness.push([UInt8](hex: "0C") + vp9InterFrame, sequence: 65_535, timestamp: UInt32.max - 999, marker: true)
+        harness.push([UInt8](hex: "0C") + vp9InterFrame, sequence: 65_535, timestamp: UInt32.max - 999, marker: true)
+        harness.push([UInt8](hex: "0C") + vp9InterFrame, sequence: 0, timestamp: 2_000, marker: true)
+        harness.push([UInt8](hex: "0C") + vp9InterFrame, sequence: 65_530, timestamp: 2_000, marker: true)
         #expect(harness.frames.count == 2)
         #expect(harness.frames[1].mediaTime.ticks - harness.frames[0].mediaTime.ticks == 3_000)
         #expect(harness.frames[1].sequenceRange == 65_536...65_536)
@@ -105,10 +106,10 @@ struct VP9Tests {
     ])
     func malformed(text: String) {
         var harness = DepacketizerHarness(VP9Depacketizer(track: 1))
-        harness.push(hex(text), sequence: 1, timestamp: 0, marker: true)
+        harness.push([UInt8](hex: text), sequence: 1, timestamp: 0, marker: true)
         #expect(harness.frames.isEmpty)
         #expect(harness.depacketizer.statistics.packetsMalformed == 1)
-        harness.push(hex("0C") + vp9InterFrame, sequence: 2, timestamp: 3_000, marker: true)
+        harness.push([UInt8](hex: "0C") + vp9InterFrame, sequence: 2, timestamp: 3_000, marker: true)
         #expect(harness.frames.count == 1 && harness.frames[0].followsLoss)
     }
 
@@ -119,10 +120,10 @@ struct VP9Tests {
         for frame in [vp9KeyFrame, vp9InterFrame] {
             frame.withUnsafeBytes { buffer in packetizer.packetize(buffer) { payloads.append((Array($0), $1)) } }
         }
-        #expect(Array(payloads[0].0[0..<8]) == hex("8A FF FF 10 01 40 00 F0"), "I, B, V; SS: N_S 0, Y, 320×240")
-        #expect(Array(payloads[1].0[0..<3]) == hex("80 FF FF"))
-        #expect(Array(payloads[2].0[0..<3]) == hex("84 FF FF"))
-        #expect(Array(payloads[3].0[0..<3]) == hex("CC 80 00"), "P, B, E; the PictureID wrapped")
+        #expect(Array(payloads[0].0[0..<8]) == [UInt8](hex: "8A FF FF 10 01 40 00 F0"), "I, B, V; SS: N_S 0, Y, 320×240")
+        #expect(Array(payloads[1].0[0..<3]) == [UInt8](hex: "80 FF FF"))
+        #expect(Array(payloads[2].0[0..<3]) == [UInt8](hex: "84 FF FF"))
+        #expect(Array(payloads[3].0[0..<3]) == [UInt8](hex: "CC 80 00"), "P, B, E; the PictureID wrapped")
         #expect(payloads.map(\.1) == [false, false, true, true])
         #expect(payloads.allSatisfy { $0.0.count <= 1_000 })
     }
@@ -136,7 +137,7 @@ struct VP9Tests {
     func frameHeader(text: String, isKey: Bool, width: Int?, height: Int?) {
         var packetizer = VP9Packetizer()
         var first: [UInt8] = []
-        hex(text).withUnsafeBytes { buffer in packetizer.packetize(buffer) { payload, _ in first = Array(payload) } }
+        [UInt8](hex: text).withUnsafeBytes { buffer in packetizer.packetize(buffer) { payload, _ in first = Array(payload) } }
         #expect(first[0] & 0x40 == (isKey ? 0 : 0x40))
         #expect(first[0] & 0x02 == (width == nil ? 0 : 0x02))
         if let width, let height {
@@ -147,7 +148,7 @@ struct VP9Tests {
     @Test("packetize then depacketize gives back every frame, at any MTU")
     func roundTrip() async {
         await propertyCheck(count: 200, input: Gen.int(in: 64...1_500), Gen.int(in: 0...1_000)) { mtu, seed in
-            var random = SeededRandom(seed: UInt64(seed))
+            var random = SeededRandomNumberGenerator(seed: UInt64(seed))
             var packetizer = VP9Packetizer(maxPayloadSize: mtu, firstPictureID: UInt16.random(in: 0...UInt16.max, using: &random))
             var harness = DepacketizerHarness(VP9Depacketizer(track: 1))
             var sent: [[UInt8]] = []
@@ -174,7 +175,7 @@ struct VP9Tests {
     @Test("hostile payloads never crash")
     func hostile() {
         var harness = DepacketizerHarness(VP9Depacketizer(track: 1))
-        var random = SeededRandom(seed: 9628)
+        var random = SeededRandomNumberGenerator(seed: 9628)
         for index in 0..<20_000 {
             let payload = (0..<Int.random(in: 0...32, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
             harness.push(payload, sequence: UInt16(truncatingIfNeeded: index * (index % 7 == 0 ? 3 : 1)),

@@ -17,122 +17,54 @@ public struct H264Depacketizer: Depacketizer {
         static let fuA: UInt8 = 28
     }
 
-    static let startCode: [UInt8] = [0, 0, 0, 1]
-
-    private var assembler: FrameAssembler
-    private let parameterSets: [[UInt8]]
-    private var parameterSetsInserted = false
-    private var frameHasSPS = false
+    private var base: NALUnitDepacketizer<H264PayloadFormat>
 
     public var codec: Codec { .h264 }
-    public var statistics: DepacketizerStatistics { assembler.statistics }
+    public var statistics: DepacketizerStatistics { base.assembler.statistics }
 
     /// Creates a depacketizer for one track. `parameterSets` are the SDP's decoded
     /// `sprop-parameter-sets` NAL units (SPS, PPS), inserted before the first key frame that needs
     /// them.
     public init(track: TrackID, clockRate: Int32 = 90_000, parameterSets: [[UInt8]] = []) {
-        assembler = FrameAssembler(track: track, codec: .h264, clockRate: clockRate)
-        self.parameterSets = parameterSets.filter { !$0.isEmpty }
+        base = NALUnitDepacketizer(track: track, codec: .h264, clockRate: clockRate, parameterSets: parameterSets)
     }
 
     public mutating func push(_ packet: RTPPacket, arrival: MonotonicInstant, emit: (EncodedFrame) -> Void) {
-        let (start, completed) = assembler.begin(packet, arrival: arrival)
-        if let completed { emitFrame(completed, emit) }
-        switch start {
-        case .drop:
-            return
-        case .newFrame:
-            frameHasSPS = false
-        case .sameFrame:
-            break
-        }
-        let payload = packet.payload
-        guard let header = payload.first else {
-            assembler.malformed()
-            return finishIfMarked(packet, emit)
-        }
-        let type = header & 0x1F
-        switch type {
-        case 1...23:
-            if assembler.fragmentOpen { assembler.isDamaged = true }  // the FU-A's end was lost
-            assembler.fragmentOpen = false
-            appendNAL(payload)
-        case NALType.stapA:
-            if assembler.fragmentOpen { assembler.isDamaged = true }
-            assembler.fragmentOpen = false
-            var offset = 1
-            var units = 0
-            while offset + 2 <= payload.count {
-                let size = Int(payload[offset]) << 8 | Int(payload[offset + 1])
-                offset += 2
-                guard size > 0, offset + size <= payload.count else { break }
-                appendNAL(UnsafeRawBufferPointer(rebasing: payload[offset..<offset + size]))
-                offset += size
-                units += 1
-            }
-            if offset != payload.count || units == 0 { assembler.malformed() }
-        case NALType.fuA:
-            guard payload.count >= 3 else {
-                assembler.malformed()
-                break
-            }
-            let fuHeader = payload[1]
-            let isStart = fuHeader & 0x80 != 0
-            let isEnd = fuHeader & 0x40 != 0
-            let nalType = fuHeader & 0x1F
-            let data = UnsafeRawBufferPointer(rebasing: payload[2...])
-            if isStart {
-                if assembler.fragmentOpen { assembler.isDamaged = true }
-                assembler.bytes += Self.startCode
-                assembler.bytes.append((header & 0xE0) | nalType)
-                noteNALType(nalType)
-                assembler.fragmentOpen = true
-            } else if !assembler.fragmentOpen {
-                // A middle or end fragment without its start: the start was lost.
-                assembler.isDamaged = true
-                break
-            }
-            assembler.bytes.append(contentsOf: data)
-            if isEnd { assembler.fragmentOpen = false }
-        default:
-            // 0 and 30–31 are reserved; 25–27 and 29 are interleaved-mode only.
-            assembler.malformed()
-        }
-        finishIfMarked(packet, emit)
+        base.push(packet, arrival: arrival, emit: emit)
     }
 
     public mutating func flush(emit: (EncodedFrame) -> Void) {
-        if let frame = assembler.finish() { emitFrame(frame, emit) }
+        base.flush(emit: emit)
     }
 
     public mutating func recycle(_ bytes: consuming [UInt8]) {
-        assembler.recycle(bytes)
+        base.assembler.recycle(bytes)
+    }
+}
+
+/// RFC 6184's payload structures around the 1-byte H.264 NAL unit header (F, NRI, type).
+enum H264PayloadFormat: NALUnitPayloadFormat {
+    static var headerLength: Int { 1 }
+
+    static func payloadKind(_ firstByte: UInt8) -> NALPayloadKind {
+        switch firstByte & 0x1F {
+        case 1...23: .single
+        case H264Depacketizer.NALType.stapA: .aggregation
+        case H264Depacketizer.NALType.fuA: .fragment
+        default: .unsupported  // 0 and 30–31 are reserved; 25–27 and 29 are interleaved-mode only
+        }
     }
 
-    private mutating func finishIfMarked(_ packet: RTPPacket, _ emit: (EncodedFrame) -> Void) {
-        guard packet.marker else { return }
-        if let frame = assembler.finish() { emitFrame(frame, emit) }
+    static func nalType(_ firstByte: UInt8) -> UInt8 { firstByte & 0x1F }
+
+    static func fragmentedNALType(_ fuHeader: UInt8) -> UInt8 { fuHeader & 0x1F }
+
+    /// F and NRI from the FU indicator, the type from the FU header.
+    static func appendFragmentedNALHeader(payload: UnsafeRawBufferPointer, nalType: UInt8, to bytes: inout [UInt8]) {
+        bytes.append((payload[0] & 0xE0) | nalType)
     }
 
-    private mutating func appendNAL(_ nal: UnsafeRawBufferPointer) {
-        guard let header = nal.first else { return }
-        assembler.bytes += Self.startCode
-        assembler.bytes.append(contentsOf: nal)
-        noteNALType(header & 0x1F)
-    }
+    static func isKeyframe(_ nalType: UInt8) -> Bool { nalType == H264Depacketizer.NALType.idr }
 
-    private mutating func noteNALType(_ type: UInt8) {
-        if type == NALType.idr { assembler.isKeyframe = true }
-        if type == NALType.sps { frameHasSPS = true }
-    }
-
-    /// Inserts the SDP's parameter sets before the first key frame that lacks an in-band SPS.
-    private mutating func emitFrame(_ frame: EncodedFrame, _ emit: (EncodedFrame) -> Void) {
-        guard frame.isKeyframe, !parameterSetsInserted else { return emit(frame) }
-        parameterSetsInserted = true
-        guard !frameHasSPS, !parameterSets.isEmpty else { return emit(frame) }
-        var frame = frame
-        frame.bytes = parameterSets.flatMap { Self.startCode + $0 } + frame.bytes
-        emit(frame)
-    }
+    static func isParameterSet(_ nalType: UInt8) -> Bool { nalType == H264Depacketizer.NALType.sps }
 }

@@ -26,122 +26,58 @@ public struct H265Depacketizer: Depacketizer {
     /// The RTP clock rate of H.265 (RFC 7798 §7.1).
     public static let defaultClockRate: Int32 = 90_000
 
-    private var assembler: FrameAssembler
-    private let parameterSets: [[UInt8]]
-    private var parameterSetsInserted = false
-    private var frameHasParameterSets = false
+    private var base: NALUnitDepacketizer<H265PayloadFormat>
 
     public var codec: Codec { .h265 }
-    public var statistics: DepacketizerStatistics { assembler.statistics }
-
-    public mutating func recycle(_ bytes: consuming [UInt8]) {
-        assembler.recycle(bytes)
-    }
+    public var statistics: DepacketizerStatistics { base.assembler.statistics }
 
     /// Creates a depacketizer for one track. `parameterSets` are the SDP's decoded `sprop-vps`,
     /// `sprop-sps` and `sprop-pps` NAL units, in that order, inserted before the first key frame
     /// that needs them.
     public init(track: TrackID, clockRate: Int32 = H265Depacketizer.defaultClockRate, parameterSets: [[UInt8]] = []) {
-        assembler = FrameAssembler(track: track, codec: .h265, clockRate: clockRate)
-        self.parameterSets = parameterSets.filter { !$0.isEmpty }
+        base = NALUnitDepacketizer(track: track, codec: .h265, clockRate: clockRate, parameterSets: parameterSets)
     }
 
     public mutating func push(_ packet: RTPPacket, arrival: MonotonicInstant, emit: (EncodedFrame) -> Void) {
-        let (start, completed) = assembler.begin(packet, arrival: arrival)
-        if let completed { emitFrame(completed, emit) }
-        switch start {
-        case .drop:
-            return
-        case .newFrame:
-            frameHasParameterSets = false
-        case .sameFrame:
-            break
-        }
-        let payload = packet.payload
-        guard payload.count >= 2 else {
-            // Not even the 2-byte payload header (RFC 7798 §1.1.4); end of sequence and end of
-            // bitstream NAL units are just that header.
-            assembler.malformed()
-            return finishIfMarked(packet, emit)
-        }
-        let type = NALType.of(payload[0])
-        switch type {
-        case 0...47:
-            if assembler.fragmentOpen { assembler.isDamaged = true }  // the FU's end was lost
-            assembler.fragmentOpen = false
-            appendNAL(payload)
-        case NALType.aggregationPacket:
-            if assembler.fragmentOpen { assembler.isDamaged = true }
-            assembler.fragmentOpen = false
-            var offset = 2
-            var units = 0
-            while offset + 2 <= payload.count {
-                let size = Int(payload[offset]) << 8 | Int(payload[offset + 1])
-                offset += 2
-                guard size >= 2, offset + size <= payload.count else { break }
-                appendNAL(UnsafeRawBufferPointer(rebasing: payload[offset..<offset + size]))
-                offset += size
-                units += 1
-            }
-            if offset != payload.count || units == 0 { assembler.malformed() }
-        case NALType.fragmentationUnit:
-            guard payload.count >= 4 else {
-                assembler.malformed()
-                break
-            }
-            let fuHeader = payload[2]
-            let isStart = fuHeader & 0x80 != 0
-            let isEnd = fuHeader & 0x40 != 0
-            let nalType = fuHeader & 0x3F
-            if isStart {
-                if assembler.fragmentOpen { assembler.isDamaged = true }
-                assembler.bytes += H264Depacketizer.startCode
-                assembler.bytes.append((payload[0] & 0x81) | nalType << 1)  // F and LayerId's high bit kept
-                assembler.bytes.append(payload[1])  // LayerId's low bits and TID
-                noteNALType(nalType)
-                assembler.fragmentOpen = true
-            } else if !assembler.fragmentOpen {
-                // A middle or end fragment without its start: the start was lost.
-                assembler.isDamaged = true
-                break
-            }
-            assembler.bytes.append(contentsOf: payload[3...])
-            if isEnd { assembler.fragmentOpen = false }
-        default:
-            // 50 is PACI; 51–63 are unspecified.
-            assembler.malformed()
-        }
-        finishIfMarked(packet, emit)
+        base.push(packet, arrival: arrival, emit: emit)
     }
 
     public mutating func flush(emit: (EncodedFrame) -> Void) {
-        if let frame = assembler.finish() { emitFrame(frame, emit) }
+        base.flush(emit: emit)
     }
 
-    private mutating func finishIfMarked(_ packet: RTPPacket, _ emit: (EncodedFrame) -> Void) {
-        guard packet.marker else { return }
-        if let frame = assembler.finish() { emitFrame(frame, emit) }
+    public mutating func recycle(_ bytes: consuming [UInt8]) {
+        base.assembler.recycle(bytes)
+    }
+}
+
+/// RFC 7798's payload structures around the 2-byte H.265 NAL unit header (F, type, LayerId, TID).
+enum H265PayloadFormat: NALUnitPayloadFormat {
+    static var headerLength: Int { 2 }
+
+    static func payloadKind(_ firstByte: UInt8) -> NALPayloadKind {
+        switch H265Depacketizer.NALType.of(firstByte) {
+        case 0...47: .single
+        case H265Depacketizer.NALType.aggregationPacket: .aggregation
+        case H265Depacketizer.NALType.fragmentationUnit: .fragment
+        default: .unsupported  // 50 is PACI; 51–63 are unspecified
+        }
     }
 
-    private mutating func appendNAL(_ nal: UnsafeRawBufferPointer) {
-        guard let header = nal.first else { return }
-        assembler.bytes += H264Depacketizer.startCode
-        assembler.bytes.append(contentsOf: nal)
-        noteNALType(NALType.of(header))
+    static func nalType(_ firstByte: UInt8) -> UInt8 { H265Depacketizer.NALType.of(firstByte) }
+
+    static func fragmentedNALType(_ fuHeader: UInt8) -> UInt8 { fuHeader & 0x3F }
+
+    /// F and LayerId's high bit from the payload header with the FU's type, then the payload
+    /// header's second byte (LayerId's low bits and TID).
+    static func appendFragmentedNALHeader(payload: UnsafeRawBufferPointer, nalType: UInt8, to bytes: inout [UInt8]) {
+        bytes.append((payload[0] & 0x81) | nalType << 1)
+        bytes.append(payload[1])
     }
 
-    private mutating func noteNALType(_ type: UInt8) {
-        if NALType.irap.contains(type) { assembler.isKeyframe = true }
-        if type == NALType.vps || type == NALType.sps { frameHasParameterSets = true }
-    }
+    static func isKeyframe(_ nalType: UInt8) -> Bool { H265Depacketizer.NALType.irap.contains(nalType) }
 
-    /// Inserts the SDP's parameter sets before the first key frame that lacks an in-band VPS/SPS.
-    private mutating func emitFrame(_ frame: EncodedFrame, _ emit: (EncodedFrame) -> Void) {
-        guard frame.isKeyframe, !parameterSetsInserted else { return emit(frame) }
-        parameterSetsInserted = true
-        guard !frameHasParameterSets, !parameterSets.isEmpty else { return emit(frame) }
-        var frame = frame
-        frame.bytes = parameterSets.flatMap { H264Depacketizer.startCode + $0 } + frame.bytes
-        emit(frame)
+    static func isParameterSet(_ nalType: UInt8) -> Bool {
+        nalType == H265Depacketizer.NALType.vps || nalType == H265Depacketizer.NALType.sps
     }
 }

@@ -1,0 +1,79 @@
+import PlayoutCore
+import PlayoutJitter
+import PlayoutTesting
+import Testing
+
+@Suite("Media time → local time along the fastest path, with drift")
+struct PlayoutTimelineTests {
+    /// Simulates a 30 fps sender whose media clock runs `ppm` parts per million off ours, over a
+    /// path of 20 ms base delay plus up to 15 ms random queuing, for `duration`; returns the
+    /// largest error of `localTime(media)` against the true fastest-path arrival (send + 20 ms)
+    /// after `convergence`.
+    func worstError(ppm: Double, duration: Duration, convergence: Duration = .seconds(60), seed: UInt64) -> Duration {
+        var timeline = PlayoutTimeline()
+        var random = SeededRandomNumberGenerator(seed: seed)
+        let frameInterval: Int64 = 33_333_333
+        let frames = duration.nanoseconds / frameInterval
+        let base: Int64 = 20_000_000
+        let start: Int64 = 1_000_000_000_000  // local clock at the first send
+        var worst: Int64 = 0
+        for index in 0..<frames {
+            let send = start + index * frameInterval
+            // The sender stamps media time on its own clock, drifting against ours.
+            let media = Duration.nanoseconds(Int64((Double(index * frameInterval) * (1 + ppm / 1e6)).rounded()))
+            let queuing = Int64.random(in: 0...15_000_000, using: &random)
+            timeline.observe(mediaTime: media, arrival: MonotonicInstant(nanoseconds: send + base + queuing))
+            if index * frameInterval >= convergence.nanoseconds {
+                let error = timeline.localTime(for: media).nanoseconds - (send + base)
+                worst = max(worst, abs(error))
+            }
+        }
+        return .nanoseconds(worst)
+    }
+
+    @Test("drift at ±100 and ±1000 ppm over 24 simulated hours: within 5 ms of the fastest path", arguments: [100.0, -100.0, 1_000.0, -1_000.0])
+    func drift(ppm: Double) {
+        let error = worstError(ppm: ppm, duration: .seconds(24 * 3_600), seed: UInt64(abs(ppm)))
+        #expect(error <= .milliseconds(5), "worst error \(error.compactDescription) at \(ppm) ppm")
+    }
+
+    @Test("the drift estimate matches the sender's")
+    func driftEstimate() {
+        var timeline = PlayoutTimeline()
+        for index in 0..<(120 * 30) {
+            let local = Int64(index) * 33_333_333
+            timeline.observe(mediaTime: .nanoseconds(Int64(Double(local) * (1 + 500e-6))), arrival: MonotonicInstant(nanoseconds: local + 10_000_000))
+        }
+        // Transit = local − media shrinks by 500 µs per second of media: about −500 ppm.
+        #expect(abs(timeline.driftPPM + 500) < 5, "\(timeline.driftPPM)")
+    }
+
+    @Test("a burst after a stall arrives late and does not move the mapping")
+    func burstAfterStall() {
+        var timeline = PlayoutTimeline()
+        let frame: Int64 = 33_333_333
+        for index in 0..<(40 * 30) {  // 40 s of steady arrivals, 20 ms transit
+            timeline.observe(mediaTime: .nanoseconds(Int64(index) * frame), arrival: MonotonicInstant(nanoseconds: Int64(index) * frame + 20_000_000))
+        }
+        let before = timeline.localTime(for: .seconds(45))
+        // A 2 s stall, then everything queued arrives within 1 ms.
+        let stallEnd = 40 * 30 * frame + 2_000_000_000
+        for index in (40 * 30)..<(42 * 30) {
+            timeline.observe(mediaTime: .nanoseconds(Int64(index) * frame), arrival: MonotonicInstant(nanoseconds: stallEnd + Int64(index - 1_200) * 10_000))
+        }
+        let after = timeline.localTime(for: .seconds(45))
+        #expect(abs(after.nanoseconds - before.nanoseconds) < 1_000_000, "moved by \((after.nanoseconds - before.nanoseconds) / 1_000) µs")
+    }
+
+    @Test("before any window closes, the fastest arrival so far is used")
+    func startup() {
+        var timeline = PlayoutTimeline()
+        #expect(timeline.isEmpty)
+        timeline.observe(mediaTime: .seconds(10), arrival: MonotonicInstant(nanoseconds: 5_030_000_000))
+        timeline.observe(mediaTime: .milliseconds(10_033), arrival: MonotonicInstant(nanoseconds: 5_050_000_000))
+        // Transits: −4.97 s and −4.983 s; the smaller wins.
+        #expect(timeline.localTime(for: .seconds(11)) == MonotonicInstant(nanoseconds: 11_000_000_000 - 4_983_000_000))
+        timeline.reset()
+        #expect(timeline.isEmpty)
+    }
+}

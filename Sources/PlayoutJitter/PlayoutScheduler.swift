@@ -1,0 +1,280 @@
+public import PlayoutCore
+
+/// Decides when each frame of one track is decoded and presented: a frame is due at
+/// `timeline.localTime(mediaTime) + playoutDelay`, with the delay in effect at the moment it is
+/// polled. That one rule gives the override semantics of DESIGN.md:
+///
+/// - **Increase** (1 s → 5 s): every waiting frame becomes due 4 s later, so rendering pauses for
+///   the difference — the renderer holds the last frame — and then resumes at the normal rate.
+///   Counted as a delay pause (``Statistics/delayPauseCount``, ``Statistics/totalDelayPausesDuration``),
+///   not as a freeze.
+/// - **Decrease** (5 s → 1 s): frames whose new render time has passed are skipped — not
+///   rendered — and counted (``Statistics/framesSkipped``, ``Statistics/totalSkippedDuration``).
+///   The decoder stays consistent: skipped frames are decoded without rendering, or, when that
+///   would take longer than waiting for the next key frame, dropped up to that key frame. Each
+///   skipped frame's action says which.
+/// - Transitions compose: a decrease during a pause ends the pause early and skips what is late.
+///   Over any sequence of changes, total delay pause − total skip = final delay − initial delay
+///   (to within a frame interval).
+///
+/// Sans-IO: every call takes `now`; the caller sleeps until the instant ``Action/wait(until:)``
+/// names (on a real or a manual clock) and polls again.
+///
+/// ```swift
+/// var scheduler = PlayoutScheduler<EncodedFrame>(delay: .milliseconds(230))
+/// scheduler.enqueue(frame, mediaTime: frame.mediaTime.duration, isKeyframe: frame.isKeyframe, byteCount: frame.bytes.count)
+/// switch scheduler.poll(now: clock.now, timeline: timeline) {
+/// case .render(let frame, let instant): decoder.decode(frame); renderer.present(at: instant)
+/// case .skip(let frame, .decodeWithoutRender): decoder.decode(frame, output: false)
+/// case .skip(_, .drop): break
+/// case .wait(let instant): try await clock.sleep(until: instant)
+/// case .idle: break
+/// }
+/// ```
+///
+/// - Complexity: `enqueue` amortized O(1); `poll` O(1) except when a skip run starts (O(frames
+///   skipped)).
+public struct PlayoutScheduler<Frame> {
+    /// Scheduling tunables, with their defaults.
+    public struct Configuration: Equatable, Sendable {
+        /// How long before its render time a frame is released for decoding (default 20 ms).
+        public var decodeLead: Duration
+        /// How late a frame may still be rendered instead of skipped (default 20 ms).
+        public var lateTolerance: Duration
+        /// The estimated cost of decoding one frame, for choosing between decode-without-render
+        /// and jumping to the next key frame (default 2 ms: 720p H.264 on one core, live).
+        public var decodeCost: Duration
+        /// The most bytes held (delay × bitrate plus margin); beyond it the oldest frames are
+        /// dropped and counted (default 64 MiB).
+        public var maximumBytes: Int
+
+        public init(
+            decodeLead: Duration = .milliseconds(20), lateTolerance: Duration = .milliseconds(20),
+            decodeCost: Duration = .milliseconds(2), maximumBytes: Int = 64 << 20
+        ) {
+            self.decodeLead = decodeLead
+            self.lateTolerance = lateTolerance
+            self.decodeCost = decodeCost
+            self.maximumBytes = maximumBytes
+        }
+    }
+
+    /// How a skipped frame keeps the decoder consistent.
+    public enum SkipMode: Equatable, Sendable {
+        /// Decode it but do not present it (its references are needed later).
+        case decodeWithoutRender
+        /// Do not decode it: a later key frame makes it unnecessary.
+        case drop
+    }
+
+    /// What to do next.
+    public enum Action {
+        /// Decode `frame` now and present it at `renderAt`.
+        case render(Frame, renderAt: MonotonicInstant)
+        /// `frame` is skipped (its render time has passed); `mode` says how the decoder stays
+        /// consistent.
+        case skip(Frame, SkipMode)
+        /// Nothing is due before this instant.
+        case wait(until: MonotonicInstant)
+        /// No frame is waiting.
+        case idle
+    }
+
+    /// Counters and smoothness measures (W3C webrtc-stats names where they exist).
+    public struct Statistics: Equatable, Sendable {
+        public var framesRendered = 0
+        /// Frames skipped because their render time had passed (delay decreases, late arrivals).
+        public var framesSkipped = 0
+        /// How far playout jumped ahead in media time by skipping: the media the viewer never
+        /// saw, measured against the schedule (a 5 s → 1 s decrease skips 4 s).
+        public var totalSkippedDuration: Duration = .zero
+        public var framesDecodedWithoutRender = 0
+        /// Skipped frames not decoded, because a key frame made them unnecessary.
+        public var framesDroppedToKeyFrame = 0
+        /// Frames dropped because the buffer exceeded ``Configuration/maximumBytes``.
+        public var framesDroppedOverflow = 0
+        /// Pauses caused by delay increases, and their total length.
+        public var delayPauseCount = 0
+        public var totalDelayPausesDuration: Duration = .zero
+        /// W3C freezes: a render gap ≥ max(3 × mean gap, mean + 150 ms), not asked for.
+        public var freezeCount = 0
+        public var totalFreezesDuration: Duration = .zero
+        /// W3C pauses: a render gap > 5 s, not asked for.
+        public var pauseCount = 0
+        public var totalPausesDuration: Duration = .zero
+        /// Sum of render gaps and of their squares (W3C totalInterFrameDelay and
+        /// totalSquaredInterFrameDelay), in seconds.
+        public var totalInterFrameDelay: Double = 0
+        public var totalSquaredInterFrameDelay: Double = 0
+        /// Frames and bytes waiting.
+        public var bufferedFrames = 0
+        public var bufferedBytes = 0
+
+        public init() {}
+    }
+
+    private struct Entry {
+        var frame: Frame
+        var media: Duration
+        var isKeyframe: Bool
+        var byteCount: Int
+    }
+
+    public let configuration: Configuration
+    public private(set) var statistics = Statistics()
+    /// The playout delay in effect.
+    public private(set) var delay: Duration
+
+    private var queue: [Entry] = []
+    private var head = 0
+    /// Actions decided together (a skip run), handed out one per poll.
+    private var pending: [Action] = []
+    private var pendingHead = 0
+    /// The last rendered frame: when it was scheduled, when it was shown, and its media time.
+    private var lastRender: (due: MonotonicInstant, shown: MonotonicInstant, media: Duration)?
+    /// Delay increases since the last render: the part of the next render gap they explain.
+    private var increasesSinceRender: Duration = .zero
+    /// Whether frames were skipped since the last render.
+    private var skippedSinceRender = false
+
+    /// Creates a scheduler with the playout delay `delay`.
+    public init(delay: Duration, configuration: Configuration = Configuration()) {
+        self.delay = delay
+        self.configuration = configuration
+    }
+
+    /// Changes the playout delay in effect (absolute). Increases pause rendering by the
+    /// difference; decreases skip what becomes late.
+    public mutating func setDelay(_ newDelay: Duration) {
+        if newDelay > delay { increasesSinceRender += newDelay - delay }
+        delay = newDelay
+    }
+
+    /// Queues a complete frame, in decoding order.
+    public mutating func enqueue(_ frame: Frame, mediaTime: Duration, isKeyframe: Bool, byteCount: Int) {
+        queue.append(Entry(frame: frame, media: mediaTime, isKeyframe: isKeyframe, byteCount: byteCount))
+        statistics.bufferedFrames += 1
+        statistics.bufferedBytes += byteCount
+        while statistics.bufferedBytes > configuration.maximumBytes, statistics.bufferedFrames > 1 {
+            let dropped = queue[head]
+            removeHead()
+            statistics.framesDroppedOverflow += 1
+            _ = dropped
+        }
+    }
+
+    /// The render time of a frame of media time `mediaTime` under the delay in effect.
+    public func renderTime(for mediaTime: Duration, timeline: PlayoutTimeline) -> MonotonicInstant {
+        timeline.localTime(for: mediaTime).advanced(by: delay)
+    }
+
+    /// What to do at `now`.
+    public mutating func poll(now: MonotonicInstant, timeline: PlayoutTimeline) -> Action {
+        if pendingHead < pending.count {
+            defer {
+                pendingHead += 1
+                if pendingHead == pending.count {
+                    pending.removeAll(keepingCapacity: true)
+                    pendingHead = 0
+                }
+            }
+            return pending[pendingHead]
+        }
+        guard head < queue.count else { return .idle }
+        let lateLimit = now.advanced(by: .zero - configuration.lateTolerance)
+        let due = renderTime(for: queue[head].media, timeline: timeline)
+        if due < lateLimit {
+            startSkipRun(now: now, lateLimit: lateLimit, timeline: timeline)
+            return poll(now: now, timeline: timeline)
+        }
+        guard now >= due.advanced(by: .zero - configuration.decodeLead) else {
+            return .wait(until: due.advanced(by: .zero - configuration.decodeLead))
+        }
+        let entry = queue[head]
+        removeHead()
+        let renderAt = max(due, now)
+        account(due: due, shown: renderAt, media: entry.media)
+        return .render(entry.frame, renderAt: renderAt)
+    }
+
+    /// Frames from the head whose render time has passed are skipped together, keeping the
+    /// decoder consistent the faster way.
+    private mutating func startSkipRun(now: MonotonicInstant, lateLimit: MonotonicInstant, timeline: PlayoutTimeline) {
+        var firstOnTime = head
+        while firstOnTime < queue.count, renderTime(for: queue[firstOnTime].media, timeline: timeline) < lateLimit {
+            firstOnTime += 1
+        }
+        // A key frame among the late frames, or the first on-time frame, resets the decoder:
+        // everything before the last such key frame can be dropped undecoded.
+        var restart = head
+        for index in head...min(firstOnTime, queue.count - 1) where queue[index].isKeyframe {
+            restart = index
+        }
+        var end = firstOnTime  // skipped: head..<end
+        if restart == head, firstOnTime - head > 0, let keyframe = (firstOnTime..<queue.count).first(where: { queue[$0].isKeyframe }) {
+            // No key frame to restart from before we are on time again: decoding the late frames
+            // takes their count × decode cost; if that outlasts the wait for the next key frame,
+            // jumping there is faster.
+            let decodeTime = configuration.decodeCost * (firstOnTime - head)
+            let untilKeyframe = now.duration(to: renderTime(for: queue[keyframe].media, timeline: timeline))
+            if decodeTime > untilKeyframe {
+                restart = keyframe
+                end = keyframe
+            }
+        }
+        statistics.framesSkipped += end - head
+        skippedSinceRender = true
+        for index in head..<end {
+            let mode: SkipMode = index < restart ? .drop : .decodeWithoutRender
+            if mode == .drop { statistics.framesDroppedToKeyFrame += 1 } else { statistics.framesDecodedWithoutRender += 1 }
+            pending.append(.skip(queue[index].frame, mode))
+        }
+        for _ in head..<end { removeHead() }
+    }
+
+    private mutating func removeHead() {
+        statistics.bufferedFrames -= 1
+        statistics.bufferedBytes -= queue[head].byteCount
+        head += 1
+        if head > 64, head * 2 > queue.count {
+            queue.removeFirst(head)
+            head = 0
+        }
+    }
+
+    /// Render-gap accounting. Against the schedule, a render gap longer than the media it covers
+    /// is a delay pause (when increases explain it) and a shorter one is a skip (when frames were
+    /// skipped): measured on scheduled times, the two balance exactly with the delay change. The
+    /// gap actually shown, less delay pauses, feeds the W3C freeze and pause rules.
+    private mutating func account(due: MonotonicInstant, shown: MonotonicInstant, media: Duration) {
+        defer {
+            lastRender = (due, shown, media)
+            increasesSinceRender = .zero
+            skippedSinceRender = false
+            statistics.framesRendered += 1
+        }
+        guard let last = lastRender else { return }
+        let discrepancy = last.due.duration(to: due) - (media - last.media)  // wall − media
+        var pause: Duration = .zero
+        if discrepancy > .zero, increasesSinceRender > .zero {
+            pause = min(discrepancy, increasesSinceRender)
+            statistics.delayPauseCount += 1
+            statistics.totalDelayPausesDuration += pause
+        } else if discrepancy < .zero, skippedSinceRender {
+            statistics.totalSkippedDuration += .zero - discrepancy
+        }
+        let unexplained = max(.zero, last.shown.duration(to: shown) - pause)
+        let seconds = unexplained.seconds
+        statistics.totalInterFrameDelay += seconds
+        statistics.totalSquaredInterFrameDelay += seconds * seconds
+        let intervals = statistics.framesRendered  // gaps measured so far, this one included
+        let mean = statistics.totalInterFrameDelay / Double(intervals)
+        if unexplained > .seconds(5) {
+            statistics.pauseCount += 1
+            statistics.totalPausesDuration += unexplained
+        } else if intervals > 1, seconds >= max(3 * mean, mean + 0.150) {
+            statistics.freezeCount += 1
+            statistics.totalFreezesDuration += unexplained
+        }
+    }
+}

@@ -1,0 +1,222 @@
+import PlayoutCore
+import PlayoutJitter
+import PlayoutTesting
+import Testing
+
+/// One simulated frame: its index, media time and whether it is a key frame.
+struct SimFrame: Equatable {
+    var index: Int
+    var media: Duration
+    var isKeyframe: Bool
+}
+
+/// A live sender and a subscriber's scheduler on one simulated timeline, stepped event by event
+/// (arrivals and the instants the scheduler asks to be woken at) — no clock is read, nothing
+/// sleeps.
+struct Simulation {
+    let interval: Duration
+    let gop: Int
+    let transit: Duration
+    var timeline = PlayoutTimeline()
+    var scheduler: PlayoutScheduler<SimFrame>
+    var now = MonotonicInstant(nanoseconds: 1_000_000_000)
+    var nextFrame = 0
+    let start: MonotonicInstant
+    var renders: [(frame: SimFrame, at: MonotonicInstant)] = []
+    var skips: [(frame: SimFrame, mode: PlayoutScheduler<SimFrame>.SkipMode)] = []
+    /// Frames not sent (a network stall) by index.
+    var withheld: Set<Int> = []
+
+    init(delay: Duration, interval: Duration = .nanoseconds(33_333_333), gop: Int = 30, transit: Duration = .milliseconds(10)) {
+        self.interval = interval
+        self.gop = gop
+        self.transit = transit
+        scheduler = PlayoutScheduler(delay: delay)
+        start = now
+    }
+
+    func arrival(of index: Int) -> MonotonicInstant {
+        start.advanced(by: interval * index + transit)
+    }
+
+    /// Runs until `end`, handling arrivals and polls in time order.
+    mutating func run(until end: MonotonicInstant) {
+        while true {
+            var wake: MonotonicInstant?
+            loop: while true {
+                switch scheduler.poll(now: now, timeline: timeline) {
+                case .render(let frame, let at): renders.append((frame, at))
+                case .skip(let frame, let mode): skips.append((frame, mode))
+                case .wait(let instant): wake = instant; break loop
+                case .idle: break loop
+                }
+            }
+            let nextArrival = arrival(of: nextFrame)
+            let next = min(wake ?? nextArrival, nextArrival)
+            guard next <= end else {
+                now = end
+                return
+            }
+            now = max(now, next)
+            while arrival(of: nextFrame) <= now {
+                let frame = SimFrame(index: nextFrame, media: interval * nextFrame, isKeyframe: nextFrame % gop == 0)
+                if !withheld.contains(nextFrame) {
+                    timeline.observe(mediaTime: frame.media, arrival: arrival(of: nextFrame))
+                    scheduler.enqueue(frame, mediaTime: frame.media, isKeyframe: frame.isKeyframe, byteCount: 10_000)
+                }
+                nextFrame += 1
+            }
+        }
+    }
+
+    mutating func run(for duration: Duration) {
+        run(until: now.advanced(by: duration))
+    }
+
+    /// The largest gap between consecutive renders.
+    var largestRenderGap: Duration {
+        zip(renders, renders.dropFirst()).map { $0.at.duration(to: $1.at) }.max() ?? .zero
+    }
+
+    /// Whether every decoded frame (rendered or decoded without render) has its references: after
+    /// a dropped frame, decoding resumes only at a key frame, and frames go in order.
+    var decoderStaysConsistent: Bool {
+        var events: [(index: Int, decoded: Bool, isKeyframe: Bool)] = renders.map { ($0.frame.index, true, $0.frame.isKeyframe) }
+        events += skips.map { ($0.frame.index, $0.mode == .decodeWithoutRender, $0.frame.isKeyframe) }
+        events.sort { $0.index < $1.index }
+        var chainIntact = false
+        var previous = -1
+        for event in events {
+            if event.index != previous + 1 { chainIntact = false }  // a frame never reached the decoder
+            previous = event.index
+            if event.isKeyframe, event.decoded { chainIntact = true }
+            if event.decoded, !chainIntact { return false }
+            if !event.decoded { chainIntact = false }
+        }
+        return true
+    }
+}
+
+@Suite("Playout scheduler: pause on increase, skip on decrease")
+struct PlayoutSchedulerTests {
+    let frame: Duration = .nanoseconds(33_333_333)
+
+    @Test("frames render at local arrival time + delay, one frame interval apart")
+    func steadyState() {
+        var simulation = Simulation(delay: .milliseconds(230))
+        simulation.run(for: .seconds(5))
+        #expect(simulation.renders.count >= 140)
+        let first = simulation.renders[0]
+        #expect(first.at == simulation.arrival(of: 0).advanced(by: .milliseconds(230)), "the first frame's own arrival sets the path")
+        #expect(simulation.largestRenderGap <= frame + .nanoseconds(1))
+        #expect(simulation.skips.isEmpty)
+        #expect(simulation.scheduler.statistics.freezeCount == 0)
+    }
+
+    @Test("1 s → 5 s gives a render gap of 4 s ± one frame interval, counted as a delay pause")
+    func increasePauses() {
+        var simulation = Simulation(delay: .seconds(1))
+        simulation.run(for: .seconds(10))
+        simulation.scheduler.setDelay(.seconds(5))
+        simulation.run(for: .seconds(10))
+        let gap = simulation.largestRenderGap
+        #expect(gap >= .seconds(4) - frame && gap <= .seconds(4) + frame, "gap \(gap.compactDescription)")
+        let statistics = simulation.scheduler.statistics
+        #expect(statistics.delayPauseCount == 1)
+        #expect(abs((statistics.totalDelayPausesDuration - .seconds(4)).seconds) <= frame.seconds)
+        #expect(statistics.freezeCount == 0 && statistics.pauseCount == 0, "a pause the user asked for is not a freeze")
+        #expect(simulation.skips.isEmpty)
+        // After the pause, the normal rate again.
+        let tail = simulation.renders.suffix(60)
+        #expect(zip(tail, tail.dropFirst()).allSatisfy { $0.at.duration(to: $1.at) <= frame + .nanoseconds(1) })
+    }
+
+    @Test("5 s → 1 s skips 4 s of media ± one frame interval, and the decoder stays consistent")
+    func decreaseSkips() {
+        var simulation = Simulation(delay: .seconds(5))
+        simulation.run(for: .seconds(12))
+        simulation.scheduler.setDelay(.seconds(1))
+        simulation.run(for: .seconds(5))
+        let statistics = simulation.scheduler.statistics
+        #expect(abs((statistics.totalSkippedDuration - .seconds(4)).seconds) <= frame.seconds, "\(statistics.totalSkippedDuration.compactDescription)")
+        #expect(statistics.framesSkipped == simulation.skips.count)
+        #expect(statistics.delayPauseCount == 0)
+        #expect(simulation.decoderStaysConsistent)
+        #expect(statistics.framesDroppedToKeyFrame > 0, "frames before a key frame among the skipped need no decoding")
+        #expect(simulation.largestRenderGap <= frame * 2, "no pause on a decrease")
+    }
+
+    @Test("a decrease during a pause ends it early and skips what is late: pause − skip = final − initial")
+    func composed() {
+        var simulation = Simulation(delay: .seconds(1))
+        simulation.run(for: .seconds(5))
+        simulation.scheduler.setDelay(.seconds(5))
+        simulation.run(for: .seconds(2))
+        simulation.scheduler.setDelay(.seconds(1))
+        simulation.run(for: .seconds(5))
+        let statistics = simulation.scheduler.statistics
+        let balance = statistics.totalDelayPausesDuration - statistics.totalSkippedDuration
+        #expect(abs(balance.seconds) <= 0.002, "pause \(statistics.totalDelayPausesDuration.compactDescription) − skip \(statistics.totalSkippedDuration.compactDescription)")
+        #expect(simulation.largestRenderGap <= .seconds(2) + frame)
+        #expect(simulation.decoderStaysConsistent)
+    }
+
+    @Test("any sequence of changes: total pause − total skip = final delay − initial delay", arguments: [1, 2, 3, 4, 5])
+    func randomSequences(seed: Int) {
+        var random = SeededRandomNumberGenerator(seed: UInt64(seed))
+        let initial = Duration.milliseconds(Int64.random(in: 100...3_000, using: &random))
+        var simulation = Simulation(delay: initial)
+        simulation.run(for: .seconds(8))
+        var delay = initial
+        for _ in 0..<6 {
+            delay = .milliseconds(Int64.random(in: 100...6_000, using: &random))
+            simulation.scheduler.setDelay(delay)
+            simulation.run(for: .milliseconds(Int64.random(in: 200...7_000, using: &random)))
+        }
+        simulation.run(for: .seconds(8))
+        let statistics = simulation.scheduler.statistics
+        let balance = statistics.totalDelayPausesDuration - statistics.totalSkippedDuration
+        let expected = delay - initial
+        #expect(abs((balance - expected).seconds) <= 0.002,
+                "pause − skip = \(balance.compactDescription), final − initial = \(expected.compactDescription)")
+        #expect(simulation.decoderStaysConsistent)
+    }
+
+    @Test("audio and video move together")
+    func audioAndVideoTogether() {
+        var video = Simulation(delay: .seconds(1))
+        var audio = Simulation(delay: .seconds(1), interval: .milliseconds(20), gop: 1)
+        video.run(for: .seconds(5))
+        audio.run(for: .seconds(5))
+        video.scheduler.setDelay(.seconds(3))
+        audio.scheduler.setDelay(.seconds(3))
+        video.run(for: .seconds(5))
+        audio.run(for: .seconds(5))
+        #expect(abs((video.scheduler.statistics.totalDelayPausesDuration - .seconds(2)).seconds) <= 0.034)
+        #expect(abs((audio.scheduler.statistics.totalDelayPausesDuration - .seconds(2)).seconds) <= 0.021)
+    }
+
+    @Test("a stall in the network is a W3C freeze, not a delay pause; a long one is a pause")
+    func freezesAndPauses() {
+        var simulation = Simulation(delay: .milliseconds(230))
+        simulation.withheld = Set(150..<165)  // 500 ms of frames never arrive
+        simulation.withheld.formUnion(300..<500)  // 6.7 s of frames never arrive
+        simulation.run(for: .seconds(20))
+        let statistics = simulation.scheduler.statistics
+        #expect(statistics.freezeCount == 1)
+        #expect(abs((statistics.totalFreezesDuration - .milliseconds(533)).seconds) <= frame.seconds)
+        #expect(statistics.pauseCount == 1)
+        #expect(statistics.delayPauseCount == 0)
+    }
+
+    @Test("memory is bounded: beyond maximumBytes the oldest frames are dropped and counted")
+    func bounded() {
+        var scheduler = PlayoutScheduler<Int>(delay: .seconds(10), configuration: .init(maximumBytes: 100_000))
+        for index in 0..<1_000 {
+            scheduler.enqueue(index, mediaTime: .milliseconds(Int64(index) * 33), isKeyframe: false, byteCount: 1_000)
+        }
+        #expect(scheduler.statistics.bufferedBytes <= 100_000)
+        #expect(scheduler.statistics.bufferedFrames == 100)
+        #expect(scheduler.statistics.framesDroppedOverflow == 900)
+    }
+}

@@ -22,7 +22,8 @@ public import PlayoutCore
 ///
 /// ```swift
 /// var scheduler = PlayoutScheduler<EncodedFrame>(delay: .milliseconds(230))
-/// scheduler.enqueue(frame, mediaTime: frame.mediaTime.duration, isKeyframe: frame.isKeyframe, byteCount: frame.bytes.count)
+/// scheduler.enqueue(frame, mediaTime: frame.mediaTime.duration, isKeyframe: frame.isKeyframe,
+///                   byteCount: frame.bytes.count, arrival: frame.lastArrival)
 /// switch scheduler.poll(now: clock.now, timeline: timeline) {
 /// case .render(let frame, let instant): decoder.decode(frame); renderer.present(at: instant)
 /// case .skip(let frame, .decodeWithoutRender): decoder.decode(frame, output: false)
@@ -106,9 +107,20 @@ public struct PlayoutScheduler<Frame> {
         /// totalSquaredInterFrameDelay), in seconds.
         public var totalInterFrameDelay: Double = 0
         public var totalSquaredInterFrameDelay: Double = 0
-        /// Frames and bytes waiting.
+        /// Frames and bytes waiting, and the media time they span.
         public var bufferedFrames = 0
         public var bufferedBytes = 0
+        public var bufferedDuration: Duration = .zero
+        /// W3C jitterBufferDelay: for every frame released, the time from its arrival to its
+        /// render time, summed (under a 5 s override, each frame adds ≈ 5 s).
+        public var jitterBufferDelay: Duration = .zero
+        /// W3C jitterBufferTargetDelay: the playout delay in effect at each release, summed.
+        public var jitterBufferTargetDelay: Duration = .zero
+        /// W3C jitterBufferMinimumDelay: for each release, how late the frame arrived against the
+        /// fastest path — the delay it needed at least — summed.
+        public var jitterBufferMinimumDelay: Duration = .zero
+        /// W3C jitterBufferEmittedCount: frames released (rendered or skipped).
+        public var jitterBufferEmittedCount = 0
 
         public init() {}
     }
@@ -118,6 +130,7 @@ public struct PlayoutScheduler<Frame> {
         var media: Duration
         var isKeyframe: Bool
         var byteCount: Int
+        var arrival: MonotonicInstant
     }
 
     public let configuration: Configuration
@@ -150,11 +163,12 @@ public struct PlayoutScheduler<Frame> {
         delay = newDelay
     }
 
-    /// Queues a complete frame, in decoding order.
-    public mutating func enqueue(_ frame: Frame, mediaTime: Duration, isKeyframe: Bool, byteCount: Int) {
-        queue.append(Entry(frame: frame, media: mediaTime, isKeyframe: isKeyframe, byteCount: byteCount))
+    /// Queues a complete frame, in decoding order; `arrival` is when its last part arrived.
+    public mutating func enqueue(_ frame: Frame, mediaTime: Duration, isKeyframe: Bool, byteCount: Int, arrival: MonotonicInstant) {
+        queue.append(Entry(frame: frame, media: mediaTime, isKeyframe: isKeyframe, byteCount: byteCount, arrival: arrival))
         statistics.bufferedFrames += 1
         statistics.bufferedBytes += byteCount
+        updateBufferedDuration()
         while statistics.bufferedBytes > configuration.maximumBytes, statistics.bufferedFrames > 1 {
             let dropped = queue[head]
             removeHead()
@@ -193,6 +207,10 @@ public struct PlayoutScheduler<Frame> {
         let entry = queue[head]
         removeHead()
         let renderAt = max(due, now)
+        statistics.jitterBufferEmittedCount += 1
+        statistics.jitterBufferDelay += max(.zero, entry.arrival.duration(to: renderAt))
+        statistics.jitterBufferTargetDelay += delay
+        statistics.jitterBufferMinimumDelay += max(.zero, timeline.localTime(for: entry.media).duration(to: entry.arrival))
         account(due: due, shown: renderAt, media: entry.media)
         return .render(entry.frame, renderAt: renderAt)
     }
@@ -224,6 +242,7 @@ public struct PlayoutScheduler<Frame> {
         }
         statistics.framesSkipped += end - head
         skippedSinceRender = true
+        statistics.jitterBufferEmittedCount += end - head
         for index in head..<end {
             let mode: SkipMode = index < restart ? .drop : .decodeWithoutRender
             if mode == .drop { statistics.framesDroppedToKeyFrame += 1 } else { statistics.framesDecodedWithoutRender += 1 }
@@ -240,6 +259,11 @@ public struct PlayoutScheduler<Frame> {
             queue.removeFirst(head)
             head = 0
         }
+        updateBufferedDuration()
+    }
+
+    private mutating func updateBufferedDuration() {
+        statistics.bufferedDuration = head < queue.count ? queue[queue.count - 1].media - queue[head].media : .zero
     }
 
     /// Render-gap accounting. Against the schedule, a render gap longer than the media it covers

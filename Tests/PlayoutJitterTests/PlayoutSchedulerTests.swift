@@ -62,7 +62,7 @@ struct Simulation {
                 let frame = SimFrame(index: nextFrame, media: interval * nextFrame, isKeyframe: nextFrame % gop == 0)
                 if !withheld.contains(nextFrame) {
                     timeline.observe(mediaTime: frame.media, arrival: arrival(of: nextFrame))
-                    scheduler.enqueue(frame, mediaTime: frame.media, isKeyframe: frame.isKeyframe, byteCount: 10_000)
+                    scheduler.enqueue(frame, mediaTime: frame.media, isKeyframe: frame.isKeyframe, byteCount: 10_000, arrival: arrival(of: nextFrame))
                 }
                 nextFrame += 1
             }
@@ -196,6 +196,23 @@ struct PlayoutSchedulerTests {
         #expect(abs((audio.scheduler.statistics.totalDelayPausesDuration - .seconds(2)).seconds) <= 0.021)
     }
 
+    @Test("jitterBufferDelay and jitterBufferTargetDelay tell the truth under an override")
+    func bufferDelayUnderOverride() {
+        var simulation = Simulation(delay: .milliseconds(230))
+        simulation.run(for: .seconds(5))
+        let before = simulation.scheduler.statistics
+        simulation.scheduler.setDelay(.seconds(5))
+        simulation.run(for: .seconds(20))
+        let after = simulation.scheduler.statistics
+        let emitted = after.jitterBufferEmittedCount - before.jitterBufferEmittedCount
+        let meanDelay = (after.jitterBufferDelay - before.jitterBufferDelay).seconds / Double(emitted)
+        let meanTarget = (after.jitterBufferTargetDelay - before.jitterBufferTargetDelay).seconds / Double(emitted)
+        #expect(abs(meanTarget - 5) < 0.001)
+        #expect(meanDelay > 4.9 && meanDelay < 5.1, "a 5 s override reads ≈ 5 s, not \(meanDelay) s")
+        #expect(before.jitterBufferDelay.seconds / Double(before.jitterBufferEmittedCount) < 0.25)
+        #expect(after.bufferedDuration > .milliseconds(4_900), "5 s of media waits in the buffer")
+    }
+
     @Test("a stall in the network is a W3C freeze, not a delay pause; a long one is a pause")
     func freezesAndPauses() {
         var simulation = Simulation(delay: .milliseconds(230))
@@ -213,7 +230,7 @@ struct PlayoutSchedulerTests {
     func bounded() {
         var scheduler = PlayoutScheduler<Int>(delay: .seconds(10), configuration: .init(maximumBytes: 100_000))
         for index in 0..<1_000 {
-            scheduler.enqueue(index, mediaTime: .milliseconds(Int64(index) * 33), isKeyframe: false, byteCount: 1_000)
+            scheduler.enqueue(index, mediaTime: .milliseconds(Int64(index) * 33), isKeyframe: false, byteCount: 1_000, arrival: .zero)
         }
         #expect(scheduler.statistics.bufferedBytes <= 100_000)
         #expect(scheduler.statistics.bufferedFrames == 100)

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import PlayoutCore
 import PlayoutRTP
+import PlayoutTesting
 import Testing
 
 /// End-to-end interop with the real ffmpeg, both ways, through Playout's own intake path:

@@ -1,0 +1,270 @@
+internal import CFFmpeg
+public import PlayoutCore
+
+/// An FFmpeg (libavcodec) error at Playout's boundary, with a message that says what happened.
+public struct CodecError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// What went wrong, for programs to act on.
+    public enum Code: Equatable, Sendable {
+        /// This FFmpeg build has no decoder for the codec.
+        case decoderNotFound
+        /// libavcodec refused to open or configure the decoder.
+        case openFailed
+        /// A frame could not be decoded (corrupt or truncated); decoding goes on with the next.
+        case invalidData
+        /// Any other libavcodec failure.
+        case library(Int32)
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String {
+        message
+    }
+
+    /// FFmpeg's text for an AVERROR code.
+    static func text(_ error: Int32) -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        playout_error_string(error, &buffer, buffer.count)
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+/// A decoded picture or block of audio samples, lent to the callback that receives it: it cannot
+/// be copied out (the decoder reuses its storage after the callback).
+public struct DecodedFrame: ~Copyable {
+    let frame: UnsafeMutablePointer<AVFrame>
+    /// How long `avcodec_send_packet` + `avcodec_receive_frame` took for the packet that produced
+    /// this frame.
+    public let decodeTime: Duration
+    /// Whether the decoder marked it as a key frame.
+    public let isKeyframe: Bool
+
+    init(frame: UnsafeMutablePointer<AVFrame>, decodeTime: Duration) {
+        self.frame = frame
+        self.decodeTime = decodeTime
+        isKeyframe = frame.pointee.key_frame != 0
+    }
+
+    /// Width and height in pixels (0 for audio).
+    public var width: Int { Int(frame.pointee.width) }
+    public var height: Int { Int(frame.pointee.height) }
+    /// Audio: samples per channel in this frame (0 for video).
+    public var sampleCount: Int { Int(frame.pointee.nb_samples) }
+    /// Audio: the sample rate.
+    public var sampleRate: Int { Int(frame.pointee.sample_rate) }
+    /// Audio: the number of channels.
+    public var channelCount: Int { Int(frame.pointee.ch_layout.nb_channels) }
+
+    /// The pixel format of a picture (e.g. `"yuv420p"`) or the sample format of audio
+    /// (e.g. `"fltp"`), by FFmpeg's name.
+    public var formatName: String {
+        if frame.pointee.width > 0 {
+            guard let name = av_get_pix_fmt_name(AVPixelFormat(rawValue: frame.pointee.format)) else { return "unknown" }
+            return String(cString: name)
+        }
+        guard let name = av_get_sample_fmt_name(AVSampleFormat(rawValue: frame.pointee.format)) else { return "unknown" }
+        return String(cString: name)
+    }
+
+    /// The MD5 of a picture's pixels packed without padding (planes in order, rows tight) — what
+    /// `ffmpeg -f framemd5` prints for the same decoded video frame. Nil for audio.
+    public var pictureMD5: String? {
+        guard frame.pointee.width > 0 else { return nil }
+        let format = AVPixelFormat(rawValue: frame.pointee.format)
+        let size = av_image_get_buffer_size(format, frame.pointee.width, frame.pointee.height, 1)
+        guard size > 0 else { return nil }
+        var buffer = [UInt8](repeating: 0, count: Int(size))
+        let copied = buffer.withUnsafeMutableBufferPointer { output in
+            withUnsafePointer(to: frame.pointee.data) { data in
+                withUnsafePointer(to: frame.pointee.linesize) { linesize in
+                    data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { planes in
+                        linesize.withMemoryRebound(to: Int32.self, capacity: 8) { strides in
+                            av_image_copy_to_buffer(output.baseAddress, size, planes, strides, format, frame.pointee.width, frame.pointee.height, 1)
+                        }
+                    }
+                }
+            }
+        }
+        guard copied == size else { return nil }
+        return FFmpegDecoder.md5(buffer)
+    }
+}
+
+/// Decodes the encoded frames of one track with libavcodec.
+///
+/// Configured from the stream description: the codec and, where the codec needs it, extradata
+/// (for H.264/H.265 the SDP's parameter sets in Annex B form work, since FFmpeg's parsers accept
+/// them). A corrupt or truncated frame is counted and decoding continues with the next;
+/// ``decode(_:output:_:)`` with `output: false` decodes without presenting (for frames the
+/// scheduler skips but the decoder needs as references).
+///
+/// Owned by one task (not `Sendable`).
+public final class FFmpegDecoder {
+    /// Decoder settings.
+    public struct Configuration: Equatable, Sendable {
+        /// How libavcodec spreads decoding over threads.
+        public enum Threading: Equatable, Sendable {
+            /// Several frames in flight at once (adds a frame of latency per thread).
+            case frame
+            /// Slices of one frame in parallel (no added latency; the default for live).
+            case slice
+        }
+
+        /// Decoding threads (default 2: this machine's cores; 1 disables threading).
+        public var threadCount: Int
+        public var threading: Threading
+
+        public init(threadCount: Int = 2, threading: Threading = .slice) {
+            self.threadCount = max(1, threadCount)
+            self.threading = threading
+        }
+    }
+
+    /// Counters since creation (W3C names where they exist).
+    public struct Statistics: Equatable, Sendable {
+        public var framesDecoded = 0
+        public var keyFramesDecoded = 0
+        /// Encoded frames libavcodec rejected (corrupt, truncated); decoding went on.
+        public var decodeErrors = 0
+        /// Time spent in libavcodec for all frames.
+        public var totalDecodeTime: Duration = .zero
+
+        public init() {}
+    }
+
+    public let codec: Codec
+    public let configuration: Configuration
+    public private(set) var statistics = Statistics()
+
+    private let context: UnsafeMutablePointer<AVCodecContext>
+    private let packet: UnsafeMutablePointer<AVPacket>
+    private let frame: UnsafeMutablePointer<AVFrame>
+    private let clock = MonotonicClock()
+
+    /// Opens a decoder for `codec`.
+    ///
+    /// - Parameters:
+    ///   - extradata: codec configuration (H.264/H.265 parameter sets in Annex B form, AAC
+    ///     AudioSpecificConfig, …), or empty.
+    ///   - sampleRate, channelCount: for audio codecs whose configuration does not carry them.
+    /// - Throws: ``CodecError`` when this FFmpeg has no decoder for the codec or cannot open it.
+    public init(codec: Codec, extradata: [UInt8] = [], sampleRate: Int = 0, channelCount: Int = 0, configuration: Configuration = Configuration()) throws(CodecError) {
+        self.codec = codec
+        self.configuration = configuration
+        guard let decoder = avcodec_find_decoder(codec.avCodecID) else {
+            throw CodecError(.decoderNotFound, "this FFmpeg has no \(codec.rawValue) decoder: install a fuller libavcodec (make setup)")
+        }
+        guard let context = avcodec_alloc_context3(decoder) else {
+            throw CodecError(.openFailed, "could not allocate a \(codec.rawValue) decoder context")
+        }
+        if !extradata.isEmpty {
+            let padding = Int(playout_input_buffer_padding())
+            if let buffer = av_mallocz(extradata.count + padding)?.assumingMemoryBound(to: UInt8.self) {
+                extradata.withUnsafeBufferPointer { buffer.update(from: $0.baseAddress!, count: extradata.count) }
+                context.pointee.extradata = buffer
+                context.pointee.extradata_size = Int32(extradata.count)
+            }
+        }
+        if sampleRate > 0 { context.pointee.sample_rate = Int32(sampleRate) }
+        if channelCount > 0 { av_channel_layout_default(&context.pointee.ch_layout, Int32(channelCount)) }
+        context.pointee.thread_count = Int32(configuration.threadCount)
+        context.pointee.thread_type = configuration.threading == .frame ? playout_thread_frame() : playout_thread_slice()
+        let opened = avcodec_open2(context, decoder, nil)
+        guard opened >= 0, let packet = av_packet_alloc(), let frame = av_frame_alloc() else {
+            var context: UnsafeMutablePointer<AVCodecContext>? = context
+            avcodec_free_context(&context)
+            throw CodecError(.openFailed, "could not open the \(codec.rawValue) decoder: \(CodecError.text(opened))")
+        }
+        self.context = context
+        self.packet = packet
+        self.frame = frame
+    }
+
+    deinit {
+        var context: UnsafeMutablePointer<AVCodecContext>? = context
+        avcodec_free_context(&context)
+        var packet: UnsafeMutablePointer<AVPacket>? = packet
+        av_packet_free(&packet)
+        var frame: UnsafeMutablePointer<AVFrame>? = frame
+        av_frame_free(&frame)
+    }
+
+    /// Decodes one encoded frame and calls `body` with every frame it yields (none while the
+    /// decoder is filling its pipeline, one usually). With `output: false` the frame is decoded
+    /// — so later frames that reference it decode correctly — but not handed out.
+    ///
+    /// - Throws: ``CodecError`` with ``CodecError/Code/invalidData`` for a frame libavcodec
+    ///   rejects; the decoder stays usable.
+    public func decode(_ bytes: [UInt8], output: Bool = true, _ body: (borrowing DecodedFrame) -> Void = { _ in }) throws(CodecError) {
+        let start = clock.now
+        av_packet_unref(packet)
+        guard av_new_packet(packet, Int32(bytes.count)) >= 0 else {
+            throw CodecError(.library(playout_averror_einval()), "could not allocate a packet of \(bytes.count) bytes")
+        }
+        bytes.withUnsafeBufferPointer { packet.pointee.data.update(from: $0.baseAddress!, count: bytes.count) }
+        let sent = avcodec_send_packet(context, packet)
+        if sent < 0, sent != playout_averror_eagain() {
+            statistics.decodeErrors += 1
+            throw CodecError(sent == playout_averror_invaliddata() ? .invalidData : .library(sent),
+                             "\(codec.rawValue) decoder rejected a frame of \(bytes.count) bytes: \(CodecError.text(sent))")
+        }
+        try receiveFrames(start: start, output: output, body)
+    }
+
+    /// Drains the frames the decoder still holds (end of stream), then resets it so decoding can
+    /// start again (e.g. at the next key frame after a jump).
+    public func flush(_ body: (borrowing DecodedFrame) -> Void = { _ in }) throws(CodecError) {
+        let start = clock.now
+        _ = avcodec_send_packet(context, nil)
+        try receiveFrames(start: start, output: true, body)
+        avcodec_flush_buffers(context)
+    }
+
+    private func receiveFrames(start: MonotonicInstant, output: Bool, _ body: (borrowing DecodedFrame) -> Void) throws(CodecError) {
+        while true {
+            let received = avcodec_receive_frame(context, frame)
+            if received == playout_averror_eagain() || received == playout_averror_eof() { break }
+            if received < 0 {
+                statistics.decodeErrors += 1
+                throw CodecError(received == playout_averror_invaliddata() ? .invalidData : .library(received),
+                                 "\(codec.rawValue) decoding failed: \(CodecError.text(received))")
+            }
+            let elapsed = start.duration(to: clock.now)
+            statistics.framesDecoded += 1
+            if frame.pointee.key_frame != 0 { statistics.keyFramesDecoded += 1 }
+            statistics.totalDecodeTime += elapsed
+            if output { body(DecodedFrame(frame: frame, decodeTime: elapsed)) }
+            av_frame_unref(frame)
+        }
+    }
+
+    /// The MD5 of `bytes` as lowercase hex, through libavutil.
+    static func md5(_ bytes: [UInt8]) -> String {
+        var digest = [UInt8](repeating: 0, count: 16)
+        bytes.withUnsafeBufferPointer { av_md5_sum(&digest, $0.baseAddress, $0.count) }
+        return digest.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+    }
+}
+
+extension Codec {
+    /// libavcodec's identifier of this codec.
+    var avCodecID: AVCodecID {
+        switch self {
+        case .h264: AV_CODEC_ID_H264
+        case .h265: AV_CODEC_ID_HEVC
+        case .vp8: AV_CODEC_ID_VP8
+        case .vp9: AV_CODEC_ID_VP9
+        case .av1: AV_CODEC_ID_AV1
+        case .opus: AV_CODEC_ID_OPUS
+        case .aac: AV_CODEC_ID_AAC
+        case .pcmu: AV_CODEC_ID_PCM_MULAW
+        case .pcma: AV_CODEC_ID_PCM_ALAW
+        }
+    }
+}

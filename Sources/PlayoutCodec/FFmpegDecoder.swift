@@ -75,24 +75,7 @@ public struct DecodedFrame: ~Copyable {
     /// The MD5 of a picture's pixels packed without padding (planes in order, rows tight) — what
     /// `ffmpeg -f framemd5` prints for the same decoded video frame. Nil for audio.
     public var pictureMD5: String? {
-        guard frame.pointee.width > 0 else { return nil }
-        let format = AVPixelFormat(rawValue: frame.pointee.format)
-        let size = av_image_get_buffer_size(format, frame.pointee.width, frame.pointee.height, 1)
-        guard size > 0 else { return nil }
-        var buffer = [UInt8](repeating: 0, count: Int(size))
-        let copied = buffer.withUnsafeMutableBufferPointer { output in
-            withUnsafePointer(to: frame.pointee.data) { data in
-                withUnsafePointer(to: frame.pointee.linesize) { linesize in
-                    data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { planes in
-                        linesize.withMemoryRebound(to: Int32.self, capacity: 8) { strides in
-                            av_image_copy_to_buffer(output.baseAddress, size, planes, strides, format, frame.pointee.width, frame.pointee.height, 1)
-                        }
-                    }
-                }
-            }
-        }
-        guard copied == size else { return nil }
-        return FFmpegDecoder.md5(buffer)
+        packedPicture().map(FFmpegDecoder.md5)
     }
 }
 

@@ -22,31 +22,6 @@ struct IntakeInteropTests {
         return (video, audio)
     }
 
-    /// The NAL units of an Annex B access unit, without start codes (3- and 4-byte start codes
-    /// are equivalent framing).
-    static func nalUnits(_ accessUnit: [UInt8]) -> [[UInt8]] {
-        var units: [[UInt8]] = []
-        var start: Int?
-        var index = 0
-        while index + 2 < accessUnit.count {
-            if accessUnit[index] == 0, accessUnit[index + 1] == 0, accessUnit[index + 2] == 1 {
-                if let start { units.append(trimmed(accessUnit[start..<index])) }
-                index += 3
-                start = index
-            } else {
-                index += 1
-            }
-        }
-        if let start { units.append(trimmed(accessUnit[start...])) }
-        return units
-    }
-
-    static func trimmed(_ unit: ArraySlice<UInt8>) -> [UInt8] {
-        var unit = unit
-        while unit.last == 0 { unit.removeLast() }
-        return Array(unit)
-    }
-
     /// Receives on two ports until `process` exits and the sockets stay quiet for one timeout.
     static func receive(_ receivers: [UDPReceiver], while process: Process) throws -> [[[UInt8]]] {
         var datagrams = Array(repeating: [[UInt8]](), count: receivers.count)
@@ -141,7 +116,7 @@ struct IntakeInteropTests {
         #expect(expectedVideo.count == 60)
         #expect(videoFrames.count == expectedVideo.count)
         for (index, (frame, expected)) in zip(videoFrames, expectedVideo).enumerated() {
-            #expect(Self.nalUnits(frame.bytes) == Self.nalUnits(expected), "access unit \(index)")
+            #expect(AnnexB.nalUnits(of: frame.bytes) == AnnexB.nalUnits(of: expected), "access unit \(index)")
         }
         #expect(videoFrames.filter(\.isKeyframe).count == 2)
         let expectedAudio = try FFmpeg.packetChecksums(of: audio)

@@ -1,3 +1,5 @@
+import PlayoutCore
+
 /// What differs between the H.264 (RFC 6184) and H.265 (RFC 7798) packetizations: the length of
 /// the NAL unit header and how aggregation and fragmentation headers are built from it.
 protocol NALUnitHeaderFormat {

@@ -1,0 +1,205 @@
+internal import CFFmpeg
+public import PlayoutCore
+
+/// Encodes video (H.264 through libx264 with zero-latency tuning, VP8 through libvpx) and audio
+/// (Opus through libopus) for the test publisher.
+///
+/// Every encoded packet comes out as an ``EncodedFrame`` in the framing the RTP packetizers take
+/// (Annex B for H.264, raw frames for VP8 and Opus), timestamped in the codec's RTP clock
+/// (90 kHz video, 48 kHz Opus). Owned by one task (not `Sendable`).
+public final class FFmpegEncoder {
+    /// Video encoder settings.
+    public struct VideoSettings: Equatable, Sendable {
+        public var codec: Codec
+        public var width: Int
+        public var height: Int
+        public var frameRate: Int
+        /// Target bitrate in bits per second.
+        public var bitrate: Int
+        /// Frames between key frames.
+        public var keyframeInterval: Int
+
+        public init(codec: Codec = .h264, width: Int = 1280, height: Int = 720, frameRate: Int = 30, bitrate: Int = 2_500_000, keyframeInterval: Int = 60) {
+            self.codec = codec
+            self.width = width
+            self.height = height
+            self.frameRate = frameRate
+            self.bitrate = bitrate
+            self.keyframeInterval = keyframeInterval
+        }
+    }
+
+    /// Audio encoder settings.
+    public struct AudioSettings: Equatable, Sendable {
+        public var codec: Codec
+        public var sampleRate: Int
+        public var channelCount: Int
+        public var bitrate: Int
+
+        public init(codec: Codec = .opus, sampleRate: Int = 48_000, channelCount: Int = 2, bitrate: Int = 64_000) {
+            self.codec = codec
+            self.sampleRate = sampleRate
+            self.channelCount = channelCount
+            self.bitrate = bitrate
+        }
+    }
+
+    public let codec: Codec
+    /// The RTP clock rate of the frames produced.
+    public let clockRate: Int32
+    /// Samples per channel each audio input must have (the codec's frame size), 0 for video.
+    public let audioFrameSize: Int
+
+    private let context: UnsafeMutablePointer<AVCodecContext>
+    private let frame: UnsafeMutablePointer<AVFrame>
+    private let packet: UnsafeMutablePointer<AVPacket>
+    private let track: TrackID
+
+    /// Opens a video encoder.
+    ///
+    /// - Throws: ``CodecError`` when this FFmpeg lacks the encoder (libx264, libvpx) or refuses
+    ///   the settings.
+    public init(video settings: VideoSettings, track: TrackID = 0) throws(CodecError) {
+        codec = settings.codec
+        clockRate = 90_000
+        audioFrameSize = 0
+        self.track = track
+        let name = settings.codec == .vp8 ? "libvpx" : settings.codec == .h264 ? "libx264" : ""
+        guard let encoder = avcodec_find_encoder_by_name(name) else {
+            throw CodecError(.decoderNotFound, "this FFmpeg has no \(name.isEmpty ? settings.codec.rawValue : name) encoder: video test streams are H.264 or VP8")
+        }
+        guard let context = avcodec_alloc_context3(encoder), let frame = av_frame_alloc(), let packet = av_packet_alloc() else {
+            throw CodecError(.openFailed, "out of memory opening \(name)")
+        }
+        self.context = context
+        self.frame = frame
+        self.packet = packet
+        context.pointee.width = Int32(settings.width)
+        context.pointee.height = Int32(settings.height)
+        context.pointee.pix_fmt = AV_PIX_FMT_YUV420P
+        context.pointee.time_base = AVRational(num: 1, den: 90_000)
+        context.pointee.framerate = AVRational(num: Int32(settings.frameRate), den: 1)
+        context.pointee.bit_rate = Int64(settings.bitrate)
+        context.pointee.gop_size = Int32(settings.keyframeInterval)
+        context.pointee.max_b_frames = 0
+        context.pointee.thread_count = 2
+        if settings.codec == .h264 {
+            av_opt_set(context.pointee.priv_data, "preset", "veryfast", 0)
+            av_opt_set(context.pointee.priv_data, "tune", "zerolatency", 0)
+            // Parameter sets with every key frame, so a receiver can join at any key frame.
+            av_opt_set(context.pointee.priv_data, "x264-params", "repeat-headers=1", 0)
+        } else {
+            av_opt_set(context.pointee.priv_data, "deadline", "realtime", 0)
+            av_opt_set(context.pointee.priv_data, "lag-in-frames", "0", 0)
+        }
+        try Self.open(context, encoder, name: name)
+        frame.pointee.format = AV_PIX_FMT_YUV420P.rawValue
+        frame.pointee.width = context.pointee.width
+        frame.pointee.height = context.pointee.height
+        guard av_frame_get_buffer(frame, 0) >= 0 else { throw CodecError(.openFailed, "out of memory for \(name) frames") }
+    }
+
+    /// Opens an audio encoder (Opus).
+    public init(audio settings: AudioSettings, track: TrackID = 1) throws(CodecError) {
+        codec = settings.codec
+        clockRate = Int32(settings.sampleRate)
+        self.track = track
+        guard let encoder = avcodec_find_encoder_by_name(settings.codec == .opus ? "libopus" : "") else {
+            throw CodecError(.decoderNotFound, "this FFmpeg has no libopus encoder: audio test streams are Opus")
+        }
+        guard let context = avcodec_alloc_context3(encoder), let frame = av_frame_alloc(), let packet = av_packet_alloc() else {
+            throw CodecError(.openFailed, "out of memory opening libopus")
+        }
+        self.context = context
+        self.frame = frame
+        self.packet = packet
+        context.pointee.sample_rate = Int32(settings.sampleRate)
+        context.pointee.sample_fmt = AV_SAMPLE_FMT_FLT
+        av_channel_layout_default(&context.pointee.ch_layout, Int32(settings.channelCount))
+        context.pointee.bit_rate = Int64(settings.bitrate)
+        context.pointee.time_base = AVRational(num: 1, den: Int32(settings.sampleRate))
+        try Self.open(context, encoder, name: "libopus")
+        audioFrameSize = Int(context.pointee.frame_size)
+        frame.pointee.format = AV_SAMPLE_FMT_FLT.rawValue
+        frame.pointee.nb_samples = context.pointee.frame_size
+        av_channel_layout_copy(&frame.pointee.ch_layout, &context.pointee.ch_layout)
+        frame.pointee.sample_rate = context.pointee.sample_rate
+        guard av_frame_get_buffer(frame, 0) >= 0 else { throw CodecError(.openFailed, "out of memory for libopus frames") }
+    }
+
+    private static func open(_ context: UnsafeMutablePointer<AVCodecContext>, _ encoder: UnsafePointer<AVCodec>, name: String) throws(CodecError) {
+        let opened = avcodec_open2(context, encoder, nil)
+        guard opened >= 0 else { throw CodecError(.openFailed, "could not open \(name): \(CodecError.text(opened))") }
+    }
+
+    deinit {
+        var context: UnsafeMutablePointer<AVCodecContext>? = context
+        avcodec_free_context(&context)
+        var frame: UnsafeMutablePointer<AVFrame>? = frame
+        av_frame_free(&frame)
+        var packet: UnsafeMutablePointer<AVPacket>? = packet
+        av_packet_free(&packet)
+    }
+
+    /// Encodes one packed YUV 4:2:0 picture (e.g. from ``TestPattern``) presented at `timestamp`
+    /// (90 kHz ticks); calls `body` with each frame the encoder emits.
+    public func encode(picture: [UInt8], timestamp: Int64, _ body: (EncodedFrame) -> Void) throws(CodecError) {
+        let width = Int(context.pointee.width)
+        let height = Int(context.pointee.height)
+        guard picture.count == width * height * 3 / 2 else {
+            throw CodecError(.invalidData, "a \(width)×\(height) picture has \(width * height * 3 / 2) bytes, not \(picture.count)")
+        }
+        guard av_frame_make_writable(frame) >= 0 else { throw CodecError(.openFailed, "out of memory for a frame") }
+        picture.withUnsafeBufferPointer { source in
+            let planes = [(frame.pointee.data.0, frame.pointee.linesize.0, 0, width, height),
+                          (frame.pointee.data.1, frame.pointee.linesize.1, width * height, width / 2, height / 2),
+                          (frame.pointee.data.2, frame.pointee.linesize.2, width * height * 5 / 4, width / 2, height / 2)]
+            for (destination, stride, offset, planeWidth, planeHeight) in planes {
+                guard let destination else { continue }
+                for row in 0..<planeHeight {
+                    (destination + row * Int(stride)).update(from: source.baseAddress! + offset + row * planeWidth, count: planeWidth)
+                }
+            }
+        }
+        frame.pointee.pts = timestamp
+        try send(frame, body)
+    }
+
+    /// Encodes one block of interleaved float samples (``audioFrameSize`` per channel) whose first
+    /// sample is at `timestamp` (sample ticks).
+    public func encode(samples: [Float], timestamp: Int64, _ body: (EncodedFrame) -> Void) throws(CodecError) {
+        let channels = Int(context.pointee.ch_layout.nb_channels)
+        guard samples.count == audioFrameSize * channels else {
+            throw CodecError(.invalidData, "an audio block has \(audioFrameSize) samples per channel × \(channels), not \(samples.count) samples")
+        }
+        guard av_frame_make_writable(frame) >= 0, let data = frame.pointee.data.0 else { throw CodecError(.openFailed, "out of memory for a frame") }
+        samples.withUnsafeBytes { UnsafeMutableRawPointer(data).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        frame.pointee.pts = timestamp
+        try send(frame, body)
+    }
+
+    /// Drains the frames the encoder still holds (end of stream).
+    public func flush(_ body: (EncodedFrame) -> Void) throws(CodecError) {
+        try send(nil, body)
+    }
+
+    private func send(_ frame: UnsafeMutablePointer<AVFrame>?, _ body: (EncodedFrame) -> Void) throws(CodecError) {
+        let sent = avcodec_send_frame(context, frame)
+        guard sent >= 0 || sent == playout_averror_eof() else {
+            throw CodecError(.library(sent), "\(codec.rawValue) encoding failed: \(CodecError.text(sent))")
+        }
+        while true {
+            let received = avcodec_receive_packet(context, packet)
+            if received == playout_averror_eagain() || received == playout_averror_eof() { return }
+            guard received >= 0 else { throw CodecError(.library(received), "\(codec.rawValue) encoding failed: \(CodecError.text(received))") }
+            let bytes = packet.pointee.data.map { Array(UnsafeBufferPointer(start: $0, count: Int(packet.pointee.size))) } ?? []
+            let timestamp = packet.pointee.pts == Int64.min ? 0 : packet.pointee.pts
+            let isKey = packet.pointee.flags & 1 != 0 || codec.kind == .audio
+            av_packet_unref(packet)
+            body(EncodedFrame(
+                track: track, codec: codec, mediaTime: MediaTime(ticks: timestamp, clockRate: clockRate),
+                firstArrival: .zero, lastArrival: .zero, isKeyframe: isKey, bytes: bytes
+            ))
+        }
+    }
+}

@@ -14,21 +14,12 @@ extension FFmpeg {
     static func captureRTP(
         sending file: URL, inputOptions: [String] = [], outputOptions: [String] = [], urlQuery: String = ""
     ) throws -> [[UInt8]] {
-        let socket = try LoopbackReceiver()
-        defer { socket.close() }
+        let receiver = try UDPReceiver(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
         let arguments = inputOptions + ["-i", file.path, "-map", "0:0", "-c", "copy"] + outputOptions
-            + ["-f", "rtp", "rtp://127.0.0.1:\(socket.port)\(urlQuery)"]
+            + ["-f", "rtp", "rtp://127.0.0.1:\(receiver.localAddress.port)\(urlQuery)"]
         let process = try start(arguments, captureOutput: false)
         let deadline = ContinuousClock.now + .seconds(60)
-        var datagrams: [[UInt8]] = []
-        var drained = false
-        while !drained, ContinuousClock.now < deadline {
-            if let datagram = socket.receive() {
-                datagrams.append(datagram)
-            } else if !process.isRunning {
-                drained = true  // one receive timeout after ffmpeg exited: nothing more in flight
-            }
-        }
+        let datagrams = try collect(from: [receiver], while: process)[0]
         try finish(process, arguments: arguments, deadline: deadline)
         var unwrapper = SequenceNumberUnwrapper()
         let packets = datagrams.filter { $0.count >= 12 && !(72...76).contains($0[1] & 0x7F) }
@@ -36,6 +27,26 @@ extension FFmpeg {
             .map { (unwrapper.unwrap(SequenceNumber(rawValue: UInt16($0[2]) << 8 | UInt16($0[3]))), $0) }
             .sorted { $0.0 < $1.0 }
             .map(\.1)
+    }
+
+    /// Receives with Playout's own UDP receivers until `process` exits and the sockets stay quiet
+    /// for two 100 ms timeouts, or `limit` passes; returns each receiver's datagrams in arrival
+    /// order.
+    static func collect(from receivers: [UDPReceiver], while process: Process, limit: Duration = .seconds(60)) throws -> [[[UInt8]]] {
+        var datagrams = Array(repeating: [[UInt8]](), count: receivers.count)
+        let deadline = ContinuousClock.now + limit
+        var quiet = 0
+        while ContinuousClock.now < deadline {
+            var got = 0
+            for (index, receiver) in receivers.enumerated() {
+                got += try receiver.receive(timeout: .milliseconds(100)) { datagrams[index].append(Array($0.bytes)) }
+            }
+            if got == 0, !process.isRunning {
+                quiet += 1
+                if quiet >= 2 { break }
+            }
+        }
+        return datagrams
     }
 
     /// Parses `datagrams` and pushes them through `depacketizer`, returning every frame.
@@ -51,51 +62,6 @@ extension FFmpeg {
         return frames
     }
 
-}
-
-/// A UDP socket bound to 127.0.0.1 on an ephemeral port, with a 4 MiB receive buffer and a
-/// 200 ms receive timeout so a test can never hang on it.
-struct LoopbackReceiver {
-    let descriptor: Int32
-    let port: UInt16
-
-    init() throws {
-        let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        guard descriptor >= 0 else { throw FFmpeg.Failure(description: "socket() failed: errno \(errno)") }
-        var bufferSize: Int32 = 4 << 20
-        _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &bufferSize, socklen_t(MemoryLayout<Int32>.size))
-        _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVBUFFORCE, &bufferSize, socklen_t(MemoryLayout<Int32>.size))
-        var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
-        _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                bind(descriptor, socketAddress, length) == 0 && getsockname(descriptor, socketAddress, &length) == 0
-            }
-        }
-        guard bound else {
-            Glibc.close(descriptor)
-            throw FFmpeg.Failure(description: "binding a loopback UDP socket failed: errno \(errno)")
-        }
-        self.descriptor = descriptor
-        port = UInt16(bigEndian: address.sin_port)
-    }
-
-    /// The next datagram, or nil after the receive timeout.
-    func receive() -> [UInt8]? {
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-        guard count >= 0 else { return nil }
-        return Array(buffer[0..<count])
-    }
-
-    func close() {
-        Glibc.close(descriptor)
-    }
 }
 
 extension EncodedFrame {

@@ -22,24 +22,6 @@ struct IntakeInteropTests {
         return (video, audio)
     }
 
-    /// Receives on two ports until `process` exits and the sockets stay quiet for one timeout.
-    static func receive(_ receivers: [UDPReceiver], while process: Process) throws -> [[[UInt8]]] {
-        var datagrams = Array(repeating: [[UInt8]](), count: receivers.count)
-        let deadline = ContinuousClock.now + .seconds(60)
-        var quiet = 0
-        while ContinuousClock.now < deadline {
-            var got = 0
-            for (index, receiver) in receivers.enumerated() {
-                got += try receiver.receive(timeout: .milliseconds(100)) { datagrams[index].append(Array($0.bytes)) }
-            }
-            if got == 0, !process.isRunning {
-                quiet += 1
-                if quiet >= 2 { break }
-            }
-        }
-        return datagrams
-    }
-
     /// Unprotects (when `session` is given), drops RTCP, sorts by sequence number and
     /// depacketizes.
     static func frames<D: Depacketizer>(
@@ -80,7 +62,7 @@ struct IntakeInteropTests {
                 + ["-map", "1:a", "-c", "copy"] + output(audioReceiver.localAddress.port) + ["-sdp_file", sdpFile.path],
             captureOutput: false
         )
-        let datagrams = try Self.receive([videoReceiver, audioReceiver], while: process)
+        let datagrams = try FFmpeg.collect(from: [videoReceiver, audioReceiver], while: process)
         #expect(process.terminationStatus == 0)
 
         // The SDP ffmpeg wrote says what each port carries and, for SRTP, the key.
@@ -136,7 +118,7 @@ struct IntakeInteropTests {
             ? ["-f", "rtp", "-srtp_out_suite", "AES_CM_128_HMAC_SHA1_32", "-srtp_out_params", key.base64, "srtp://127.0.0.1:\(receiver.localAddress.port)"]
             : ["-f", "rtp", "rtp://127.0.0.1:\(receiver.localAddress.port)"]
         let process = try FFmpeg.start(["-i", clip.path, "-c", "copy"] + output + ["-sdp_file", sdpFile.path], captureOutput: false)
-        let datagrams = try Self.receive([receiver], while: process)
+        let datagrams = try FFmpeg.collect(from: [receiver], while: process)
         let media = try #require(try SessionDescription(parsing: String(contentsOf: sdpFile, encoding: .utf8)).media.first)
         #expect(media.rtpMap(for: try #require(media.payloadTypes.first))?.encodingName.uppercased() == "VP8")
         let session = try media.crypto.first.map { try SRTPSession(keyingMaterial: SRTPKeyingMaterial(crypto: $0), direction: .inbound) }

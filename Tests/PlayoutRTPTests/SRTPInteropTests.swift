@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Foundation
 import PlayoutRTP
+import PlayoutTesting
 import Testing
 
 /// The `ffmpeg` executable on PATH, if any.
@@ -19,55 +20,11 @@ let srtpInteropFFmpeg: String? = {
 struct SRTPInteropTests {
     static var ffmpeg: String? { srtpInteropFFmpeg }
 
-    /// A UDP socket bound to 127.0.0.1 on an ephemeral port, with a receive timeout so reads never hang.
-    final class UDPReceiver {
-        let descriptor: Int32
-        let port: UInt16
-
-        init() throws {
-            #if canImport(Glibc)
-            let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-            #else
-            let descriptor = socket(AF_INET, SOCK_DGRAM, 0)
-            #endif
-            guard descriptor >= 0 else { throw POSIXError(.EIO) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = 0
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                    bind(descriptor, address, length) == 0 && getsockname(descriptor, address, &length) == 0
-                }
-            }
-            guard bound else {
-                close(descriptor)
-                throw POSIXError(.EADDRNOTAVAIL)
-            }
-            self.descriptor = descriptor
-            port = UInt16(bigEndian: address.sin_port)
-            var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
-            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            var bufferSize: Int32 = 4 << 20
-            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &bufferSize, socklen_t(MemoryLayout<Int32>.size))
-        }
-
-        deinit { close(descriptor) }
-
-        /// One datagram, or nil after the receive timeout.
-        func receive() -> [UInt8]? {
-            var buffer = [UInt8](repeating: 0, count: 65_536)
-            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-            guard count >= 0 else { return nil }
-            return Array(buffer[..<count])
-        }
-    }
-
     /// Runs ffmpeg sending one second of 160×120 H.264 as SRTP (RTCP muxed onto the same port) and
     /// returns every datagram received, within a 30-second deadline.
     static func receiveFromFFmpeg(keys: SRTPKeyingMaterial) throws -> (datagrams: [[UInt8]], status: Int32) {
-        let receiver = try UDPReceiver()
+        let receiver = try UDPReceiver(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
+        let port = receiver.localAddress.port
         let process = Process()
         process.executableURL = URL(fileURLWithPath: ffmpeg!)
         process.arguments = [
@@ -75,19 +32,11 @@ struct SRTPInteropTests {
             "-f", "lavfi", "-i", "testsrc=size=160x120:rate=30", "-t", "1",
             "-c:v", "libx264", "-f", "rtp",
             "-srtp_out_suite", keys.suite.name, "-srtp_out_params", keys.base64,
-            "srtp://127.0.0.1:\(receiver.port)?rtcpport=\(receiver.port)",
+            "srtp://127.0.0.1:\(port)?rtcpport=\(port)",
         ]
         process.standardOutput = FileHandle.nullDevice  // the SDP ffmpeg prints
         try process.run()
-        let deadline = ContinuousClock.now + .seconds(30)
-        var datagrams: [[UInt8]] = []
-        while ContinuousClock.now < deadline {
-            if let datagram = receiver.receive() {
-                datagrams.append(datagram)
-            } else if !process.isRunning {
-                break  // exited, and a whole receive timeout passed with nothing left to read
-            }
-        }
+        let datagrams = try FFmpeg.collect(from: [receiver], while: process, limit: .seconds(30))[0]
         if process.isRunning { process.terminate() }
         process.waitUntilExit()
         return (datagrams, process.terminationStatus)

@@ -35,6 +35,22 @@ let package = Package(
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .target(name: "CIntakeReference", path: "Sources/CIntakeReference", linkerSettings: [.linkedLibrary("srtp2")]),
+        .target(
+            name: "CDecodeReference", path: "Sources/CDecodeReference",
+            linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("avutil")]
+        ),
+        .executableTarget(
+            name: "Decode",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "PlayoutCore", package: root),
+                .product(name: "PlayoutCodec", package: root),
+                "CDecodeReference",
+            ],
+            path: "Benchmarks/Decode",
+            swiftSettings: settings,
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
         .executableTarget(
             name: "Intake",
             dependencies: [

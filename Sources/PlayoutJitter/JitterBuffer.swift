@@ -29,6 +29,9 @@ public import PlayoutCore
 ///   lost at once, without waiting), then ``PollResult/restart(ssrc:)`` is returned, then the new
 ///   stream's packets. Extended sequence numbers stay contiguous across a restart (the new stream
 ///   continues after the old one's highest), so they only ever grow; timestamps start afresh.
+/// - The first packet starts the stream: one that precedes it and arrives after it was released is
+///   late. Duplicates are recognized while queued and, through the history, for 2^16 sequence
+///   numbers after release.
 /// - Timestamp jumps with continuous sequence numbers (DTX, a paused source) pass straight
 ///   through: only sequence gaps are waited on.
 /// - Memory is bounded by ``JitterBufferConfiguration/maximumBytes`` and
@@ -39,7 +42,9 @@ public import PlayoutCore
 /// Storage is a ring of slots indexed by extended sequence number modulo its capacity (a power of
 /// two that grows on demand up to ``JitterBufferConfiguration/maximumPackets``), an occupancy
 /// bitmap to skip gaps 64 slots at a time, and a 2^16-bit history of released sequence numbers to
-/// tell duplicates from late packets. Steady-state insert/poll: 0 allocations.
+/// tell duplicates from late packets. Steady-state insert/poll: 0 allocations (checked by the
+/// `Jitter` benchmark's malloc counter). The hot path is `@inlinable` so that it is specialized for
+/// the caller's `Payload`.
 ///
 /// ```swift
 /// var buffer = JitterBuffer<[UInt8]>(configuration: .init(clockRate: 90_000))

@@ -63,5 +63,16 @@ let package = Package(
             swiftSettings: settings,
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .executableTarget(
+            name: "Jitter",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "PlayoutCore", package: root),
+                .product(name: "PlayoutJitter", package: root),
+            ],
+            path: "Benchmarks/Jitter",
+            swiftSettings: settings,
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ]
 )

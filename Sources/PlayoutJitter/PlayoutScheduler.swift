@@ -36,29 +36,10 @@ public import PlayoutCore
 /// - Complexity: `enqueue` amortized O(1); `poll` O(1) except when a skip run starts (O(frames
 ///   skipped)).
 public struct PlayoutScheduler<Frame> {
-    /// Scheduling tunables, with their defaults.
-    public struct Configuration: Equatable, Sendable {
-        /// How long before its render time a frame is released for decoding (default 20 ms).
-        public var decodeLead: Duration
-        /// How late a frame may still be rendered instead of skipped (default 20 ms).
-        public var lateTolerance: Duration
-        /// The estimated cost of decoding one frame, for choosing between decode-without-render
-        /// and jumping to the next key frame (default 2 ms: 720p H.264 on one core, live).
-        public var decodeCost: Duration
-        /// The most bytes held (delay × bitrate plus margin); beyond it the oldest frames are
-        /// dropped and counted (default 64 MiB).
-        public var maximumBytes: Int
-
-        public init(
-            decodeLead: Duration = .milliseconds(20), lateTolerance: Duration = .milliseconds(20),
-            decodeCost: Duration = .milliseconds(2), maximumBytes: Int = 64 << 20
-        ) {
-            self.decodeLead = decodeLead
-            self.lateTolerance = lateTolerance
-            self.decodeCost = decodeCost
-            self.maximumBytes = maximumBytes
-        }
-    }
+    /// Scheduling tunables; see ``PlayoutSchedulerConfiguration``.
+    public typealias Configuration = PlayoutSchedulerConfiguration
+    /// Counters; see ``PlayoutSchedulerStatistics``.
+    public typealias Statistics = PlayoutSchedulerStatistics
 
     /// How a skipped frame keeps the decoder consistent.
     public enum SkipMode: Equatable, Sendable {
@@ -79,50 +60,6 @@ public struct PlayoutScheduler<Frame> {
         case wait(until: MonotonicInstant)
         /// No frame is waiting.
         case idle
-    }
-
-    /// Counters and smoothness measures (W3C webrtc-stats names where they exist).
-    public struct Statistics: Equatable, Sendable {
-        public var framesRendered = 0
-        /// Frames skipped because their render time had passed (delay decreases, late arrivals).
-        public var framesSkipped = 0
-        /// How far playout jumped ahead in media time by skipping: the media the viewer never
-        /// saw, measured against the schedule (a 5 s → 1 s decrease skips 4 s).
-        public var totalSkippedDuration: Duration = .zero
-        public var framesDecodedWithoutRender = 0
-        /// Skipped frames not decoded, because a key frame made them unnecessary.
-        public var framesDroppedToKeyFrame = 0
-        /// Frames dropped because the buffer exceeded ``Configuration/maximumBytes``.
-        public var framesDroppedOverflow = 0
-        /// Pauses caused by delay increases, and their total length.
-        public var delayPauseCount = 0
-        public var totalDelayPausesDuration: Duration = .zero
-        /// W3C freezes: a render gap ≥ max(3 × mean gap, mean + 150 ms), not asked for.
-        public var freezeCount = 0
-        public var totalFreezesDuration: Duration = .zero
-        /// W3C pauses: a render gap > 5 s, not asked for.
-        public var pauseCount = 0
-        public var totalPausesDuration: Duration = .zero
-        /// Sum of render gaps and of their squares (W3C totalInterFrameDelay and
-        /// totalSquaredInterFrameDelay), in seconds.
-        public var totalInterFrameDelay: Double = 0
-        public var totalSquaredInterFrameDelay: Double = 0
-        /// Frames and bytes waiting, and the media time they span.
-        public var bufferedFrames = 0
-        public var bufferedBytes = 0
-        public var bufferedDuration: Duration = .zero
-        /// W3C jitterBufferDelay: for every frame released, the time from its arrival to its
-        /// render time, summed (under a 5 s override, each frame adds ≈ 5 s).
-        public var jitterBufferDelay: Duration = .zero
-        /// W3C jitterBufferTargetDelay: the playout delay in effect at each release, summed.
-        public var jitterBufferTargetDelay: Duration = .zero
-        /// W3C jitterBufferMinimumDelay: for each release, how late the frame arrived against the
-        /// fastest path — the delay it needed at least — summed.
-        public var jitterBufferMinimumDelay: Duration = .zero
-        /// W3C jitterBufferEmittedCount: frames released (rendered or skipped).
-        public var jitterBufferEmittedCount = 0
-
-        public init() {}
     }
 
     private struct Entry {
@@ -300,5 +237,88 @@ public struct PlayoutScheduler<Frame> {
             statistics.freezeCount += 1
             statistics.totalFreezesDuration += unexplained
         }
+    }
+}
+
+/// Scheduling tunables, with their defaults.
+public struct PlayoutSchedulerConfiguration: Equatable, Sendable {
+    /// How long before its render time a frame is released for decoding (default 20 ms).
+    public var decodeLead: Duration
+    /// How late a frame may still be rendered instead of skipped (default 20 ms).
+    public var lateTolerance: Duration
+    /// The estimated cost of decoding one frame, for choosing between decode-without-render
+    /// and jumping to the next key frame (default 2 ms: 720p H.264 on one core, live).
+    public var decodeCost: Duration
+    /// The most bytes held (delay × bitrate plus margin); beyond it the oldest frames are
+    /// dropped and counted (default 64 MiB).
+    public var maximumBytes: Int
+
+    public init(
+        decodeLead: Duration = .milliseconds(20), lateTolerance: Duration = .milliseconds(20),
+        decodeCost: Duration = .milliseconds(2), maximumBytes: Int = 64 << 20
+    ) {
+        self.decodeLead = decodeLead
+        self.lateTolerance = lateTolerance
+        self.decodeCost = decodeCost
+        self.maximumBytes = maximumBytes
+    }
+}
+
+/// Counters and smoothness measures (W3C webrtc-stats names where they exist).
+public struct PlayoutSchedulerStatistics: Equatable, Sendable {
+    public var framesRendered = 0
+    /// Frames skipped because their render time had passed (delay decreases, late arrivals).
+    public var framesSkipped = 0
+    /// How far playout jumped ahead in media time by skipping: the media the viewer never
+    /// saw, measured against the schedule (a 5 s → 1 s decrease skips 4 s).
+    public var totalSkippedDuration: Duration = .zero
+    public var framesDecodedWithoutRender = 0
+    /// Skipped frames not decoded, because a key frame made them unnecessary.
+    public var framesDroppedToKeyFrame = 0
+    /// Frames dropped because the buffer exceeded ``PlayoutSchedulerConfiguration/maximumBytes``.
+    public var framesDroppedOverflow = 0
+    /// Pauses caused by delay increases, and their total length.
+    public var delayPauseCount = 0
+    public var totalDelayPausesDuration: Duration = .zero
+    /// W3C freezes: a render gap ≥ max(3 × mean gap, mean + 150 ms), not asked for.
+    public var freezeCount = 0
+    public var totalFreezesDuration: Duration = .zero
+    /// W3C pauses: a render gap > 5 s, not asked for.
+    public var pauseCount = 0
+    public var totalPausesDuration: Duration = .zero
+    /// Sum of render gaps and of their squares (W3C totalInterFrameDelay and
+    /// totalSquaredInterFrameDelay), in seconds.
+    public var totalInterFrameDelay: Double = 0
+    public var totalSquaredInterFrameDelay: Double = 0
+    /// Frames and bytes waiting, and the media time they span.
+    public var bufferedFrames = 0
+    public var bufferedBytes = 0
+    public var bufferedDuration: Duration = .zero
+    /// W3C jitterBufferDelay: for every frame released, the time from its arrival to its
+    /// render time, summed (under a 5 s override, each frame adds ≈ 5 s).
+    public var jitterBufferDelay: Duration = .zero
+    /// W3C jitterBufferTargetDelay: the playout delay in effect at each release, summed.
+    public var jitterBufferTargetDelay: Duration = .zero
+    /// W3C jitterBufferMinimumDelay: for each release, how late the frame arrived against the
+    /// fastest path — the delay it needed at least — summed.
+    public var jitterBufferMinimumDelay: Duration = .zero
+    /// W3C jitterBufferEmittedCount: frames released (rendered or skipped).
+    public var jitterBufferEmittedCount = 0
+
+    public init() {}
+}
+
+/// Everything the playout stage knows about one track, read as one snapshot: the network side
+/// (``JitterBufferStatistics``), the frame side (``PlayoutSchedulerStatistics``) and the playout
+/// delay in effect with its source.
+public struct TrackPlayoutStatistics: Equatable, Sendable {
+    public var network: JitterBufferStatistics
+    public var frames: PlayoutSchedulerStatistics
+    public var playoutDelay: EffectivePlayoutDelay
+
+    public init(network: JitterBufferStatistics, frames: PlayoutSchedulerStatistics, playoutDelay: EffectivePlayoutDelay) {
+        self.network = network
+        self.frames = frames
+        self.playoutDelay = playoutDelay
     }
 }

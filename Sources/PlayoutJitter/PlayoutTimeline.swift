@@ -24,10 +24,15 @@ public struct PlayoutTimeline: Sendable {
         public var windowDuration: Duration
         /// How many window minima the drift fit uses (default 30: the last 30 s).
         public var windowCount: Int
+        /// A transit this much below the fitted path means the sender's media clock jumped ahead
+        /// (not that the network got faster): the timeline starts afresh from that arrival
+        /// (default 1 s). Transits above the path are queuing and never reset it.
+        public var discontinuityThreshold: Duration
 
-        public init(windowDuration: Duration = .seconds(1), windowCount: Int = 30) {
+        public init(windowDuration: Duration = .seconds(1), windowCount: Int = 30, discontinuityThreshold: Duration = .seconds(1)) {
             self.windowDuration = windowDuration
             self.windowCount = max(2, windowCount)
+            self.discontinuityThreshold = discontinuityThreshold
         }
     }
 
@@ -66,10 +71,18 @@ public struct PlayoutTimeline: Sendable {
         slope * 1e6
     }
 
+    /// How many times the media clock jumped ahead and the timeline started afresh.
+    public private(set) var discontinuities = 0
+
     /// Records that media time `mediaTime` arrived at `arrival`.
     public mutating func observe(mediaTime: Duration, arrival: MonotonicInstant) {
         let media = mediaTime.nanoseconds
         let sample = Sample(media: media, transit: arrival.nanoseconds &- media)
+        if !isEmpty, localTime(for: mediaTime).nanoseconds - arrival.nanoseconds > configuration.discontinuityThreshold.nanoseconds {
+            let count = discontinuities + 1
+            reset()
+            discontinuities = count
+        }
         let window = configuration.windowDuration.nanoseconds
         if let end = windowEnd, arrival.nanoseconds >= end {
             if let minimum = windowMinimum { push(minimum) }

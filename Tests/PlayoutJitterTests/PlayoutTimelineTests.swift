@@ -65,6 +65,24 @@ struct PlayoutTimelineTests {
         #expect(abs(after.nanoseconds - before.nanoseconds) < 1_000_000, "moved by \((after.nanoseconds - before.nanoseconds) / 1_000) µs")
     }
 
+    @Test("a media clock that jumps ahead starts the timeline afresh instead of stalling playout")
+    func jumpAhead() {
+        var timeline = PlayoutTimeline()
+        let frame: Int64 = 33_333_333
+        for index in 0..<(40 * 30) {
+            timeline.observe(mediaTime: .nanoseconds(Int64(index) * frame), arrival: MonotonicInstant(nanoseconds: Int64(index) * frame + 20_000_000))
+        }
+        // The sender's timestamps jump an hour ahead; arrivals go on as before.
+        let jumped = Duration.seconds(3_600) + .nanoseconds(1_200 * frame)
+        let arrival = MonotonicInstant(nanoseconds: 1_200 * frame + 20_000_000)
+        timeline.observe(mediaTime: jumped, arrival: arrival)
+        #expect(timeline.discontinuities == 1)
+        #expect(timeline.localTime(for: jumped) == arrival, "due now, not in an hour")
+        // A stall (transits above the path) is queuing, not a discontinuity.
+        timeline.observe(mediaTime: jumped + .nanoseconds(frame), arrival: arrival.advanced(by: .seconds(5)))
+        #expect(timeline.discontinuities == 1)
+    }
+
     @Test("before any window closes, the fastest arrival so far is used")
     func startup() {
         var timeline = PlayoutTimeline()

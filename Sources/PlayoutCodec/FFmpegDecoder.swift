@@ -1,38 +1,25 @@
 internal import CFFmpeg
 public import PlayoutCore
 
-/// An FFmpeg (libavcodec) error at Playout's boundary, with a message that says what happened.
-public struct CodecError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// What went wrong, for programs to act on.
-    public enum Code: Equatable, Sendable {
-        /// This FFmpeg build has no decoder for the codec.
-        case decoderNotFound
-        /// libavcodec refused to open or configure the decoder.
-        case openFailed
-        /// A frame could not be decoded (corrupt or truncated); decoding goes on with the next.
-        case invalidData
-        /// Any other libavcodec failure.
-        case library(Int32)
-    }
+/// An FFmpeg error at Playout's boundary: a ``PlayoutError`` with one of the codes below.
+public typealias CodecError = PlayoutError
 
-    public var code: Code
-    public var message: String
+extension PlayoutError.Code {
+    /// This FFmpeg build has no decoder (or encoder) for the codec.
+    public static let decoderNotFound = Self("decoderNotFound")
+    /// libavcodec or libavformat refused to open or configure something.
+    public static let openFailed = Self("openFailed")
+    /// A frame could not be decoded (corrupt or truncated); decoding goes on with the next.
+    public static let invalidData = Self("invalidData")
+    /// Any other FFmpeg failure (the message has FFmpeg's text).
+    public static let library = Self("library")
+}
 
-    public init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
-
-    public var description: String {
-        message
-    }
-
-    /// FFmpeg's text for an AVERROR code.
-    static func text(_ error: Int32) -> String {
-        var buffer = [CChar](repeating: 0, count: 256)
-        playout_error_string(error, &buffer, buffer.count)
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
+/// FFmpeg's text for an AVERROR code.
+func ffmpegErrorText(_ error: Int32) -> String {
+    var buffer = [CChar](repeating: 0, count: 256)
+    playout_error_string(error, &buffer, buffer.count)
+    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
 /// A decoded picture or block of audio samples, lent to the callback that receives it: it cannot
@@ -162,7 +149,7 @@ public final class FFmpegDecoder {
         guard opened >= 0, let packet = av_packet_alloc(), let frame = av_frame_alloc() else {
             var context: UnsafeMutablePointer<AVCodecContext>? = context
             avcodec_free_context(&context)
-            throw CodecError(.openFailed, "could not open the \(codec.rawValue) decoder: \(CodecError.text(opened))")
+            throw CodecError(.openFailed, "could not open the \(codec.rawValue) decoder: \(ffmpegErrorText(opened))")
         }
         self.context = context
         self.packet = packet
@@ -188,14 +175,14 @@ public final class FFmpegDecoder {
         let start = clock.now
         av_packet_unref(packet)
         guard av_new_packet(packet, Int32(bytes.count)) >= 0 else {
-            throw CodecError(.library(playout_averror_einval()), "could not allocate a packet of \(bytes.count) bytes")
+            throw CodecError(.library, "could not allocate a packet of \(bytes.count) bytes")
         }
         bytes.withUnsafeBufferPointer { packet.pointee.data.update(from: $0.baseAddress!, count: bytes.count) }
         let sent = avcodec_send_packet(context, packet)
         if sent < 0, sent != playout_averror_eagain() {
             statistics.decodeErrors += 1
-            throw CodecError(sent == playout_averror_invaliddata() ? .invalidData : .library(sent),
-                             "\(codec.rawValue) decoder rejected a frame of \(bytes.count) bytes: \(CodecError.text(sent))")
+            throw CodecError(sent == playout_averror_invaliddata() ? .invalidData : .library,
+                             "\(codec.rawValue) decoder rejected a frame of \(bytes.count) bytes: \(ffmpegErrorText(sent))")
         }
         try receiveFrames(start: start, output: output, body)
     }
@@ -215,8 +202,8 @@ public final class FFmpegDecoder {
             if received == playout_averror_eagain() || received == playout_averror_eof() { break }
             if received < 0 {
                 statistics.decodeErrors += 1
-                throw CodecError(received == playout_averror_invaliddata() ? .invalidData : .library(received),
-                                 "\(codec.rawValue) decoding failed: \(CodecError.text(received))")
+                throw CodecError(received == playout_averror_invaliddata() ? .invalidData : .library,
+                                 "\(codec.rawValue) decoding failed: \(ffmpegErrorText(received))")
             }
             let elapsed = start.duration(to: clock.now)
             statistics.framesDecoded += 1

@@ -54,13 +54,13 @@ public final class FFmpegDemuxer {
         var format: UnsafeMutablePointer<AVFormatContext>?
         let opened = avformat_open_input(&format, url, nil, &dictionary)
         guard opened >= 0, let format else {
-            throw CodecError(.openFailed, "cannot open \(url): \(CodecError.text(opened))")
+            throw CodecError(.openFailed, "cannot open \(url): \(ffmpegErrorText(opened))")
         }
         let found = avformat_find_stream_info(format, nil)
         guard found >= 0, let packet = av_packet_alloc() else {
             var closing: UnsafeMutablePointer<AVFormatContext>? = format
             avformat_close_input(&closing)
-            throw CodecError(.openFailed, "cannot read the streams of \(url): \(CodecError.text(found))")
+            throw CodecError(.openFailed, "cannot read the streams of \(url): \(ffmpegErrorText(found))")
         }
         self.format = format
         self.packet = packet
@@ -120,7 +120,7 @@ public final class FFmpegDemuxer {
                 try drainFilters()
                 return pending.isEmpty ? nil : pending.removeFirst()
             }
-            if result < 0 { throw CodecError(.library(result), "reading \(url) failed: \(CodecError.text(result))") }
+            if result < 0 { throw CodecError(.library, "reading \(url) failed: \(ffmpegErrorText(result))") }
             let index = Int(packet.pointee.stream_index)
             guard index < streams.count, streams[index].codec != nil else { continue }
             if let filter = filters[index] {

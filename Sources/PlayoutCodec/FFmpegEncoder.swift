@@ -129,7 +129,7 @@ public final class FFmpegEncoder {
 
     private static func open(_ context: UnsafeMutablePointer<AVCodecContext>, _ encoder: UnsafePointer<AVCodec>, name: String) throws(CodecError) {
         let opened = avcodec_open2(context, encoder, nil)
-        guard opened >= 0 else { throw CodecError(.openFailed, "could not open \(name): \(CodecError.text(opened))") }
+        guard opened >= 0 else { throw CodecError(.openFailed, "could not open \(name): \(ffmpegErrorText(opened))") }
     }
 
     deinit {
@@ -186,12 +186,12 @@ public final class FFmpegEncoder {
     private func send(_ frame: UnsafeMutablePointer<AVFrame>?, _ body: (EncodedFrame) -> Void) throws(CodecError) {
         let sent = avcodec_send_frame(context, frame)
         guard sent >= 0 || sent == playout_averror_eof() else {
-            throw CodecError(.library(sent), "\(codec.rawValue) encoding failed: \(CodecError.text(sent))")
+            throw CodecError(.library, "\(codec.rawValue) encoding failed: \(ffmpegErrorText(sent))")
         }
         while true {
             let received = avcodec_receive_packet(context, packet)
             if received == playout_averror_eagain() || received == playout_averror_eof() { return }
-            guard received >= 0 else { throw CodecError(.library(received), "\(codec.rawValue) encoding failed: \(CodecError.text(received))") }
+            guard received >= 0 else { throw CodecError(.library, "\(codec.rawValue) encoding failed: \(ffmpegErrorText(received))") }
             let bytes = packet.pointee.data.map { Array(UnsafeBufferPointer(start: $0, count: Int(packet.pointee.size))) } ?? []
             let timestamp = packet.pointee.pts == Int64.min ? 0 : packet.pointee.pts
             let isKey = packet.pointee.flags & 1 != 0 || codec.kind == .audio

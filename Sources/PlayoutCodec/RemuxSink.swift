@@ -47,7 +47,7 @@ public final class RemuxSink {
         var format: UnsafeMutablePointer<AVFormatContext>?
         let allocated = avformat_alloc_output_context2(&format, nil, nil, path)
         guard allocated >= 0, let format, let packet = av_packet_alloc() else {
-            throw SinkError("cannot write \(path): libavformat has no muxer for it (\(CodecError.text(allocated)))")
+            throw SinkError("cannot write \(path): libavformat has no muxer for it (\(ffmpegErrorText(allocated)))")
         }
         self.path = path
         self.streams = streams
@@ -67,7 +67,7 @@ public final class RemuxSink {
             if !description.extradata.isEmpty { Self.setExtradata(description.extradata, on: parameters) }
         }
         let opened = avio_open(&format.pointee.pb, path, 2)  // AVIO_FLAG_WRITE
-        guard opened >= 0 else { throw SinkError("cannot write \(path): \(CodecError.text(opened))") }
+        guard opened >= 0 else { throw SinkError("cannot write \(path): \(ffmpegErrorText(opened))") }
     }
 
     deinit {
@@ -101,7 +101,7 @@ public final class RemuxSink {
                 }
             }
             let written = avformat_write_header(format, nil)
-            guard written >= 0 else { throw SinkError("cannot start \(path): \(CodecError.text(written))") }
+            guard written >= 0 else { throw SinkError("cannot start \(path): \(ffmpegErrorText(written))") }
             headerWritten = true
         }
         guard let stream = format.pointee.streams[index] else { throw SinkError("no stream \(index) in \(path)") }
@@ -115,7 +115,7 @@ public final class RemuxSink {
         packet.pointee.stream_index = Int32(index)
         if frame.isKeyframe { packet.pointee.flags |= 1 }  // AV_PKT_FLAG_KEY
         let result = av_interleaved_write_frame(format, packet)
-        guard result >= 0 else { throw SinkError("writing \(path) failed: \(CodecError.text(result))") }
+        guard result >= 0 else { throw SinkError("writing \(path) failed: \(ffmpegErrorText(result))") }
         framesWritten += 1
     }
 
@@ -125,7 +125,7 @@ public final class RemuxSink {
         finished = true
         if headerWritten {
             let result = av_write_trailer(format)
-            guard result >= 0 else { throw SinkError("finishing \(path) failed: \(CodecError.text(result))") }
+            guard result >= 0 else { throw SinkError("finishing \(path) failed: \(ffmpegErrorText(result))") }
         }
         avio_closep(&format.pointee.pb)
     }

@@ -1,5 +1,5 @@
 internal import CFFmpeg
-import PlayoutCore
+public import PlayoutCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -44,16 +44,18 @@ public enum SinkSpec: Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-/// A sink could not be set up or written, with a message that names the fix.
-public struct SinkError: Error, Equatable, Sendable, CustomStringConvertible {
-    public var message: String
+/// A sink could not be set up or written: a ``PlayoutError`` with code ``PlayoutError/Code/sink``.
+public typealias SinkError = PlayoutError
 
-    public init(_ message: String) {
-        self.message = message
-    }
+extension PlayoutError.Code {
+    /// A sink spec is wrong, or its file cannot be written.
+    public static let sink = Self("sink")
+}
 
-    public var description: String {
-        message
+extension PlayoutError {
+    /// A sink error with `message`.
+    init(_ message: String) {
+        self.init(.sink, message)
     }
 
     /// Fails early, before anything starts, when `path` cannot be created for writing.

@@ -1,3 +1,4 @@
+public import PlayoutCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -111,30 +112,25 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// A UDP transport error, with a message that says what to do.
-public struct UDPError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// What went wrong, for programs to act on.
-    public enum Code: Equatable, Sendable {
-        case addressInUse
-        case permissionDenied
-        case addressNotAvailable
-        case unreachable
-        case invalidAddress
-        case system(errno: Int32)
-    }
+/// A UDP transport error: a ``PlayoutError`` with one of the codes below.
+public typealias UDPError = PlayoutError
 
-    public var code: Code
-    public var message: String
+extension PlayoutError.Code {
+    /// The port is taken.
+    public static let addressInUse = Self("addressInUse")
+    /// Binding or sending needs privileges the process lacks.
+    public static let permissionDenied = Self("permissionDenied")
+    /// The address is not on this machine.
+    public static let addressNotAvailable = Self("addressNotAvailable")
+    /// No route to the address.
+    public static let unreachable = Self("unreachable")
+    /// Not an IPv4/IPv6 address or HOST:PORT.
+    public static let invalidAddress = Self("invalidAddress")
+    /// Any other system call failure (the message has the errno text).
+    public static let system = Self("system")
+}
 
-    public init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
-
-    public var description: String {
-        message
-    }
-
+extension PlayoutError {
     /// Maps `errno` from `operation` on `address` to an error that names the fix.
     static func from(errno number: Int32, operation: String, address: SocketAddress?) -> UDPError {
         let place = address.map { " \($0)" } ?? ""
@@ -148,7 +144,7 @@ public struct UDPError: Error, Equatable, Sendable, CustomStringConvertible {
         case ENETUNREACH, EHOSTUNREACH:
             return UDPError(.unreachable, "cannot \(operation)\(place): network unreachable (check the address and routes)")
         default:
-            return UDPError(.system(errno: number), "cannot \(operation)\(place): \(String(cString: strerror(number)))")
+            return UDPError(.system, "cannot \(operation)\(place): \(String(cString: strerror(number)))")
         }
     }
 }

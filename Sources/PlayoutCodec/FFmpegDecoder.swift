@@ -48,6 +48,52 @@ public struct DecodedFrame: ~Copyable {
     /// Audio: the number of channels.
     public var channelCount: Int { Int(frame.pointee.ch_layout.nb_channels) }
 
+    /// The MD5 of the audio samples converted to interleaved 32-bit float (what
+    /// `ffmpeg -c:a pcm_f32le -f framemd5` prints for the same decoded audio frame). Nil for video
+    /// or a sample format other than float/s16 (planar or packed).
+    public var audioMD5: String? {
+        interleavedFloatSamples().map { samples in
+            samples.withUnsafeBytes { FFmpegDecoder.md5(Array($0)) }
+        }
+    }
+
+    /// The audio samples as interleaved 32-bit floats (nil for video).
+    public func interleavedFloatSamples() -> [Float]? {
+        guard frame.pointee.width == 0, frame.pointee.nb_samples > 0 else { return nil }
+        let channels = Int(frame.pointee.ch_layout.nb_channels)
+        let count = Int(frame.pointee.nb_samples)
+        let format = AVSampleFormat(rawValue: frame.pointee.format)
+        var output = [Float](repeating: 0, count: channels * count)
+        let planes = withUnsafePointer(to: frame.pointee.data) { pointer in
+            pointer.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { Array(UnsafeBufferPointer(start: $0, count: 8)) }
+        }
+        switch format {
+        case AV_SAMPLE_FMT_FLTP:
+            for channel in 0..<channels {
+                guard let plane = planes[channel] else { return nil }
+                let samples = UnsafeRawPointer(plane).assumingMemoryBound(to: Float.self)
+                for index in 0..<count { output[index * channels + channel] = samples[index] }
+            }
+        case AV_SAMPLE_FMT_FLT:
+            guard let plane = planes[0] else { return nil }
+            let samples = UnsafeRawPointer(plane).assumingMemoryBound(to: Float.self)
+            for index in 0..<(count * channels) { output[index] = samples[index] }
+        case AV_SAMPLE_FMT_S16P:
+            for channel in 0..<channels {
+                guard let plane = planes[channel] else { return nil }
+                let samples = UnsafeRawPointer(plane).assumingMemoryBound(to: Int16.self)
+                for index in 0..<count { output[index * channels + channel] = Float(samples[index]) / 32_768 }
+            }
+        case AV_SAMPLE_FMT_S16:
+            guard let plane = planes[0] else { return nil }
+            let samples = UnsafeRawPointer(plane).assumingMemoryBound(to: Int16.self)
+            for index in 0..<(count * channels) { output[index] = Float(samples[index]) / 32_768 }
+        default:
+            return nil
+        }
+        return output
+    }
+
     /// The pixel format of a picture (e.g. `"yuv420p"`) or the sample format of audio
     /// (e.g. `"fltp"`), by FFmpeg's name.
     public var formatName: String {
@@ -171,13 +217,19 @@ public final class FFmpegDecoder {
     ///
     /// - Throws: ``CodecError`` with ``CodecError/Code/invalidData`` for a frame libavcodec
     ///   rejects; the decoder stays usable.
-    public func decode(_ bytes: [UInt8], output: Bool = true, _ body: (borrowing DecodedFrame) -> Void = { _ in }) throws(CodecError) {
+    public func decode(_ bytes: [UInt8], trim: SampleTrim? = nil, output: Bool = true, _ body: (borrowing DecodedFrame) -> Void = { _ in }) throws(CodecError) {
         let start = clock.now
         av_packet_unref(packet)
         guard av_new_packet(packet, Int32(bytes.count)) >= 0 else {
             throw CodecError(.library, "could not allocate a packet of \(bytes.count) bytes")
         }
         bytes.withUnsafeBufferPointer { packet.pointee.data.update(from: $0.baseAddress!, count: bytes.count) }
+        if let trim, let data = av_packet_new_side_data(packet, AV_PKT_DATA_SKIP_SAMPLES, 10) {
+            let raw = UnsafeMutableRawPointer(data)
+            raw.storeBytes(of: UInt32(trim.start).littleEndian, toByteOffset: 0, as: UInt32.self)
+            raw.storeBytes(of: UInt32(trim.end).littleEndian, toByteOffset: 4, as: UInt32.self)
+            raw.storeBytes(of: UInt16(0), toByteOffset: 8, as: UInt16.self)
+        }
         let sent = avcodec_send_packet(context, packet)
         if sent < 0, sent != playout_averror_eagain() {
             statistics.decodeErrors += 1
@@ -185,6 +237,11 @@ public final class FFmpegDecoder {
                              "\(codec.rawValue) decoder rejected a frame of \(bytes.count) bytes: \(ffmpegErrorText(sent))")
         }
         try receiveFrames(start: start, output: output, body)
+    }
+
+    /// Decodes `frame`: its bytes and, for audio, its sample trim (see the bytes variant).
+    public func decode(_ frame: EncodedFrame, output: Bool = true, _ body: (borrowing DecodedFrame) -> Void = { _ in }) throws(CodecError) {
+        try decode(frame.bytes, trim: frame.trimmedSamples, output: output, body)
     }
 
     /// Drains the frames the decoder still holds (end of stream), then resets it so decoding can

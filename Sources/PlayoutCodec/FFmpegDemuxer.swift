@@ -158,13 +158,22 @@ public final class FFmpegDemuxer {
         let timestamp = packet.pointee.pts != noTimestamp ? packet.pointee.pts : packet.pointee.dts
         let bytes = packet.pointee.data.map { Array(UnsafeBufferPointer(start: $0, count: Int(packet.pointee.size))) } ?? []
         let now = clock.now
-        return EncodedFrame(
+        var frame = EncodedFrame(
             track: TrackID(rawValue: UInt32(index)), codec: stream.codec ?? .h264,
             mediaTime: MediaTime(ticks: timestamp == noTimestamp ? 0 : timestamp, clockRate: max(1, stream.clockRate)),
             firstArrival: now, lastArrival: now,
             isKeyframe: packet.pointee.flags & 1 != 0 || stream.kind == .audio,  // AV_PKT_FLAG_KEY
             bytes: bytes
         )
+        // AV_PKT_DATA_SKIP_SAMPLES: u32le samples to skip at the start, u32le at the end.
+        var size = 0
+        if let data = av_packet_get_side_data(packet, AV_PKT_DATA_SKIP_SAMPLES, &size), size >= 8 {
+            let raw = UnsafeRawPointer(data)
+            let start = Int(UInt32(littleEndian: raw.loadUnaligned(as: UInt32.self)))
+            let end = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
+            if start > 0 || end > 0 { frame.trimmedSamples = SampleTrim(start: start, end: end) }
+        }
+        return frame
     }
 }
 

@@ -104,6 +104,10 @@ public struct EncodedFrame: Sendable {
     /// Whether packets were lost between the previous frame of this track and this one: the
     /// decoder may need a key frame before it can use this frame.
     public var followsLoss: Bool
+    /// Audio samples (per channel) to drop from the start and end of the decoded frame: an
+    /// encoder's priming and padding, as containers signal them (e.g. Opus pre-skip and the last
+    /// packet's end trim). Nil when there is nothing to drop.
+    public var trimmedSamples: SampleTrim?
 
     public init(
         track: TrackID, codec: Codec, mediaTime: MediaTime, firstArrival: MonotonicInstant, lastArrival: MonotonicInstant,
@@ -118,5 +122,17 @@ public struct EncodedFrame: Sendable {
         self.bytes = bytes
         self.sequenceRange = sequenceRange
         self.followsLoss = followsLoss
+        self.trimmedSamples = nil
+    }
+}
+
+/// Samples per channel to drop from the start and end of a decoded audio frame.
+public struct SampleTrim: Equatable, Sendable {
+    public var start: Int
+    public var end: Int
+
+    public init(start: Int, end: Int) {
+        self.start = start
+        self.end = end
     }
 }

@@ -164,3 +164,76 @@ extension DecodedFrame {
         return copied == size ? buffer : nil
     }
 }
+
+/// Writes rendered audio to a 32-bit float WAV file (`ffplay out.wav`). The sample rate and
+/// channel count come from the first frame; the header's sizes are written at ``finish()``.
+public final class WAVSink {
+    public let path: String
+    private let file: UnsafeMutablePointer<FILE>
+    private var format: (sampleRate: Int, channels: Int)?
+    private var dataBytes = 0
+    private var finished = false
+    public private(set) var framesWritten = 0
+
+    /// Creates (truncates) `path`.
+    ///
+    /// - Throws: ``SinkError`` when the file cannot be created.
+    public init(path: String) throws(SinkError) {
+        try SinkError.checkWritable(path)
+        guard let file = fopen(path, "wb") else { throw SinkError("cannot write \(path): \(String(cString: strerror(errno)))") }
+        self.path = path
+        self.file = file
+    }
+
+    deinit {
+        finish()
+        fclose(file)
+    }
+
+    /// Appends `frame` (audio).
+    public func render(_ frame: borrowing DecodedFrame) throws(SinkError) {
+        guard let samples = frame.interleavedFloatSamples() else { throw SinkError("the wav sink takes audio frames") }
+        if format == nil {
+            format = (frame.sampleRate, frame.channelCount)
+            writeHeader()  // placeholder sizes, rewritten at finish()
+        }
+        guard frame.sampleRate == format?.sampleRate, frame.channelCount == format?.channels else {
+            throw SinkError("the wav sink got \(frame.sampleRate) Hz × \(frame.channelCount) after \(format!.sampleRate) Hz × \(format!.channels): one format per file")
+        }
+        let written = samples.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
+        guard written == samples.count * 4 else { throw SinkError("writing \(path) failed: \(String(cString: strerror(errno)))") }
+        dataBytes += written
+        framesWritten += 1
+    }
+
+    /// Writes the final sizes into the header and flushes. Idempotent.
+    public func finish() {
+        guard !finished, format != nil else { return }
+        finished = true
+        fseek(file, 0, SEEK_SET)
+        writeHeader()
+        fseek(file, 0, SEEK_END)
+        fflush(file)
+    }
+
+    /// RIFF/WAVE header for IEEE float samples (format 3).
+    private func writeHeader() {
+        guard let format else { return }
+        var header: [UInt8] = []
+        func append32(_ value: UInt32) { header += withUnsafeBytes(of: value.littleEndian, Array.init) }
+        func append16(_ value: UInt16) { header += withUnsafeBytes(of: value.littleEndian, Array.init) }
+        header += Array("RIFF".utf8)
+        append32(UInt32(clamping: 36 + dataBytes))
+        header += Array("WAVEfmt ".utf8)
+        append32(16)
+        append16(3)  // WAVE_FORMAT_IEEE_FLOAT
+        append16(UInt16(format.channels))
+        append32(UInt32(format.sampleRate))
+        append32(UInt32(format.sampleRate * format.channels * 4))
+        append16(UInt16(format.channels * 4))
+        append16(32)
+        header += Array("data".utf8)
+        append32(UInt32(clamping: dataBytes))
+        _ = header.withUnsafeBufferPointer { fwrite($0.baseAddress, 1, $0.count, file) }
+    }
+}

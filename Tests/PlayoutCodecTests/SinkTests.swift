@@ -87,3 +87,26 @@ struct SinkTests {
         #expect(hashes(decoded) == hashes(source))
     }
 }
+
+@Suite("WAV sink", .enabled(if: FFmpeg.isAvailable, "ffmpeg is not on PATH"))
+struct WAVSinkTests {
+    @Test("the wav file holds exactly the samples ffmpeg decodes from the source")
+    func wav() throws {
+        let clip = FFmpeg.temporaryFile("tone.ogg")
+        let output = FFmpeg.temporaryFile("out.wav")
+        defer { try? FileManager.default.removeItem(at: clip); try? FileManager.default.removeItem(at: output) }
+        try FFmpeg.run(["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=1", "-ac", "2", "-c:a", "libopus", clip.path])
+        let demuxer = try FFmpegDemuxer(url: clip.path)
+        let stream = demuxer.streams[0]
+        let decoder = try FFmpegDecoder(codec: .opus, extradata: stream.extradata, sampleRate: stream.sampleRate, channelCount: stream.channelCount)
+        let sink = try WAVSink(path: output.path)
+        while let frame = try demuxer.read() { try decoder.decode(frame) { try? sink.render($0) } }
+        try decoder.flush { try? sink.render($0) }
+        sink.finish()
+        func md5(_ file: URL) throws -> String {
+            String(decoding: try FFmpeg.run(["-i", file.path, "-c:a", "pcm_f32le", "-f", "md5", "-"]), as: UTF8.self)
+        }
+        #expect(sink.framesWritten > 40)
+        #expect(try md5(output) == (try md5(clip)))
+    }
+}

@@ -1,0 +1,198 @@
+import PlayoutCore
+public import PlayoutJitter
+public import PlayoutRTP
+
+/// Why a track cannot be received.
+extension PlayoutError.Code {
+    /// The SDP's media section cannot be received (unknown codec, no payload type).
+    public static let unsupportedMedia = Self("unsupportedMedia")
+}
+
+/// The receive path of one RTP track, sans-IO: datagram → SRTP unprotect → RTP parse → jitter
+/// buffer → depacketizer → timeline and playout scheduler. It reads no clock and does no I/O: the
+/// subscriber's intake task hands it datagrams with their arrival instants and asks
+/// ``poll(now:)`` what to decode and render.
+///
+/// The jitter buffer's loss deadline follows the playout delay in effect (minus a decode
+/// margin), so a 5 s override lets reordered packets arrive up to ≈ 5 s late.
+public struct TrackPipeline {
+    /// What one poll asks the caller to do.
+    public typealias Action = PlayoutScheduler<EncodedFrame>.Action
+
+    /// The track's identity and codec.
+    public let track: TrackID
+    public let codec: Codec
+    public let payloadType: UInt8
+    /// The RTP clock rate.
+    public let clockRate: Int32
+
+    private var session: SRTPSession?
+    private var buffer = JitterBuffer<[UInt8]>()
+    private var depacketizer: any Depacketizer
+    private let makeDepacketizer: () -> any Depacketizer
+    public private(set) var timeline = PlayoutTimeline()
+    private var scheduler: PlayoutScheduler<EncodedFrame>
+    /// How long before its render time a frame must be complete (decode margin).
+    public static let decodeMargin: Duration = .milliseconds(30)
+    /// Datagrams that were not RTP of this track (wrong payload type, RTCP, malformed).
+    public private(set) var datagramsIgnored = 0
+    /// Video frames dropped after a loss while waiting for a key frame (their references are
+    /// gone; decoding them would show corrupt pictures).
+    public private(set) var framesDroppedWaitingForKeyframe = 0
+    private var waitingForKeyframe = false
+
+    /// Creates the pipeline for `media` (an SDP media section) as track `track`, with the playout
+    /// delay `delay`. SRTP is on when the section has an `a=crypto` line.
+    ///
+    /// - Throws: ``PlayoutError`` for media Playout cannot receive or a bad key.
+    public init(track: TrackID, media: MediaDescription, delay: Duration) throws {
+        guard let payloadType = media.payloadTypes.first, let map = media.rtpMap(for: payloadType),
+              let codec = Codec(encodingName: map.encodingName)
+        else {
+            throw PlayoutError(.unsupportedMedia, "cannot receive \(media.kind) on port \(media.port): no supported codec (H264, H265, VP8, VP9, opus, PCMU, PCMA, MPEG4-GENERIC)")
+        }
+        self.track = track
+        self.codec = codec
+        self.payloadType = payloadType
+        clockRate = Int32(map.clockRate)
+        let parameters = media.formatParameters(for: payloadType)
+        let rate = clockRate
+        switch codec {
+        case .h264:
+            let sets = parameters?.spropParameterSets ?? []
+            makeDepacketizer = { H264Depacketizer(track: track, clockRate: rate, parameterSets: sets) }
+        case .h265:
+            let sets = (parameters?.spropVPS ?? []) + (parameters?.spropSPS ?? []) + (parameters?.spropPPS ?? [])
+            makeDepacketizer = { H265Depacketizer(track: track, clockRate: rate, parameterSets: sets) }
+        case .vp8: makeDepacketizer = { VP8Depacketizer(track: track, clockRate: rate) }
+        case .vp9: makeDepacketizer = { VP9Depacketizer(track: track, clockRate: rate) }
+        case .opus: makeDepacketizer = { OpusDepacketizer(track: track, clockRate: rate) }
+        case .pcmu: makeDepacketizer = { G711Depacketizer(track: track, law: .muLaw, clockRate: rate) }
+        case .pcma: makeDepacketizer = { G711Depacketizer(track: track, law: .aLaw, clockRate: rate) }
+        case .aac:
+            let sizeLength = parameters?.sizeLength ?? AACDepacketizer.defaultSizeLength
+            let indexLength = parameters?.indexLength ?? AACDepacketizer.defaultIndexLength
+            let deltaLength = parameters?.indexDeltaLength ?? AACDepacketizer.defaultIndexDeltaLength
+            makeDepacketizer = { AACDepacketizer(track: track, clockRate: rate, sizeLength: sizeLength, indexLength: indexLength, indexDeltaLength: deltaLength) }
+        case .av1:
+            throw PlayoutError(.unsupportedMedia, "AV1 over RTP is not supported yet")
+        }
+        depacketizer = makeDepacketizer()
+        if let crypto = media.crypto.first {
+            session = try SRTPSession(keyingMaterial: SRTPKeyingMaterial(crypto: crypto), direction: .inbound)
+        }
+        scheduler = PlayoutScheduler(delay: delay)
+        buffer.configuration.clockRate = Int(map.clockRate)
+        setDelay(delay)
+    }
+
+    /// The delay in effect changed (an override was set or released).
+    public mutating func setDelay(_ delay: Duration) {
+        scheduler.setDelay(delay)
+        buffer.configuration.maximumReorderDelay = max(.milliseconds(20), delay - Self.decodeMargin)
+    }
+
+    /// Takes one received datagram (`length` bytes at the start of `bytes`, which it may decrypt in
+    /// place).
+    public mutating func receive(_ bytes: UnsafeMutableRawBufferPointer, length: Int, arrival: MonotonicInstant) {
+        var length = length
+        // RTCP (multiplexed or not) is not this pipeline's business yet.
+        if length >= 2, (200...204).contains(bytes[1]) {
+            datagramsIgnored += 1
+            return
+        }
+        if let session {
+            guard let plain = try? session.unprotectRTP(bytes, length: length) else {
+                datagramsIgnored += 1
+                return
+            }
+            length = plain
+        }
+        let view = UnsafeRawBufferPointer(rebasing: bytes[0..<length])
+        guard let packet = try? RTPPacket(parsing: view), packet.payloadType == payloadType else {
+            datagramsIgnored += 1
+            return
+        }
+        _ = buffer.insert(
+            sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp, ssrc: packet.ssrc, isFrameEnd: packet.marker,
+            byteCount: packet.payload.count, payload: Array(view), now: arrival
+        )
+    }
+
+    /// Moves what the jitter buffer can release into frames, then says what to do at `now`: a
+    /// frame to render or skip, or the instant to poll again (the earlier of the next render and
+    /// the jitter buffer's next loss deadline).
+    public mutating func poll(now: MonotonicInstant) -> Action {
+        let bufferDeadline = drainBuffer(now: now)
+        let action = scheduler.poll(now: now, timeline: timeline)
+        switch action {
+        case .wait(let instant):
+            return .wait(until: bufferDeadline.map { min($0, instant) } ?? instant)
+        case .idle:
+            return bufferDeadline.map { .wait(until: $0) } ?? .idle
+        case .render, .skip:
+            return action
+        }
+    }
+
+    /// Releases everything the jitter buffer can; returns its next deadline, if it waits for one.
+    private mutating func drainBuffer(now: MonotonicInstant) -> MonotonicInstant? {
+        while true {
+            switch buffer.poll(now: now) {
+            case .packet(let released):
+                released.payload.withUnsafeBytes { bytes in
+                    guard let packet = try? RTPPacket(parsing: bytes) else { return }
+                    var frames: [EncodedFrame] = []
+                    depacketizer.push(packet, arrival: released.arrival) { frames.append($0) }
+                    for frame in frames { accept(frame) }
+                }
+            case .lost:
+                continue  // the depacketizer sees the gap in sequence numbers and drops the frame
+            case .restart:
+                depacketizer = makeDepacketizer()
+                timeline.reset()
+            case .wait(let deadline):
+                return deadline
+            case .empty:
+                return nil
+            }
+        }
+    }
+
+    /// Where "wait for a key frame after loss" is decided (the depacketizer only flags the first
+    /// frame after a loss): video frames after a loss are dropped until a key frame.
+    private mutating func accept(_ frame: EncodedFrame) {
+        if codec.kind == .video {
+            if frame.followsLoss, !frame.isKeyframe { waitingForKeyframe = true }
+            if waitingForKeyframe {
+                guard frame.isKeyframe else {
+                    framesDroppedWaitingForKeyframe += 1
+                    depacketizer.recycle(frame.bytes)
+                    return
+                }
+                waitingForKeyframe = false
+            }
+        }
+        let media = frame.mediaTime.duration
+        timeline.observe(mediaTime: media, arrival: frame.firstArrival)
+        scheduler.enqueue(frame, mediaTime: media, isKeyframe: frame.isKeyframe, byteCount: frame.bytes.count, arrival: frame.lastArrival)
+    }
+
+    /// Counters of every stage, as one snapshot.
+    public var statistics: TrackPlayoutStatistics {
+        TrackPlayoutStatistics(
+            network: buffer.statistics, frames: scheduler.statistics,
+            playoutDelay: EffectivePlayoutDelay(delay: scheduler.delay, source: .configured)
+        )
+    }
+
+    /// The depacketizer's counters (frames discarded for loss, malformed payloads).
+    public var depacketizerStatistics: DepacketizerStatistics {
+        depacketizer.statistics
+    }
+
+    /// SRTP counters, when the track is encrypted.
+    public var srtpStatistics: SRTPSession.Statistics? {
+        session?.statistics
+    }
+}

@@ -178,6 +178,11 @@ public struct TrackPipeline {
         scheduler.enqueue(frame, mediaTime: media, isKeyframe: frame.isKeyframe, byteCount: frame.bytes.count, arrival: frame.lastArrival)
     }
 
+    /// Gives back the bytes of a rendered or skipped frame for reuse.
+    public mutating func recycle(_ bytes: [UInt8]) {
+        depacketizer.recycle(bytes)
+    }
+
     /// Counters of every stage, as one snapshot.
     public var statistics: TrackPlayoutStatistics {
         TrackPlayoutStatistics(

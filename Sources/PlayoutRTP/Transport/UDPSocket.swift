@@ -51,6 +51,11 @@ public final class UDPReceiver {
         public let isTruncated: Bool
         let info: UnsafePointer<playout_datagram_info>
 
+        /// The same bytes, writable: SRTP decrypts in place in the receive buffer.
+        public var mutableBytes: UnsafeMutableRawBufferPointer {
+            UnsafeMutableRawBufferPointer(mutating: bytes)
+        }
+
         /// The sender's address (allocates a string: for diagnostics, not per packet).
         public var source: SocketAddress? {
             SocketAddress(storage: info.pointee.source)

@@ -4,3 +4,4 @@
 @_exported public import PlayoutCore
 @_exported public import PlayoutJitter
 @_exported public import PlayoutTelemetry
+@_exported import enum PlayoutCodec.SinkSpec

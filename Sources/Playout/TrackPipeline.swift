@@ -39,7 +39,16 @@ public struct TrackPipeline {
     /// Video frames dropped after a loss while waiting for a key frame (their references are
     /// gone; decoding them would show corrupt pictures).
     public private(set) var framesDroppedWaitingForKeyframe = 0
-    private var waitingForKeyframe = false
+    /// Video waits for a key frame at the start and after a loss (nothing before it decodes).
+    private var waitingForKeyframe: Bool
+    /// The latest RTCP sender report.
+    public private(set) var senderReport: RTCPSenderReport?
+    /// RTCP BYE packets received (the sender said it stopped).
+    public private(set) var goodbyesReceived = 0
+    /// Times the stream restarted (new SSRC, or a sequence or timestamp jump).
+    public private(set) var restarts = 0
+    /// RTCP datagrams that failed SRTCP authentication or parsing.
+    public private(set) var controlPacketsIgnored = 0
 
     /// Creates the pipeline for `media` (an SDP media section) as track `track`, with the playout
     /// delay `delay`. SRTP is on when the section has an `a=crypto` line.
@@ -53,6 +62,7 @@ public struct TrackPipeline {
         }
         self.track = track
         self.codec = codec
+        waitingForKeyframe = codec.kind == .video
         self.payloadType = payloadType
         clockRate = Int32(map.clockRate)
         let parameters = media.formatParameters(for: payloadType)
@@ -96,9 +106,8 @@ public struct TrackPipeline {
     /// place).
     public mutating func receive(_ bytes: UnsafeMutableRawBufferPointer, length: Int, arrival: MonotonicInstant) {
         var length = length
-        // RTCP (multiplexed or not) is not this pipeline's business yet.
-        if length >= 2, (200...204).contains(bytes[1]) {
-            datagramsIgnored += 1
+        if length >= 2, (200...204).contains(bytes[1]) {  // RTCP multiplexed on the RTP port
+            receiveControl(bytes, length: length)
             return
         }
         if let session {
@@ -117,6 +126,40 @@ public struct TrackPipeline {
             sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp, ssrc: packet.ssrc, isFrameEnd: packet.marker,
             byteCount: packet.payload.count, payload: Array(view), now: arrival
         )
+    }
+
+    /// Takes one RTCP datagram (SRTCP when the track is encrypted): sender reports give the
+    /// mapping from RTP time to the sender's wall clock that end-to-end latency is measured with.
+    public mutating func receiveControl(_ bytes: UnsafeMutableRawBufferPointer, length: Int) {
+        var length = length
+        if let session {
+            guard let plain = try? session.unprotectRTCP(bytes, length: length) else {
+                controlPacketsIgnored += 1
+                return
+            }
+            length = plain
+        }
+        guard let packets = try? RTCPPacket.parseCompound(UnsafeRawBufferPointer(rebasing: bytes[0..<length])) else {
+            controlPacketsIgnored += 1
+            return
+        }
+        for packet in packets {
+            switch packet {
+            case .senderReport(let report): senderReport = report
+            case .goodbye: goodbyesReceived += 1
+            default: break
+            }
+        }
+    }
+
+    /// When `mediaTime` was captured, in nanoseconds since 1970 on the sender's wall clock, from
+    /// the latest RTCP sender report (nil before the first one).
+    public func captureTime(of mediaTime: MediaTime) -> Int64? {
+        guard let report = senderReport, clockRate > 0 else { return nil }
+        let ticks = Int64(Int32(bitPattern: UInt32(truncatingIfNeeded: mediaTime.ticks) &- report.rtpTimestamp))
+        let seconds = Int64(report.ntpTimestamp >> 32) - 2_208_988_800  // NTP era 0 → Unix
+        let fraction = Int64((report.ntpTimestamp & 0xFFFF_FFFF) * 1_000_000_000 >> 32)
+        return seconds * 1_000_000_000 + fraction + ticks * 1_000_000_000 / Int64(clockRate)
     }
 
     /// Moves what the jitter buffer can release into frames, then says what to do at `now`: a
@@ -151,6 +194,8 @@ public struct TrackPipeline {
             case .restart:
                 depacketizer = makeDepacketizer()
                 timeline.reset()
+                waitingForKeyframe = codec.kind == .video
+                restarts += 1
             case .wait(let deadline):
                 return deadline
             case .empty:

@@ -13,7 +13,7 @@ struct PlayoutCommand: ParsableCommand {
             Logging: set PLAYOUT_LOG_LEVEL to trace, debug, info, warning (default) or error.
             """,
         version: PlayoutVersion.current,
-        subcommands: [VersionCommand.self]
+        subcommands: [SubscribeCommand.self, VersionCommand.self]
     )
 
     /// Sets up logging for the process, once: console at PLAYOUT_LOG_LEVEL, plus collection.

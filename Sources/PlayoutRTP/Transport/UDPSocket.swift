@@ -77,6 +77,9 @@ public final class UDPReceiver {
     public private(set) var statistics = Statistics()
 
     private let descriptor: Int32
+    /// The socket, for waiting on several receivers with one `poll` (receive with a zero timeout
+    /// once it is readable).
+    public var fileDescriptor: Int32 { descriptor }
     private let buffer: UnsafeMutableRawBufferPointer
     private let infos: UnsafeMutablePointer<playout_datagram_info>
 

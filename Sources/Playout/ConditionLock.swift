@@ -1,0 +1,71 @@
+import PlayoutCore
+#if canImport(Glibc)
+import Glibc
+#endif
+import SwiftOverlayShims
+
+/// A mutex with a condition variable on the monotonic clock, for threads that sleep until an
+/// instant unless woken earlier (new data, a delay change, a stop).
+final class ConditionLock: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let condition: UnsafeMutablePointer<pthread_cond_t>
+
+    init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        condition = .allocate(capacity: 1)
+        condition.initialize(to: pthread_cond_t())
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    func lock() { pthread_mutex_lock(mutex) }
+    func unlock() { pthread_mutex_unlock(mutex) }
+
+    /// Runs `body` holding the lock.
+    func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
+        lock()
+        defer { unlock() }
+        return try body()
+    }
+
+    /// Waits (the lock held) until signalled or `deadline` passes (nil: until signalled).
+    func wait(until deadline: MonotonicInstant?) {
+        guard let deadline else {
+            pthread_cond_wait(condition, mutex)
+            return
+        }
+        var time = timespec(
+            tv_sec: Int(deadline.nanoseconds / 1_000_000_000), tv_nsec: Int(deadline.nanoseconds % 1_000_000_000)
+        )
+        pthread_cond_timedwait(condition, mutex, &time)
+    }
+
+    /// Wakes every waiter.
+    func broadcast() { pthread_cond_broadcast(condition) }
+}
+
+/// Sleeps the calling thread until `instant` on the monotonic clock (no early wake-up).
+func sleepUntil(_ instant: MonotonicInstant) {
+    var time = timespec(tv_sec: Int(instant.nanoseconds / 1_000_000_000), tv_nsec: Int(instant.nanoseconds % 1_000_000_000))
+    while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &time, nil) == EINTR {}
+}
+
+/// The wall clock (CLOCK_REALTIME) in nanoseconds since 1970, for end-to-end latency against a
+/// sender's NTP capture times.
+func wallClockNanoseconds() -> Int64 {
+    var time = timespec()
+    clock_gettime(CLOCK_REALTIME, &time)
+    return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+}

@@ -1,0 +1,47 @@
+public import PlayoutCore
+
+/// A playout-delay override planned ahead: `delay` from `at` after start, released `hold` later
+/// (or held to the end). The command line writes it `DELAY@AT[/FOR]`, e.g. `2s@5s/10s`.
+public struct ScheduledOverride: Equatable, Sendable, CustomStringConvertible {
+    /// The absolute delay to set.
+    public var delay: Duration
+    /// When, after the start.
+    public var at: Duration
+    /// How long it is held (nil: until the end).
+    public var hold: Duration?
+
+    public init(delay: Duration, at: Duration, hold: Duration? = nil) {
+        self.delay = delay
+        self.at = at
+        self.hold = hold
+    }
+
+    /// Parses `DELAY@AT[/FOR]` (durations with `ms` or `s`).
+    ///
+    /// - Throws: ``PlayoutError`` with code `invalidOption` and an example of the right form.
+    public init(parsing text: String) throws(PlayoutError) {
+        let example = "write DELAY@AT[/FOR], e.g. 2s@5s/10s (2 s, 5 s after start, for 10 s) or 500ms@12s"
+        let parts = text.split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count == 2 else { throw PlayoutError(.invalidOption, "--override \(text): \(example)") }
+        let timing = parts[1].split(separator: "/", omittingEmptySubsequences: false)
+        guard timing.count <= 2 else { throw PlayoutError(.invalidOption, "--override \(text): \(example)") }
+        func duration(_ part: Substring, _ name: String) throws(PlayoutError) -> Duration {
+            guard let value = try? Duration(parsing: String(part)), value >= .zero else {
+                throw PlayoutError(.invalidOption, "--override \(text): \(name) '\(part)' is not a duration ≥ 0; \(example)")
+            }
+            return value
+        }
+        delay = try duration(parts[0], "DELAY")
+        at = try duration(timing[0], "AT")
+        hold = timing.count == 2 ? try duration(timing[1], "FOR") : nil
+    }
+
+    public var description: String {
+        "\(delay.compactDescription)@\(at.compactDescription)" + (hold.map { "/\($0.compactDescription)" } ?? "")
+    }
+}
+
+extension PlayoutError.Code {
+    /// A command-line option or its value is wrong.
+    public static let invalidOption = Self("invalidOption")
+}

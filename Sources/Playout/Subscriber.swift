@@ -1,0 +1,502 @@
+import Foundation
+import Logging
+public import PlayoutCore
+import PlayoutCodec
+public import PlayoutJitter
+public import PlayoutRTP
+
+/// Subscribes to an RTP/SRTP stream described by an SDP file: receives on the SDP's ports,
+/// orders, depacketizes and schedules every track, and hands each frame at its render time to a
+/// ``Renderer``, on the real monotonic clock; reports `state` and `qos` as observables.
+///
+/// Threads: one intake thread receives every socket (it never decodes, so a slow decode cannot
+/// delay packet reception) and one playout thread per track decodes and presents. A sender
+/// that stops and comes back (same or new SSRC or sequence base) is picked up again; a socket
+/// that fails is reopened with backoff. Both are visible as state changes.
+///
+/// ```swift
+/// let subscriber = try Subscriber(source: "stream.sdp", options: .init(duration: .seconds(20)))
+/// let renderer = try Renderer(subscriber: subscriber, sink: .null)
+/// let samples = subscriber.qos.subscribe { print($0.tracks[.video]?.statistics.frames.framesRendered ?? 0) }
+/// try subscriber.start()
+/// let summary = subscriber.waitUntilEnded()
+/// ```
+public final class Subscriber: @unchecked Sendable {
+    /// Subscription settings.
+    public struct Options: Sendable {
+        /// The configured playout delay and its hard cap.
+        public var playoutDelay: PlayoutDelay.Configuration
+        /// How long to play (nil: until ``Subscriber/stop()``).
+        public var duration: Duration?
+        /// How often a QoS sample is taken.
+        public var qosInterval: Duration
+        /// How long nothing may render before the state turns `stalled`.
+        public var stallTimeout: Duration
+        /// An SRTP master key and salt (base64, AES_CM_128_HMAC_SHA1_80) for every track,
+        /// replacing the SDP's `a=crypto` lines.
+        public var srtpKey: String?
+        /// Decoder threads per track (1 decodes single-slice live streams best).
+        public var decoderThreads: Int
+
+        public init(
+            playoutDelay: PlayoutDelay.Configuration = .init(), duration: Duration? = nil, qosInterval: Duration = .seconds(1),
+            stallTimeout: Duration = .seconds(1), srtpKey: String? = nil, decoderThreads: Int = 1
+        ) {
+            self.playoutDelay = playoutDelay
+            self.duration = duration
+            self.qosInterval = qosInterval
+            self.stallTimeout = stallTimeout
+            self.srtpKey = srtpKey
+            self.decoderThreads = decoderThreads
+        }
+    }
+
+    /// The session description being received.
+    public let sessionDescription: SessionDescription
+    public let options: Options
+    /// The subscription's state.
+    public var state: ReadOnlyObservable<SubscriberState> { stateObservable.readOnly }
+    /// The latest QoS sample, updated every ``Options/qosInterval``.
+    public var qos: ReadOnlyObservable<SubscriberQoS> { qosObservable.readOnly }
+    /// The playout delay in effect (the configured one, or the override in effect).
+    public var playoutDelay: ReadOnlyObservable<EffectivePlayoutDelay> { delayController.effectiveDelay }
+
+    let delayController: PlayoutDelayController
+    let clock = MonotonicClock()
+    private let stateObservable = Observable(SubscriberState.idle)
+    private let qosObservable: Observable<SubscriberQoS>
+    private let logger = Logger(label: "playout.subscriber")
+    private let media: [(kind: MediaKind, description: MediaDescription)]
+    private let lifecycle = ConditionLock()
+    private var started = false  // lifecycle
+    private var stopRequested = false  // lifecycle
+    private var finished = false  // lifecycle
+    private var startInstant = MonotonicInstant.zero
+    private var tracks: [SubscribedTrack] = []
+    private var finalSample: SubscriberQoS?  // lifecycle
+    private var renderer: Renderer?  // lifecycle; released at the end (the renderer holds its subscriber)
+
+    /// Reads and checks the SDP file at `source`.
+    ///
+    /// - Throws: ``PlayoutError`` for an unreadable or invalid SDP file, a bad key, or media
+    ///   Playout cannot receive; ``PlayoutDelayError`` for an invalid playout delay.
+    public convenience init(source: String, options: Options = Options()) throws {
+        let text: String
+        do {
+            text = try String(contentsOfFile: source, encoding: .utf8)
+        } catch {
+            throw PlayoutError(.invalidSource, "cannot read \(source): \((error as NSError).localizedDescription)")
+        }
+        guard text.hasPrefix("v=") else {
+            throw PlayoutError(.invalidSource, "\(source) is not an SDP file (it does not start with v=0); write one with ffmpeg -sdp_file or playout publish --sdp")
+        }
+        let description: SessionDescription
+        do {
+            description = try SessionDescription(parsing: text)
+        } catch {
+            throw PlayoutError(.invalidSource, "\(source): \(error)")
+        }
+        try self.init(sessionDescription: description, options: options)
+    }
+
+    /// Subscribes to the streams `sessionDescription` describes.
+    ///
+    /// - Throws: as ``init(source:options:)``.
+    public init(sessionDescription: SessionDescription, options: Options = Options()) throws {
+        self.sessionDescription = sessionDescription
+        self.options = options
+        delayController = try PlayoutDelayController(configuration: options.playoutDelay)
+        var media: [(MediaKind, MediaDescription)] = []
+        for var section in sessionDescription.media {
+            guard let kind = section.kind == .video ? MediaKind.video : section.kind == .audio ? MediaKind.audio : nil else { continue }
+            guard !media.contains(where: { $0.0 == kind }) else {
+                logger.warning("only the first \(kind.rawValue) section is received; ignoring the one on port \(section.port)")
+                continue
+            }
+            if let key = options.srtpKey {
+                let keyAndSalt: [UInt8]
+                do {
+                    keyAndSalt = try Base64.decode(key)
+                } catch {
+                    throw PlayoutError(.invalidSource, "--srtp-key is not base64 (\(error)); give the 30-byte master key and salt, e.g. from head -c 30 /dev/urandom | base64")
+                }
+                section.crypto = [CryptoAttribute(suite: .aesCM128HMACSHA1_80, keys: [.init(keyAndSalt: keyAndSalt)])]
+            }
+            // Fail now, not after start, on a codec or key the pipeline cannot take.
+            _ = try TrackPipeline(track: TrackID(rawValue: UInt32(media.count)), media: section, delay: options.playoutDelay.delay)
+            media.append((kind, section))
+        }
+        guard !media.isEmpty else { throw PlayoutError(.unsupportedMedia, "the SDP has no audio or video section to receive") }
+        self.media = media.map { (kind: $0.0, description: $0.1) }
+        qosObservable = Observable(SubscriberQoS(elapsed: .zero, state: .idle, playoutDelay: delayController.effectiveDelay.value))
+    }
+
+    /// Connects `renderer`; one renderer per subscriber, before ``start()``.
+    func attach(_ renderer: Renderer) throws {
+        try lifecycle.withLock {
+            guard !started, self.renderer == nil else {
+                throw PlayoutError(.invalidState, "a subscriber has one renderer, created before start()")
+            }
+            self.renderer = renderer
+        }
+    }
+
+    /// Binds the ports and starts receiving and rendering (into the null sink unless a
+    /// ``Renderer`` was created for this subscriber).
+    ///
+    /// - Throws: ``PlayoutError`` when a port cannot be bound (in use, not permitted) or a
+    ///   decoder cannot be opened; nothing is left running then.
+    public func start() throws {
+        if lifecycle.withLock({ self.renderer == nil }) { _ = try Renderer(subscriber: self, sink: .null) }
+        let renderer: Renderer = try lifecycle.withLock {
+            guard !started, let renderer = self.renderer else { throw PlayoutError(.invalidState, "a subscriber starts once") }
+            started = true
+            return renderer
+        }
+        stateObservable.value = .connecting
+        startInstant = clock.now
+        var created: [SubscribedTrack] = []
+        do {
+            for (index, entry) in media.enumerated() {
+                created.append(try SubscribedTrack(
+                    index: index, kind: entry.kind, media: entry.description, session: sessionDescription,
+                    delay: delayController.effectiveDelay.value.delay, decoderThreads: options.decoderThreads
+                ))
+            }
+        } catch {
+            stateObservable.value = .failed(reason: "\(error)")
+            throw error
+        }
+        let tracks = created
+        self.tracks = tracks
+        stateObservable.value = .buffering
+        let delayWatch = delayController.effectiveDelay.subscribe { [tracks] effective in
+            for track in tracks { track.setDelay(effective.delay) }
+        }
+        let group = DispatchGroup()
+        for track in tracks {
+            group.enter()
+            let thread = Thread { [self] in
+                renderer.play(track, subscriber: self)
+                group.leave()
+            }
+            thread.name = "playout-\(track.kind.rawValue)"
+            thread.qualityOfService = .userInteractive
+            thread.start()
+        }
+        let intake = Thread { [self] in
+            receive(tracks)
+            for track in tracks { track.requestStop() }
+            group.wait()
+            delayWatch.dispose()
+            renderer.finish()
+            let final = sample(state: state.value == .playing || state.value == .stalled || state.value == .buffering ? .ended : state.value)
+            if case .failed = final.state {} else { stateObservable.value = .ended }
+            qosObservable.value = final
+            lifecycle.withLock {
+                self.renderer = nil
+                finalSample = final
+                finished = true
+                lifecycle.broadcast()
+            }
+        }
+        intake.name = "playout-intake"
+        intake.qualityOfService = .userInteractive
+        intake.start()
+    }
+
+    /// Stops receiving and rendering; ``waitUntilEnded()`` returns once the playout threads have
+    /// finished the frame in hand and the sink is closed.
+    public func stop() {
+        lifecycle.withLock {
+            stopRequested = true
+            lifecycle.broadcast()
+        }
+    }
+
+    /// Blocks until the subscription ends (duration, ``stop()``, or failure) and returns the
+    /// final QoS sample.
+    public func waitUntilEnded() -> SubscriberQoS {
+        lifecycle.withLock {
+            while !finished { lifecycle.wait(until: nil) }
+            return finalSample!
+        }
+    }
+
+    /// A QoS sample now (on demand; the intake thread takes one every ``Options/qosInterval``).
+    public func sampleQoS() -> SubscriberQoS {
+        sample(state: state.value)
+    }
+
+    private func sample(state: SubscriberState) -> SubscriberQoS {
+        let delay = delayController.effectiveDelay.value
+        var qos = SubscriberQoS(elapsed: startInstant.duration(to: clock.now), state: state, playoutDelay: delay)
+        for track in tracks {
+            var track = track.qos
+            track.statistics.playoutDelay = delay
+            qos.tracks[track.kind] = track
+        }
+        return qos
+    }
+
+    /// The intake loop: waits on every socket at once, hands datagrams to their track, takes QoS
+    /// samples and follows the state, until the duration passes or ``stop()``.
+    private func receive(_ tracks: [SubscribedTrack]) {
+        let end = options.duration.map { startInstant.advanced(by: $0) }
+        var nextSample = startInstant.advanced(by: options.qosInterval)
+        var sockets = tracks.flatMap { track in track.receivers.map { (track, $0) } }
+        var descriptors = sockets.map { pollfd(fd: $0.1.receiver.fileDescriptor, events: Int16(POLLIN), revents: 0) }
+        var backoff = Duration.milliseconds(100)
+        while !lifecycle.withLock({ stopRequested }) {
+            let now = clock.now
+            if let end, now >= end { break }
+            if now >= nextSample {
+                updateState(now: now, tracks: tracks)
+                qosObservable.value = sample(state: stateObservable.value)
+                nextSample = nextSample.advanced(by: options.qosInterval)
+                if nextSample < now { nextSample = now.advanced(by: options.qosInterval) }
+            }
+            var wake = nextSample
+            if let end { wake = min(wake, end) }
+            let timeout = Int32(clamping: min(50, max(0, now.duration(to: wake).nanoseconds / 1_000_000 + 1)))
+            let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
+            if ready < 0, errno != EINTR {
+                logger.error("waiting for datagrams failed: \(String(cString: strerror(errno)))")
+                break
+            }
+            guard ready > 0 else { continue }
+            for index in descriptors.indices where descriptors[index].revents != 0 {
+                descriptors[index].revents = 0
+                let (track, socket) = sockets[index]
+                do {
+                    try track.receive(from: socket)
+                    backoff = .milliseconds(100)
+                } catch {
+                    // The socket failed: reopen it with backoff, visibly.
+                    logger.warning("receiving on \(socket.receiver.localAddress) failed: \(error); reopening in \(backoff.compactDescription)")
+                    stateObservable.value = .connecting
+                    sleepUntil(clock.now.advanced(by: backoff))
+                    backoff = min(backoff * 2, .seconds(5))
+                    if let reopened = try? track.reopen(socket) {
+                        sockets[index] = (track, reopened)
+                        descriptors[index].fd = reopened.receiver.fileDescriptor
+                        stateObservable.value = .buffering
+                    }
+                }
+            }
+            updateState(now: clock.now, tracks: tracks)
+            if case .failed = stateObservable.value { break }
+        }
+        updateState(now: clock.now, tracks: tracks)
+    }
+
+    /// Follows playing / stalled / buffering from what the tracks rendered, and fails when every
+    /// datagram fails SRTP authentication (a wrong key).
+    private func updateState(now: MonotonicInstant, tracks: [SubscribedTrack]) {
+        let current = stateObservable.value
+        if case .failed = current { return }
+        let lastRender = tracks.compactMap(\.lastRender).max()
+        let next: SubscriberState
+        if let lastRender {
+            next = lastRender.duration(to: now) > options.stallTimeout ? .stalled : .playing
+        } else if let reason = tracks.lazy.compactMap(\.failureReason).first {
+            next = .failed(reason: reason)
+        } else {
+            next = current == .connecting ? .connecting : .buffering
+        }
+        if next != current {
+            stateObservable.value = next
+            logger.info("state \(next)")
+        }
+    }
+}
+
+extension PlayoutError.Code {
+    /// A source (SDP file, URL) cannot be read or understood.
+    public static let invalidSource = Self("invalidSource")
+    /// An operation that does not fit the object's state (starting twice).
+    public static let invalidState = Self("invalidState")
+}
+
+extension SocketAddress {
+    /// Whether `host` is a multicast group address.
+    static func isMulticastHost(_ host: String) -> Bool {
+        (try? SocketAddress(host: host, port: 0))?.isMulticast ?? false
+    }
+}
+
+/// One received track: its sockets and pipeline (shared between the intake thread and the
+/// track's playout thread under `lock`), and its decoder (playout thread only).
+final class SubscribedTrack: @unchecked Sendable {
+    /// A bound socket and what it carries.
+    struct Socket {
+        var receiver: UDPReceiver
+        var isControl: Bool
+    }
+
+    let kind: MediaKind
+    let codec: Codec
+    let media: MediaDescription
+    let lock = ConditionLock()
+    private(set) var receivers: [Socket]
+    // Guarded by `lock`:
+    var pipeline: TrackPipeline
+    private var delay: Duration
+    private var appliedDelay: Duration
+    private var stopping = false
+    private var playerIdle = false
+    private var playback = Playback()
+    // Playout thread only:
+    let decoder: FFmpegDecoder
+
+    /// What the playout thread measured.
+    struct Playback {
+        var lastRender: MonotonicInstant?
+        var renderError = DurationHistogram()
+        var latency = DurationHistogram()
+        var decoder = FFmpegDecoder.Statistics()
+        var width = 0
+        var height = 0
+    }
+
+    init(index: Int, kind: MediaKind, media: MediaDescription, session: SessionDescription, delay: Duration, decoderThreads: Int) throws {
+        self.kind = kind
+        self.media = media
+        pipeline = try TrackPipeline(track: TrackID(rawValue: UInt32(index)), media: media, delay: delay)
+        codec = pipeline.codec
+        self.delay = delay
+        appliedDelay = delay
+        let map = media.rtpMap(for: pipeline.payloadType)
+        decoder = try FFmpegDecoder(
+            codec: pipeline.codec, sampleRate: Int(map?.clockRate ?? 0), channelCount: Int(map?.channels ?? 0),
+            configuration: .init(threadCount: decoderThreads, threading: .slice)
+        )
+        let host = media.connection?.address ?? session.connection?.address ?? "0.0.0.0"
+        receivers = [Socket(receiver: try Self.bind(host: host, port: media.port), isControl: false)]
+        if !media.rtcpMux, media.port < UInt16.max {
+            let port = media.rtcp?.port ?? media.port + 1
+            // Sender reports are optional (latency needs them): a busy RTCP port is not fatal.
+            if let control = try? Self.bind(host: host, port: port) {
+                receivers.append(Socket(receiver: control, isControl: true))
+            }
+        }
+    }
+
+    /// Binds the address the SDP names: a multicast group is joined, a unicast address is
+    /// received on every interface (senders address this host by any of its names).
+    private static func bind(host: String, port: UInt16) throws(UDPError) -> UDPReceiver {
+        let multicast = SocketAddress.isMulticastHost(host)
+        let bindHost = multicast ? host : (host.contains(":") ? "::" : "0.0.0.0")
+        return try UDPReceiver(bindingTo: SocketAddress(host: bindHost, port: port))
+    }
+
+    /// Binds `socket`'s address again after a failure.
+    func reopen(_ socket: Socket) throws -> Socket {
+        let address = socket.receiver.localAddress
+        let fresh = Socket(receiver: try UDPReceiver(bindingTo: address), isControl: socket.isControl)
+        if let index = receivers.firstIndex(where: { $0.receiver === socket.receiver }) { receivers[index] = fresh }
+        return fresh
+    }
+
+    /// Receives one batch from `socket` into the pipeline (intake thread); wakes the playout
+    /// thread if it waits for data.
+    func receive(from socket: Socket) throws {
+        lock.lock()
+        defer { lock.unlock() }
+        try socket.receiver.receive(timeout: .zero) { datagram in
+            if socket.isControl {
+                pipeline.receiveControl(datagram.mutableBytes, length: datagram.bytes.count)
+            } else {
+                pipeline.receive(datagram.mutableBytes, length: datagram.bytes.count, arrival: datagram.arrival)
+            }
+        }
+        if playerIdle { lock.broadcast() }
+    }
+
+    /// Why this track cannot play, when every datagram failed SRTP authentication.
+    var failureReason: String? {
+        lock.withLock {
+            guard let failures = pipeline.srtpStatistics?.authFailures, failures >= 50, pipeline.statistics.network.packetsReceived == 0 else { return nil }
+            return "every SRTP packet on port \(media.port) fails authentication (\(failures) so far): wrong key?"
+        }
+    }
+
+    /// The delay in effect changed.
+    func setDelay(_ delay: Duration) {
+        lock.withLock {
+            self.delay = delay
+            lock.broadcast()
+        }
+    }
+
+    func requestStop() {
+        lock.withLock {
+            stopping = true
+            lock.broadcast()
+        }
+    }
+
+    var lastRender: MonotonicInstant? { lock.withLock { playback.lastRender } }
+
+    /// The next thing to do (playout thread): waits until a frame is to be rendered or skipped;
+    /// nil once stopping.
+    func nextAction(clock: MonotonicClock) -> TrackPipeline.Action? {
+        lock.lock()
+        defer { lock.unlock() }
+        while !stopping {
+            if delay != appliedDelay {
+                pipeline.setDelay(delay)
+                appliedDelay = delay
+            }
+            let action = pipeline.poll(now: clock.now)
+            switch action {
+            case .render, .skip:
+                return action
+            case .wait(let instant):
+                lock.wait(until: instant)
+            case .idle:
+                playerIdle = true
+                lock.wait(until: nil)
+                playerIdle = false
+            }
+        }
+        return nil
+    }
+
+    /// Records what the playout thread did with a frame and gives its bytes back.
+    func finished(_ frame: EncodedFrame, update: (inout Playback) -> Void) {
+        lock.withLock {
+            update(&playback)
+            playback.decoder = decoder.statistics
+            pipeline.recycle(frame.bytes)
+        }
+    }
+
+    /// When `mediaTime` was captured on the sender's wall clock (nanoseconds since 1970).
+    func captureTime(of mediaTime: MediaTime) -> Int64? {
+        lock.withLock { pipeline.captureTime(of: mediaTime) }
+    }
+
+    /// This track's QoS now.
+    var qos: TrackQoS {
+        lock.withLock {
+            var qos = TrackQoS(kind: kind, codec: codec, statistics: pipeline.statistics)
+            let depacketizer = pipeline.depacketizerStatistics
+            qos.framesReceived = depacketizer.framesEmitted
+            qos.framesIncomplete = depacketizer.framesDiscarded
+            qos.framesDroppedWaitingForKeyframe = pipeline.framesDroppedWaitingForKeyframe
+            qos.framesDecoded = playback.decoder.framesDecoded
+            qos.keyFramesDecoded = playback.decoder.keyFramesDecoded
+            qos.totalDecodeTime = playback.decoder.totalDecodeTime
+            qos.decodeErrors = playback.decoder.decodeErrors
+            qos.frameWidth = playback.width
+            qos.frameHeight = playback.height
+            qos.authFailures = pipeline.srtpStatistics?.authFailures
+            qos.replayDrops = pipeline.srtpStatistics?.replayDrops
+            qos.restarts = pipeline.restarts
+            qos.renderError = playback.renderError
+            qos.endToEndLatency = playback.latency
+            return qos
+        }
+    }
+}

@@ -1,0 +1,180 @@
+import Dispatch
+import Foundation
+import Playout
+
+/// Runs one subscription for `subscribe` and `demo`: applies the scheduled overrides, stops on
+/// Ctrl-C, and writes either JSON Lines on stdout or the live view and the summary table.
+final class SubscriptionSession: @unchecked Sendable {
+    let subscriber: Subscriber
+    let renderer: Renderer
+    let overrides: [ScheduledOverride]
+    let writesJSON: Bool
+    private let output = LockedValue(Output())
+
+    private struct Output {
+        var writer = QoSJSONWriter()
+        var viewLines = 0
+        var previous: SubscriberQoS?
+    }
+
+    init(subscriber: Subscriber, renderer: Renderer, overrides: [ScheduledOverride], json: Bool) {
+        self.subscriber = subscriber
+        self.renderer = renderer
+        self.overrides = overrides
+        writesJSON = json || isatty(STDOUT_FILENO) == 0
+    }
+
+    /// Plays to the end; returns the final sample.
+    func run(title: String) throws -> SubscriberQoS {
+        let start = MonotonicClock().now
+        let elapsed: @Sendable () -> Duration = { start.duration(to: MonotonicClock().now) }
+        let states = subscriber.state.subscribe { [self] state in
+            guard state != .idle else { return }
+            var fields = [("state", state.name)]
+            if case .failed(let reason) = state { fields.append(("reason", reason)) }
+            event("stateChanged", at: elapsed(), fields)
+        }
+        let samples = subscriber.qos.subscribe { [self] sample in
+            guard sample.elapsed > .zero, sample.state != .ended else { return }
+            show(sample, title: title)
+        }
+        // Ctrl-C stops cleanly, with the summary.
+        signal(SIGINT, SIG_IGN)
+        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        interrupt.setEventHandler { [subscriber] in subscriber.stop() }
+        interrupt.resume()
+        let timers = scheduleOverrides(elapsed: elapsed)
+        defer {
+            for timer in timers { timer.cancel() }
+            interrupt.cancel()
+            states.dispose()
+            samples.dispose()
+        }
+        try subscriber.start()
+        let final = subscriber.waitUntilEnded()
+        output.withLock { output in
+            if writesJSON {
+                writeOut(output.writer.line(for: final, type: "summary") + "\n")
+            } else {
+                writeOut(SummaryTable(final, title: title).text + "\n")
+            }
+        }
+        return final
+    }
+
+    /// Timers that set and release the overrides at their instants.
+    private func scheduleOverrides(elapsed: @escaping @Sendable () -> Duration) -> [any DispatchSourceTimer] {
+        overrides.map { planned in
+            let timer = DispatchSource.makeTimerSource(queue: .global())
+            let held = LockedValue<PlayoutDelayOverride?>(nil)
+            let set = DispatchTime.now() + .nanoseconds(Int(planned.at.nanoseconds))
+            timer.schedule(deadline: set, repeating: planned.hold.map { .nanoseconds(Int($0.nanoseconds)) } ?? .never)
+            timer.setEventHandler { [self] in
+                if let handle = held.withLock({ $0 }) {
+                    handle.dispose()
+                    event("overrideReleased", at: elapsed(), [("playoutDelay", "\(planned.delay.seconds)")])
+                    timer.cancel()
+                    return
+                }
+                do {
+                    let handle = try renderer.overridePlayoutDelay(planned.delay)
+                    held.withLock { $0 = handle }
+                    event("overrideApplied", at: elapsed(), [("playoutDelay", "\(planned.delay.seconds)")])
+                    if planned.hold == nil { timer.cancel() }
+                } catch {
+                    event("error", at: elapsed(), [("message", "\(error)")])
+                    timer.cancel()
+                }
+            }
+            timer.resume()
+            return timer
+        }
+    }
+
+    private func event(_ name: String, at elapsed: Duration, _ fields: [(String, String)]) {
+        output.withLock { output in
+            if writesJSON {
+                writeOut(output.writer.event(name, at: elapsed, fields) + "\n")
+            }
+        }
+    }
+
+    private func show(_ sample: SubscriberQoS, title: String) {
+        output.withLock { output in
+            if writesJSON {
+                writeOut(output.writer.line(for: sample) + "\n")
+                return
+            }
+            let lines = LiveView(sample, previous: output.previous, title: title).lines
+            output.previous = sample
+            var text = output.viewLines > 0 ? "\u{1B}[\(output.viewLines)A" : ""
+            for line in lines { text += "\u{1B}[2K" + line + "\n" }
+            output.viewLines = lines.count
+            writeOut(text)
+        }
+    }
+}
+
+/// The one-screen live view: state, delay, and per track the numbers a viewer cares about.
+struct LiveView {
+    var lines: [String]
+
+    init(_ sample: SubscriberQoS, previous: SubscriberQoS?, title: String) {
+        let kinds = [MediaKind.video, .audio].filter { sample.tracks[$0] != nil }
+        func row(_ name: String, _ value: (TrackQoS) -> String) -> String {
+            name.padding(toLength: 16, withPad: " ", startingAt: 0)
+                + kinds.map { value(sample.tracks[$0]!).padding(toLength: 24, withPad: " ", startingAt: 0) }.joined()
+        }
+        let seconds = sample.elapsed.seconds
+        let window = max(0.001, seconds - (previous?.elapsed.seconds ?? 0))
+        func rate(_ track: TrackQoS, _ value: (TrackQoS) -> Int) -> Double {
+            Double(value(track) - (previous?.tracks[track.kind].map(value) ?? 0)) / window
+        }
+        lines = [
+            "\(title)  \(sample.state)  t=\(String(format: "%.1f", seconds)) s",
+            "playout delay   \(Self.milliseconds(sample.playoutDelay.delay)) (\(sample.playoutDelay.source.rawValue))",
+            row("", { $0.kind.rawValue + " " + $0.codec.rawValue }),
+            row("bitrate", { Self.bitrate(rate($0, \.statistics.network.bytesReceived) * 8) }),
+            row("fps (rendered)", { String(format: "%.1f", rate($0, \.statistics.frames.framesRendered)) }),
+            row("rendered", { "\($0.statistics.frames.framesRendered) of \($0.framesReceived)" }),
+            row("dropped", { "\($0.framesDropped) (skipped \($0.statistics.frames.framesSkipped))" }),
+            row("freezes", { "\($0.statistics.frames.freezeCount) (\(String(format: "%.2f", $0.statistics.frames.totalFreezesDuration.seconds)) s)" }),
+            row("delay pauses", { "\($0.statistics.frames.delayPauseCount) (\(String(format: "%.2f", $0.statistics.frames.totalDelayPausesDuration.seconds)) s)" }),
+            row("packets lost", { "\($0.statistics.network.packetsLost) of \($0.statistics.network.packetsReceived + $0.statistics.network.packetsLost)" }),
+            row("latency p50", { $0.endToEndLatency.percentile(0.5).map(Self.milliseconds) ?? "–" }),
+            row("buffer", { "\(Self.milliseconds($0.statistics.frames.bufferedDuration)), \($0.statistics.frames.bufferedFrames) frames" }),
+        ]
+    }
+
+    static func milliseconds(_ duration: Duration) -> String {
+        String(format: "%.1f ms", duration.seconds * 1_000)
+    }
+
+    static func bitrate(_ bits: Double) -> String {
+        bits >= 1_000_000 ? String(format: "%.2f Mbit/s", bits / 1_000_000) : String(format: "%.0f kbit/s", bits / 1_000)
+    }
+}
+
+/// The table printed at the end of a run in a terminal.
+struct SummaryTable {
+    var text: String
+
+    init(_ sample: SubscriberQoS, title: String) {
+        var lines = LiveView(sample, previous: nil, title: title).lines
+        lines[0] = "\(title) summary: \(sample.state), \(String(format: "%.1f", sample.elapsed.seconds)) s"
+        for kind in [MediaKind.video, .audio] {
+            guard let track = sample.tracks[kind] else { continue }
+            for (name, histogram) in [("latency", track.endToEndLatency), ("render error", track.renderError)] {
+                guard let summary = histogram.summary else { continue }
+                lines.append("\(kind.rawValue) \(name)".padding(toLength: 16, withPad: " ", startingAt: 0)
+                    + "p50 \(LiveView.milliseconds(summary.p50))  p99 \(LiveView.milliseconds(summary.p99))  max \(LiveView.milliseconds(summary.max))")
+            }
+        }
+        text = lines.joined(separator: "\n")
+    }
+}
+
+/// Writes `text` to stdout unbuffered (JSON Lines readers see each line as it is written).
+func writeOut(_ text: String) {
+    FileHandle.standardOutput.write(Data(text.utf8))
+}

@@ -92,6 +92,6 @@ let package = Package(
         .testTarget(name: "PlayoutTelemetryTests", dependencies: ["PlayoutTelemetry", "PlayoutCore", log], swiftSettings: settings),
         .testTarget(name: "PlayoutTests", dependencies: ["Playout", "PlayoutCore", "PlayoutRTP", "PlayoutJitter", "PlayoutCodec", "PlayoutTesting"], swiftSettings: settings),
         .testTarget(name: "PlayoutCLITests", dependencies: ["PlayoutCLI", "Playout", "PlayoutTelemetry"], swiftSettings: settings),
-        .testTarget(name: "IntegrationTests", dependencies: ["Playout", "PlayoutCore", "PlayoutTelemetry"], swiftSettings: settings),
+        .testTarget(name: "IntegrationTests", dependencies: ["Playout", "PlayoutCore", "PlayoutTelemetry", "PlayoutTesting"], swiftSettings: settings),
     ]
 )

@@ -66,6 +66,15 @@ public struct TrackQoS: Equatable, Sendable {
     public var renderError = DurationHistogram()
     /// Capture (sender's wall clock, from RTCP sender reports) to presentation.
     public var endToEndLatency = DurationHistogram()
+    /// Capture to the arrival of each rendered frame's first packet: what the network and the
+    /// sender's encoding added before the playout delay (latency ≈ transit's minimum + delay).
+    public var transit = DurationHistogram()
+
+    /// Copies of packets received: those the jitter buffer saw again, and those SRTP's replay
+    /// protection dropped before it (an exact copy of an SRTP packet is a replay).
+    public var packetsDuplicated: Int {
+        statistics.network.packetsDuplicated + (replayDrops ?? 0)
+    }
 
     /// Adobe's droppedFrames: skipped (late or by a delay decrease), undecodable, incomplete,
     /// dropped waiting for a key frame, and dropped for buffer overflow.

@@ -69,7 +69,7 @@ public struct QoSJSONWriter: Sendable {
             ("packetsReceived", Double(network.packetsReceived)),
             ("packetsLost", Double(network.packetsLost)),
             ("packetsDiscarded", Double(network.packetsDiscarded)),
-            ("packetsDuplicated", Double(network.packetsDuplicated)),
+            ("packetsDuplicated", Double(track.packetsDuplicated)),
             ("bytesReceived", Double(network.bytesReceived)),
             ("jitter", network.jitter),
             ("framesReceived", Double(track.framesReceived)),

@@ -92,11 +92,16 @@ public final class Renderer: @unchecked Sendable {
                 }
                 let capture = presented == nil ? nil : track.captureTime(of: frame.mediaTime)
                 let wall = wallClockNanoseconds()
+                let now = clock.now
                 track.finished(frame) { playback in
                     guard let presented else { return }
                     playback.lastRender = presented
                     playback.renderError.record(renderAt.duration(to: presented))
-                    if let capture { playback.latency.record(.nanoseconds(wall - capture)) }
+                    if let capture {
+                        playback.latency.record(.nanoseconds(wall - capture))
+                        // The first packet's arrival on the wall clock, less the capture time.
+                        playback.transit.record(.nanoseconds(wall - capture) - frame.firstArrival.duration(to: now))
+                    }
                     if let size { (playback.width, playback.height) = size }
                 }
             case .skip(let frame, .decodeWithoutRender):

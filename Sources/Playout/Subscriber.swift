@@ -37,11 +37,14 @@ public final class Subscriber: @unchecked Sendable {
         public var srtpKey: String?
         /// Decoder threads per track (1 decodes single-slice live streams best).
         public var decoderThreads: Int
+        /// Playout-delay overrides to set and release at instants after the start.
+        public var overrides: [ScheduledOverride]
 
         public init(
             playoutDelay: PlayoutDelay.Configuration = .init(), duration: Duration? = nil, qosInterval: Duration = .seconds(1),
-            stallTimeout: Duration = .seconds(1), srtpKey: String? = nil, decoderThreads: Int = 1
+            stallTimeout: Duration = .seconds(1), srtpKey: String? = nil, decoderThreads: Int = 1, overrides: [ScheduledOverride] = []
         ) {
+            self.overrides = overrides
             self.playoutDelay = playoutDelay
             self.duration = duration
             self.qosInterval = qosInterval
@@ -73,6 +76,7 @@ public final class Subscriber: @unchecked Sendable {
     private var finished = false  // lifecycle
     private var startInstant = MonotonicInstant.zero
     private var tracks: [SubscribedTrack] = []
+    private var overrides = OverrideTimetable([], start: .zero)  // intake thread
     private var finalSample: SubscriberQoS?  // lifecycle
     private var renderer: Renderer?  // lifecycle; released at the end (the renderer holds its subscriber)
 
@@ -247,16 +251,20 @@ public final class Subscriber: @unchecked Sendable {
         var sockets = tracks.flatMap { track in track.receivers.map { (track, $0) } }
         var descriptors = sockets.map { pollfd(fd: $0.1.receiver.fileDescriptor, events: Int16(POLLIN), revents: 0) }
         var backoff = Duration.milliseconds(100)
+        // Overrides held to the end stay in effect for the final sample (and until the
+        // subscriber is released).
+        overrides = OverrideTimetable(options.overrides, start: startInstant)
         while !lifecycle.withLock({ stopRequested }) {
             let now = clock.now
             if let end, now >= end { break }
+            overrides.apply(now: now, controller: delayController, logger: logger)
             if now >= nextSample {
                 updateState(now: now, tracks: tracks)
                 qosObservable.value = sample(state: stateObservable.value)
                 nextSample = nextSample.advanced(by: options.qosInterval)
                 if nextSample < now { nextSample = now.advanced(by: options.qosInterval) }
             }
-            var wake = nextSample
+            var wake = min(nextSample, overrides.next ?? nextSample)
             if let end { wake = min(wake, end) }
             let timeout = Int32(clamping: min(50, max(0, now.duration(to: wake).nanoseconds / 1_000_000 + 1)))
             let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
@@ -311,6 +319,40 @@ public final class Subscriber: @unchecked Sendable {
     }
 }
 
+/// Scheduled overrides in time order: set each at its instant, release it `hold` later.
+struct OverrideTimetable {
+    private var steps: [(at: MonotonicInstant, index: Int, set: Bool)]
+    private let planned: [ScheduledOverride]
+    private var held: [Int: PlayoutDelayOverride] = [:]
+
+    init(_ planned: [ScheduledOverride], start: MonotonicInstant) {
+        self.planned = planned
+        steps = planned.enumerated().flatMap { index, override in
+            [(start.advanced(by: override.at), index, true)]
+                + (override.hold.map { [(start.advanced(by: override.at + $0), index, false)] } ?? [])
+        }.sorted { ($0.at, $0.set ? 1 : 0) < ($1.at, $1.set ? 1 : 0) }  // at one instant, release before set
+    }
+
+    /// When the next step is due.
+    var next: MonotonicInstant? { steps.first?.at }
+
+    /// Takes the steps due at `now`.
+    mutating func apply(now: MonotonicInstant, controller: PlayoutDelayController, logger: Logger) {
+        while let step = steps.first, step.at <= now {
+            steps.removeFirst()
+            if step.set {
+                do {
+                    held[step.index] = try controller.overridePlayoutDelay(planned[step.index].delay)
+                } catch {
+                    logger.error("override \(planned[step.index]) refused: \(error)")
+                }
+            } else {
+                held.removeValue(forKey: step.index)?.dispose()
+            }
+        }
+    }
+}
+
 extension PlayoutError.Code {
     /// A source (SDP file, URL) cannot be read or understood.
     public static let invalidSource = Self("invalidSource")
@@ -354,6 +396,7 @@ final class SubscribedTrack: @unchecked Sendable {
         var lastRender: MonotonicInstant?
         var renderError = DurationHistogram()
         var latency = DurationHistogram()
+        var transit = DurationHistogram()
         var decoder = FFmpegDecoder.Statistics()
         var width = 0
         var height = 0
@@ -496,6 +539,7 @@ final class SubscribedTrack: @unchecked Sendable {
             qos.restarts = pipeline.restarts
             qos.renderError = playback.renderError
             qos.endToEndLatency = playback.latency
+            qos.transit = playback.transit
             return qos
         }
     }

@@ -157,9 +157,7 @@ public struct TrackPipeline {
     public func captureTime(of mediaTime: MediaTime) -> Int64? {
         guard let report = senderReport, clockRate > 0 else { return nil }
         let ticks = Int64(Int32(bitPattern: UInt32(truncatingIfNeeded: mediaTime.ticks) &- report.rtpTimestamp))
-        let seconds = Int64(report.ntpTimestamp >> 32) - 2_208_988_800  // NTP era 0 → Unix
-        let fraction = Int64((report.ntpTimestamp & 0xFFFF_FFFF) * 1_000_000_000 >> 32)
-        return seconds * 1_000_000_000 + fraction + ticks * 1_000_000_000 / Int64(clockRate)
+        return NTPTime.unixNanoseconds(ntp: report.ntpTimestamp) + ticks * 1_000_000_000 / Int64(clockRate)
     }
 
     /// Moves what the jitter buffer can release into frames, then says what to do at `now`: a

@@ -13,7 +13,7 @@ struct PlayoutCommand: ParsableCommand {
             Logging: set PLAYOUT_LOG_LEVEL to trace, debug, info, warning (default) or error.
             """,
         version: PlayoutVersion.current,
-        subcommands: [SubscribeCommand.self, VersionCommand.self]
+        subcommands: [SubscribeCommand.self, PublishCommand.self, DemoCommand.self, VersionCommand.self]
     )
 
     /// Sets up logging for the process, once: console at PLAYOUT_LOG_LEVEL, plus collection.
@@ -21,6 +21,8 @@ struct PlayoutCommand: ParsableCommand {
         let collector = LogCollector()
         let setup = LoggingSetup(environment: ProcessInfo.processInfo.environment)
         LoggingSystem.bootstrap(setup.makeFactory(collector: collector))
+        // FFmpeg's own lines only when asked for: they would break the live view.
+        FFmpegLibrary.setLogLevel(setup.consoleLevel == .trace ? .verbose : setup.consoleLevel == .debug ? .warning : .quiet)
         if let problem = setup.problem {
             Logger(label: "playout").warning("\(problem)")
         }

@@ -73,11 +73,11 @@ struct SubscribeCommand: ParsableCommand {
         do {
             let options = Subscriber.Options(
                 playoutDelay: .init(delay: playoutDelay.duration), duration: duration?.duration,
-                qosInterval: qosInterval.duration, srtpKey: srtpKey
+                qosInterval: qosInterval.duration, srtpKey: srtpKey, overrides: overrides
             )
             let subscriber = try Subscriber(source: source, options: options)
             let renderer = try Renderer(subscriber: subscriber, sink: try SinkSpec(parsing: sink))
-            let session = SubscriptionSession(subscriber: subscriber, renderer: renderer, overrides: overrides, json: json)
+            let session = SubscriptionSession(subscriber: subscriber, renderer: renderer, json: json)
             let final = try session.run(title: "playout subscribe \(source)")
             if case .failed(let reason) = final.state { throw PlayoutError(.invalidSource, reason) }
         } catch {

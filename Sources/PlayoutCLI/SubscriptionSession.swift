@@ -7,7 +7,6 @@ import Playout
 final class SubscriptionSession: @unchecked Sendable {
     let subscriber: Subscriber
     let renderer: Renderer
-    let overrides: [ScheduledOverride]
     let writesJSON: Bool
     private let output = LockedValue(Output())
 
@@ -17,10 +16,9 @@ final class SubscriptionSession: @unchecked Sendable {
         var previous: SubscriberQoS?
     }
 
-    init(subscriber: Subscriber, renderer: Renderer, overrides: [ScheduledOverride], json: Bool) {
+    init(subscriber: Subscriber, renderer: Renderer, json: Bool) {
         self.subscriber = subscriber
         self.renderer = renderer
-        self.overrides = overrides
         writesJSON = json || isatty(STDOUT_FILENO) == 0
     }
 
@@ -34,6 +32,11 @@ final class SubscriptionSession: @unchecked Sendable {
             if case .failed(let reason) = state { fields.append(("reason", reason)) }
             event("stateChanged", at: elapsed(), fields)
         }
+        let delays = renderer.playoutDelay.subscribe { [self] delay in
+            guard elapsed() > .milliseconds(1) || delay.source == .override else { return }  // not the initial value
+            let name = delay.source == .override ? "overrideApplied" : "overrideReleased"
+            event(name, at: elapsed(), [("playoutDelay", "\(delay.delay.seconds)")])
+        }
         let samples = subscriber.qos.subscribe { [self] sample in
             guard sample.elapsed > .zero, sample.state != .ended else { return }
             show(sample, title: title)
@@ -43,9 +46,8 @@ final class SubscriptionSession: @unchecked Sendable {
         let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
         interrupt.setEventHandler { [subscriber] in subscriber.stop() }
         interrupt.resume()
-        let timers = scheduleOverrides(elapsed: elapsed)
         defer {
-            for timer in timers { timer.cancel() }
+            delays.dispose()
             interrupt.cancel()
             states.dispose()
             samples.dispose()
@@ -60,35 +62,6 @@ final class SubscriptionSession: @unchecked Sendable {
             }
         }
         return final
-    }
-
-    /// Timers that set and release the overrides at their instants.
-    private func scheduleOverrides(elapsed: @escaping @Sendable () -> Duration) -> [any DispatchSourceTimer] {
-        overrides.map { planned in
-            let timer = DispatchSource.makeTimerSource(queue: .global())
-            let held = LockedValue<PlayoutDelayOverride?>(nil)
-            let set = DispatchTime.now() + .nanoseconds(Int(planned.at.nanoseconds))
-            timer.schedule(deadline: set, repeating: planned.hold.map { .nanoseconds(Int($0.nanoseconds)) } ?? .never)
-            timer.setEventHandler { [self] in
-                if let handle = held.withLock({ $0 }) {
-                    handle.dispose()
-                    event("overrideReleased", at: elapsed(), [("playoutDelay", "\(planned.delay.seconds)")])
-                    timer.cancel()
-                    return
-                }
-                do {
-                    let handle = try renderer.overridePlayoutDelay(planned.delay)
-                    held.withLock { $0 = handle }
-                    event("overrideApplied", at: elapsed(), [("playoutDelay", "\(planned.delay.seconds)")])
-                    if planned.hold == nil { timer.cancel() }
-                } catch {
-                    event("error", at: elapsed(), [("message", "\(error)")])
-                    timer.cancel()
-                }
-            }
-            timer.resume()
-            return timer
-        }
     }
 
     private func event(_ name: String, at elapsed: Duration, _ fields: [(String, String)]) {

@@ -87,7 +87,7 @@ public final class FFmpegEncoder {
             av_opt_set(context.pointee.priv_data, "preset", "veryfast", 0)
             av_opt_set(context.pointee.priv_data, "tune", "zerolatency", 0)
             // Parameter sets with every key frame, so a receiver can join at any key frame.
-            av_opt_set(context.pointee.priv_data, "x264-params", "repeat-headers=1", 0)
+            av_opt_set(context.pointee.priv_data, "x264-params", "repeat-headers=1:scenecut=0", 0)
         } else {
             av_opt_set(context.pointee.priv_data, "deadline", "realtime", 0)
             av_opt_set(context.pointee.priv_data, "lag-in-frames", "0", 0)

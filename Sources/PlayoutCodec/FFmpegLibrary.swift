@@ -44,3 +44,25 @@ public enum FFmpegLibrary {
         avcodec_find_decoder_by_name(name) != nil
     }
 }
+
+extension FFmpegLibrary {
+    /// How much FFmpeg itself prints on stderr.
+    public enum LogLevel: Sendable {
+        /// Nothing (decode errors are counted in the statistics instead): the default, so
+        /// FFmpeg's lines never break a live view or a JSON consumer's stderr.
+        case quiet
+        /// Warnings and errors.
+        case warning
+        /// Everything FFmpeg says about the streams (codec set-up, encoder summaries).
+        case verbose
+    }
+
+    /// Sets FFmpeg's own console output for the process.
+    public static func setLogLevel(_ level: LogLevel) {
+        switch level {
+        case .quiet: av_log_set_level(AV_LOG_QUIET)
+        case .warning: av_log_set_level(AV_LOG_WARNING)
+        case .verbose: av_log_set_level(AV_LOG_VERBOSE)
+        }
+    }
+}

@@ -24,32 +24,48 @@ public struct TestPattern: Sendable {
     }
 
     /// The packed YUV 4:2:0 picture of frame `frameNumber` captured at `captureTime`
-    /// (milliseconds, wrapping at 2^32): a bar sweeping across colour stripes, and the code.
+    /// (milliseconds, wrapping at 2^32): a bar sweeping across colour stripes, a band of noise
+    /// that changes every frame (so the encoder spends a realistic bitrate), and the code.
+    ///
+    /// Built row by row (one luma row, copied), so a 720p picture costs well under a
+    /// millisecond even in a debug build.
     public func picture(frameNumber: UInt32, captureTimeMilliseconds: UInt32) -> [UInt8] {
         let lumaSize = width * height
         var picture = [UInt8](repeating: 0, count: lumaSize + lumaSize / 2)
         let bar = Int(frameNumber) * 8 % width
+        var row = [UInt8](repeating: 0, count: width)
+        for x in 0..<width {
+            row[x] = abs(x - bar) < 16 ? 235 : 16 + UInt8((x * 8 / width) * 32) / 2
+        }
         picture.withUnsafeMutableBufferPointer { pixels in
-            for y in 0..<height {
-                for x in 0..<width {
-                    let stripe = UInt8((x * 8 / width) * 32)
-                    pixels[y * width + x] = abs(x - bar) < 16 ? 235 : 16 + stripe / 2
+            let base = pixels.baseAddress!
+            row.withUnsafeBufferPointer { source in
+                for y in 0..<height { (base + y * width).update(from: source.baseAddress!, count: width) }
+            }
+            // Noise: from the second macroblock row below the code to a third of the height.
+            let noiseStart = 2 * Self.block + 16
+            let noiseEnd = max(noiseStart, height / 3)
+            var state = UInt64(frameNumber) &* 0x9E37_79B9_7F4A_7C15 | 1
+            UnsafeMutableRawPointer(base + noiseStart * width).withMemoryRebound(to: UInt64.self, capacity: (noiseEnd - noiseStart) * width / 8) { words in
+                for index in 0..<((noiseEnd - noiseStart) * width / 8) {
+                    state ^= state << 13
+                    state ^= state >> 7
+                    state ^= state << 17
+                    words[index] = (state & 0x3F3F_3F3F_3F3F_3F3F) &+ 0x6060_6060_6060_6060  // 96…159
                 }
             }
-            let chroma = pixels.baseAddress! + lumaSize
+            let chroma = base + lumaSize
+            let chromaWidth = width / 2
+            for x in 0..<chromaWidth { chroma[x] = UInt8(truncatingIfNeeded: 128 + (x * 4 / width) * 20) }
+            for y in 1..<(height / 2) { (chroma + y * chromaWidth).update(from: chroma, count: chromaWidth) }
             for y in 0..<(height / 2) {
-                for x in 0..<(width / 2) {
-                    chroma[y * width / 2 + x] = UInt8(truncatingIfNeeded: 128 + (x * 4 / width) * 20)
-                    chroma[lumaSize / 4 + y * width / 2 + x] = UInt8(truncatingIfNeeded: 128 - (y * 4 / height) * 20)
-                }
+                (chroma + lumaSize / 4 + y * chromaWidth).update(repeating: UInt8(truncatingIfNeeded: 128 - (y * 4 / height) * 20), count: chromaWidth)
             }
-            for (row, value) in [frameNumber, captureTimeMilliseconds].enumerated() {
+            for (codeRow, value) in [frameNumber, captureTimeMilliseconds].enumerated() {
                 for bit in 0..<Self.bits {
                     let level: UInt8 = (value >> UInt32(Self.bits - 1 - bit)) & 1 == 1 ? 235 : 16
-                    for y in (row * Self.block)..<((row + 1) * Self.block) {
-                        for x in (bit * Self.block)..<((bit + 1) * Self.block) {
-                            pixels[y * width + x] = level
-                        }
+                    for y in (codeRow * Self.block)..<((codeRow + 1) * Self.block) {
+                        (base + y * width + bit * Self.block).update(repeating: level, count: Self.block)
                     }
                 }
             }

@@ -1,4 +1,4 @@
-import Playout
+@testable import Playout
 import PlayoutCodec
 import PlayoutCore
 import PlayoutJitter
@@ -21,29 +21,19 @@ struct TrackPipelineTests {
     static func send(key: SRTPKeyingMaterial, impair: (inout [Datagram]) -> Void = { _ in }) throws -> [Datagram] {
         let pattern = TestPattern(width: 320, height: 240)
         let encoder = try FFmpegEncoder(video: .init(codec: .h264, width: 320, height: 240, bitrate: 400_000, keyframeInterval: 30))
-        let session = try SRTPSession(keyingMaterial: key, direction: .outbound)
-        var packetizer = H264Packetizer()
-        var header = RTPPacketBuilder(payloadType: 96, sequenceNumber: 65_500, timestamp: RTPTimestamp(rawValue: 4_294_000_000), ssrc: 0xBEEF)
+        var sender = try TrackSender(
+            codec: .h264, payloadType: 96, clockRate: 90_000, keyingMaterial: key, ssrc: 0xBEEF,
+            firstSequenceNumber: 65_500, firstTimestamp: 4_294_000_000
+        )
         var datagrams: [Datagram] = []
         var frames: [EncodedFrame] = []
         for index in 0..<60 {
             try encoder.encode(picture: pattern.picture(frameNumber: UInt32(index), captureTimeMilliseconds: UInt32(index * 33)), timestamp: Int64(index) * 3_000) { frames.append($0) }
         }
         try encoder.flush { frames.append($0) }
-        var buffer = [UInt8](repeating: 0, count: 2_048)
         for frame in frames {
             let sendTime = MonotonicInstant(nanoseconds: 1_000_000_000 + frame.mediaTime.ticks * 1_000_000_000 / 90_000)
-            header.timestamp = RTPTimestamp(rawValue: 4_294_000_000 &+ UInt32(truncatingIfNeeded: frame.mediaTime.ticks))
-            try frame.bytes.withUnsafeBytes { access in
-                try packetizer.packetize(access) { payload, isLast in
-                    header.marker = isLast
-                    try buffer.withUnsafeMutableBytes { raw in
-                        let length = try session.protectRTP(raw, length: try header.write(payload: payload, into: raw))
-                        datagrams.append(Datagram(bytes: Array(raw[0..<length]), arrival: sendTime.advanced(by: .milliseconds(10))))
-                    }
-                    header.sequenceNumber = header.sequenceNumber.advanced(by: 1)
-                }
-            }
+            try sender.send(frame, captureTime: nil) { datagrams.append(Datagram(bytes: $0, arrival: sendTime.advanced(by: .milliseconds(10)))) }
         }
         impair(&datagrams)
         return datagrams.sorted { $0.arrival < $1.arrival }
@@ -144,5 +134,40 @@ struct TrackPipelineTests {
         #expect(frames.isEmpty)
         #expect(pipeline.srtpStatistics?.authFailures == datagrams.count)
         #expect(pipeline.datagramsIgnored == datagrams.count)
+    }
+
+    @Test("a sender report maps every frame to its capture time, to the microsecond, through SRTCP")
+    func senderReportCaptureTime() throws {
+        let key = SRTPKeyingMaterial.random(for: .aesCM128HMACSHA1_80)
+        let sender = try TrackSender(codec: .opus, payloadType: 111, clockRate: 48_000, keyingMaterial: key, firstTimestamp: 4_294_967_000)
+        var media = MediaDescription(kind: .audio, port: 5_006, proto: .rtpSAVP, payloadTypes: [111])
+        media.rtpMaps = [RTPMap(payloadType: 111, encodingName: "opus", clockRate: 48_000, channels: 2)]
+        media.crypto = [CryptoAttribute(suite: .aesCM128HMACSHA1_80, keys: [.init(keyAndSalt: key.concatenated)])]
+        var pipeline = try TrackPipeline(track: 0, media: media, delay: .milliseconds(230))
+        #expect(pipeline.captureTime(of: MediaTime(ticks: 0, clockRate: 48_000)) == nil, "no report yet")
+        // The report says: media tick 96 000 (2 s in) was at 1 700 000 000.123456789 s since 1970.
+        let wall: Int64 = 1_700_000_000_123_456_789
+        var report = try sender.senderReport(wallClock: wall, ticks: 96_000)
+        report.withUnsafeMutableBytes { pipeline.receiveControl($0, length: $0.count) }
+        #expect(pipeline.controlPacketsIgnored == 0)
+        #expect(pipeline.senderReport?.ssrc == sender.ssrc)
+        // A frame 20 ms after the report's instant, across the RTP timestamp's wrap.
+        let ticks = Int64(sender.rtpTimestamp(ticks: 96_960))
+        let capture = try #require(pipeline.captureTime(of: MediaTime(ticks: ticks, clockRate: 48_000)))
+        #expect(abs(capture - (wall + 20_000_000)) < 1_000, "off by \(capture - wall - 20_000_000) ns")
+        // A tampered report is counted and ignored.
+        report[report.count / 2] ^= 0xFF
+        report.withUnsafeMutableBytes { pipeline.receiveControl($0, length: $0.count) }
+        #expect(pipeline.controlPacketsIgnored == 1)
+    }
+
+    @Test("NTP timestamps convert to and from Unix nanoseconds without losing the fraction")
+    func ntpRoundTrip() {
+        for nanoseconds: Int64 in [0, 1, 999_999_999, 1_700_000_000_123_456_789, 4_000_000_000_999_999_999] {
+            let ntp = NTPTime.ntp(unixNanoseconds: nanoseconds)
+            #expect(abs(NTPTime.unixNanoseconds(ntp: ntp) - nanoseconds) <= 1)
+        }
+        #expect(NTPTime.ntp(unixNanoseconds: 500_000_000) & 0xFFFF_FFFF == 0x8000_0000, "half a second is half the fraction")
+        #expect(NTPTime.ntp(unixNanoseconds: 0) >> 32 == 2_208_988_800)
     }
 }

@@ -1,0 +1,426 @@
+import Foundation
+import Logging
+public import PlayoutCodec
+public import PlayoutCore
+public import PlayoutRTP
+
+/// The built-in test sender: streams a synthetic moving test pattern (H.264 or VP8, with the
+/// frame number and capture time drawn into each picture) and a tone (Opus), or a file's
+/// H.264/VP8/Opus streams passed through, as RTP or SRTP in real time to a host and port — video
+/// on the port, audio on the port + 2, RTCP on the next odd ports — with sender reports and the
+/// `abs-capture-time` extension, through a seeded ``NetworkImpairment`` (one simulated link for
+/// all its tracks).
+///
+/// ```swift
+/// let publisher = try Publisher(options: .init(destination: SocketAddress(host: "127.0.0.1", port: 5004)))
+/// try publisher.sessionDescription.serialized().write(toFile: "stream.sdp", atomically: true, encoding: .utf8)
+/// try publisher.start()
+/// let statistics = publisher.waitUntilEnded()
+/// ```
+public final class Publisher: @unchecked Sendable {
+    /// What is sent.
+    public enum Source: Equatable, Sendable {
+        /// The synthetic moving pattern and a 440 Hz tone, encoded live.
+        case testPattern
+        /// A media file's streams, passed through without re-encoding.
+        case file(path: String)
+    }
+
+    /// Publisher settings.
+    public struct Options: Sendable {
+        public var source: Source
+        /// Where video goes; audio goes to its port + 2.
+        public var destination: SocketAddress
+        /// Test-pattern video: codec (H.264 or VP8), size, rate, bitrate, key-frame interval.
+        public var video: FFmpegEncoder.VideoSettings
+        /// Whether to send the tone as Opus (test pattern).
+        public var sendsAudio: Bool
+        /// SRTP keying (nil: plain RTP).
+        public var keyingMaterial: SRTPKeyingMaterial?
+        /// The simulated network between publisher and receiver.
+        public var impairment: NetworkImpairment.Configuration
+        /// How long to send (nil: until ``Publisher/stop()``, or the file's end).
+        public var duration: Duration?
+        /// How often each track sends an RTCP sender report.
+        public var senderReportInterval: Duration
+
+        public init(
+            source: Source = .testPattern, destination: SocketAddress, video: FFmpegEncoder.VideoSettings = .init(),
+            sendsAudio: Bool = true, keyingMaterial: SRTPKeyingMaterial? = nil,
+            impairment: NetworkImpairment.Configuration = .init(), duration: Duration? = nil,
+            senderReportInterval: Duration = .seconds(1)
+        ) {
+            self.source = source
+            self.destination = destination
+            self.video = video
+            self.sendsAudio = sendsAudio
+            self.keyingMaterial = keyingMaterial
+            self.impairment = impairment
+            self.duration = duration
+            self.senderReportInterval = senderReportInterval
+        }
+    }
+
+    /// What the publisher did, per track and on the simulated link.
+    public struct Statistics: Equatable, Sendable {
+        public struct Track: Equatable, Sendable {
+            public var codec: Codec
+            public var framesSent = 0
+            /// RTP packets produced (before the simulated network).
+            public var packetsSent = 0
+            public var payloadBytesSent = 0
+            /// Distinct RTP packets the simulated network delivered.
+            public var packetsDelivered = 0
+            /// The packets a receiver can tell were lost (RFC 3550): missing between the first
+            /// and the last packet delivered. Losses before the first or after the last delivered
+            /// packet leave no gap to see.
+            public var packetsLostBetweenDelivered: Int {
+                guard let first = firstDelivered else { return 0 }
+                return lastDelivered - first + 1 - packetsDelivered
+            }
+            var firstDelivered: Int?
+            var lastDelivered = 0
+            var delivered = Bitmap()
+        }
+
+        public var tracks: [MediaKind: Track] = [:]
+        /// What the simulated network did to the RTP packets (RTCP is not impaired).
+        public var network = NetworkImpairment.Statistics()
+        public var senderReportsSent = 0
+    }
+
+    public let options: Options
+    /// The SDP a receiver needs (`a=crypto` when SRTP).
+    public let sessionDescription: SessionDescription
+
+    private struct OutTrack {
+        var kind: MediaKind
+        var sender: TrackSender
+        var rtp: UDPSender
+        var rtcp: UDPSender
+        /// The demuxer stream index (file source).
+        var streamIndex: Int?
+        var streamClockRate: Int32
+    }
+
+    private let logger = Logger(label: "playout.publisher")
+    private let clock = MonotonicClock()
+    private let lifecycle = ConditionLock()
+    private var stopRequested = false  // lifecycle
+    private var finished = false  // lifecycle
+    private var started = false  // lifecycle
+    private var failure: (any Error)?  // lifecycle
+    private let statisticsValue = LockedValue(Statistics())
+    private var tracks: [OutTrack] = []
+    private let videoEncoder: FFmpegEncoder?
+    private let audioEncoder: FFmpegEncoder?
+    private let demuxer: FFmpegDemuxer?
+    private var impairment: NetworkImpairment
+
+    /// The payload types and extension id the publisher uses.
+    static let videoPayloadType: UInt8 = 96
+    static let audioPayloadType: UInt8 = 97
+    static let absoluteCaptureTimeID: UInt8 = 1
+
+    /// Opens the encoders (or the file) and the sockets, and builds the SDP; nothing is sent
+    /// before ``start()``.
+    ///
+    /// - Throws: ``PlayoutError`` for a file without H.264, VP8 or Opus, an encoder that cannot
+    ///   open, an unreachable destination or an invalid impairment.
+    public init(options: Options) throws {
+        self.options = options
+        impairment = try NetworkImpairment(configuration: options.impairment)
+        var streams: [(kind: MediaKind, codec: Codec, clockRate: Int32, channels: Int, streamIndex: Int?, streamClockRate: Int32, width: Int, height: Int)] = []
+        switch options.source {
+        case .testPattern:
+            guard options.video.codec == .h264 || options.video.codec == .vp8 else {
+                throw PlayoutError(.unsupportedMedia, "the test pattern is encoded as H.264 or VP8, not \(options.video.codec.rawValue)")
+            }
+            let video = try FFmpegEncoder(video: options.video, track: 0)
+            videoEncoder = video
+            streams.append((.video, video.codec, video.clockRate, 0, nil, video.clockRate, options.video.width, options.video.height))
+            if options.sendsAudio {
+                let audio = try FFmpegEncoder(audio: .init(), track: 1)
+                audioEncoder = audio
+                streams.append((.audio, audio.codec, audio.clockRate, 2, nil, audio.clockRate, 0, 0))
+            } else {
+                audioEncoder = nil
+            }
+            demuxer = nil
+        case .file(let path):
+            let demuxer = try FFmpegDemuxer(url: path)
+            self.demuxer = demuxer
+            videoEncoder = nil
+            audioEncoder = nil
+            for kind in [MediaKind.video, .audio] {
+                guard let stream = demuxer.streams.first(where: { $0.kind == kind && [.h264, .vp8, .vp9, .h265, .opus].contains($0.codec) }),
+                      let codec = stream.codec else { continue }
+                let rate: Int32 = kind == .video ? 90_000 : 48_000
+                streams.append((kind, codec, rate, max(stream.channelCount, 1), stream.index, stream.clockRate, stream.width, stream.height))
+            }
+            guard !streams.isEmpty else {
+                throw PlayoutError(.unsupportedMedia, "\(path) has no H.264, H.265, VP8, VP9 or Opus stream to send (re-encode it, e.g. ffmpeg -i in -c:v libx264 -c:a libopus out.mkv)")
+            }
+        }
+        var media: [MediaDescription] = []
+        for stream in streams {
+            let payloadType = stream.kind == .video ? Self.videoPayloadType : Self.audioPayloadType
+            let port = options.destination.port &+ (stream.kind == .video ? 0 : 2)
+            let address = try SocketAddress(host: options.destination.host, port: port)
+            let sender = try TrackSender(
+                codec: stream.codec, payloadType: payloadType, clockRate: stream.clockRate, keyingMaterial: options.keyingMaterial,
+                absoluteCaptureTimeID: Self.absoluteCaptureTimeID
+            )
+            tracks.append(OutTrack(
+                kind: stream.kind, sender: sender, rtp: try UDPSender(to: address),
+                rtcp: try UDPSender(to: SocketAddress(host: options.destination.host, port: port &+ 1)),
+                streamIndex: stream.streamIndex, streamClockRate: stream.streamClockRate
+            ))
+            var section = MediaDescription(
+                kind: stream.kind == .video ? .video : .audio, port: port, proto: options.keyingMaterial == nil ? .rtpAVP : .rtpSAVP,
+                payloadTypes: [payloadType],
+                rtpMaps: [RTPMap(
+                    payloadType: payloadType, encodingName: stream.codec.rawValue, clockRate: UInt32(stream.clockRate),
+                    channels: stream.kind == .audio ? UInt16(stream.channels) : nil
+                )],
+                extensionMaps: [ExtensionMap(id: UInt16(Self.absoluteCaptureTimeID), uri: AbsoluteCaptureTime.uri)],
+                direction: .sendonly,
+                frameRate: stream.kind == .video && options.source == .testPattern ? Double(options.video.frameRate) : nil
+            )
+            if stream.codec == .h264 {
+                section.formatParameters = [FormatParameters(payloadType: payloadType, parameters: [.init(name: "packetization-mode", value: "1")])]
+            }
+            if let key = options.keyingMaterial {
+                section.crypto = [CryptoAttribute(suite: SDPCryptoSuite(rawValue: key.suite.name), keys: [.init(keyAndSalt: key.concatenated)])]
+            }
+            media.append(section)
+        }
+        sessionDescription = SessionDescription(
+            sessionName: "playout publish",
+            connection: ConnectionData(addressType: options.destination.isIPv6 ? .ip6 : .ip4, address: options.destination.host),
+            media: media
+        )
+        statisticsValue.withLock { statistics in
+            for track in tracks { statistics.tracks[track.kind] = Statistics.Track(codec: track.sender.codec) }
+        }
+    }
+
+    /// What was sent so far.
+    public var statistics: Statistics { statisticsValue.withLock { $0 } }
+
+    /// Starts sending on a thread of its own.
+    public func start() throws {
+        try lifecycle.withLock {
+            guard !started else { throw PlayoutError(.invalidState, "a publisher starts once") }
+            started = true
+        }
+        let thread = Thread { [self] in
+            do {
+                try run()
+            } catch {
+                logger.error("publishing failed: \(error)")
+                lifecycle.withLock { failure = error }
+            }
+            lifecycle.withLock {
+                finished = true
+                lifecycle.broadcast()
+            }
+        }
+        thread.name = "playout-publisher"
+        thread.qualityOfService = .userInteractive
+        thread.start()
+    }
+
+    /// Stops sending after the current frame.
+    public func stop() {
+        lifecycle.withLock {
+            stopRequested = true
+            lifecycle.broadcast()
+        }
+    }
+
+    /// Blocks until the publisher ends (duration, file end, ``stop()``); returns its statistics.
+    ///
+    /// - Throws: what stopped it early (an encoder or socket error).
+    @discardableResult
+    public func waitUntilEnded() throws -> Statistics {
+        try lifecycle.withLock {
+            while !finished { lifecycle.wait(until: nil) }
+            if let failure { throw failure }
+        }
+        return statistics
+    }
+
+    /// The send loop: produce what is due, pass it through the simulated network, sleep until
+    /// the next thing is due.
+    private func run() throws {
+        let start = clock.now
+        let wallStart = wallClockNanoseconds()
+        let end = options.duration.map { start.advanced(by: $0) }
+        let pattern = TestPattern(width: options.video.width, height: options.video.height)
+        let frameInterval = Duration.seconds(1) / max(options.video.frameRate, 1)
+        var videoFrames = 0
+        var audioBlocks = 0
+        let audioBlock = Duration.seconds(Double(audioEncoder?.audioFrameSize ?? 960) / 48_000)
+        var nextReport = start
+        var nextFileFrame: EncodedFrame? = nil
+        var fileStart: [Int: Int64] = [:]
+        var fileEnded = false
+
+        while !lifecycle.withLock({ stopRequested }) {
+            let now = clock.now
+            if let end, now >= end { break }
+            var wake = end ?? now.advanced(by: .seconds(1))
+            // Media due now.
+            if let encoder = videoEncoder {
+                let due = start.advanced(by: frameInterval * videoFrames)
+                if now >= due {
+                    let capture = wallStart + start.duration(to: due).nanoseconds
+                    let picture = pattern.picture(frameNumber: UInt32(videoFrames), captureTimeMilliseconds: UInt32(truncatingIfNeeded: capture / 1_000_000))
+                    let ticks = Int64(videoFrames) * Int64(encoder.clockRate) / Int64(max(options.video.frameRate, 1))
+                    var encoded: [EncodedFrame] = []
+                    try encoder.encode(picture: picture, timestamp: ticks) { encoded.append($0) }
+                    for frame in encoded { try send(frame, track: 0, captureTime: capture, now: now) }
+                    videoFrames += 1
+                }
+                wake = min(wake, start.advanced(by: frameInterval * videoFrames))
+            }
+            if let encoder = audioEncoder, let index = tracks.firstIndex(where: { $0.kind == .audio }) {
+                let due = start.advanced(by: audioBlock * audioBlocks)
+                if now >= due {
+                    let capture = wallStart + start.duration(to: due).nanoseconds
+                    let size = encoder.audioFrameSize
+                    var samples = [Float](repeating: 0, count: size * 2)
+                    for sample in 0..<size {
+                        let value = Float(0.2 * sin(2 * Double.pi * 440 * Double(audioBlocks * size + sample) / 48_000))
+                        samples[2 * sample] = value
+                        samples[2 * sample + 1] = value
+                    }
+                    var encoded: [EncodedFrame] = []
+                    try encoder.encode(samples: samples, timestamp: Int64(audioBlocks * size)) { encoded.append($0) }
+                    for frame in encoded { try send(frame, track: index, captureTime: capture, now: now) }
+                    audioBlocks += 1
+                }
+                wake = min(wake, start.advanced(by: audioBlock * audioBlocks))
+            }
+            if let demuxer, !fileEnded {
+                // Pass the file's frames through at their media times (the -re behaviour).
+                while true {
+                    if nextFileFrame == nil {
+                        nextFileFrame = try demuxer.read()
+                        if nextFileFrame == nil {
+                            fileEnded = true
+                            break
+                        }
+                    }
+                    guard var frame = nextFileFrame else { break }
+                    guard let index = tracks.firstIndex(where: { $0.streamIndex == Int(frame.track.rawValue) }) else {
+                        nextFileFrame = nil
+                        continue
+                    }
+                    let origin = fileStart[index] ?? frame.mediaTime.ticks
+                    fileStart[index] = origin
+                    let offset = MediaTime(ticks: frame.mediaTime.ticks - origin, clockRate: frame.mediaTime.clockRate).duration
+                    let due = start.advanced(by: offset)
+                    guard now >= due else {
+                        wake = min(wake, due)
+                        break
+                    }
+                    let rate = tracks[index].sender.clockRate
+                    frame.mediaTime = MediaTime(ticks: (frame.mediaTime.ticks - origin) * Int64(rate) / Int64(max(frame.mediaTime.clockRate, 1)), clockRate: rate)
+                    try send(frame, track: index, captureTime: wallStart + offset.nanoseconds, now: now)
+                    nextFileFrame = nil
+                }
+            }
+            // Sender reports (not impaired: control traffic is kept reliable on purpose).
+            if now >= nextReport {
+                let wall = wallStart + start.duration(to: now).nanoseconds
+                for track in tracks {
+                    let ticks = start.duration(to: now).nanoseconds * Int64(track.sender.clockRate) / 1_000_000_000
+                    try? track.rtcp.send(try track.sender.senderReport(wallClock: wall, ticks: ticks))
+                }
+                statisticsValue.withLock { $0.senderReportsSent += tracks.count }
+                nextReport = nextReport.advanced(by: options.senderReportInterval)
+            }
+            wake = min(wake, nextReport)
+            // The simulated network releases what is due.
+            let networkNext = flushNetwork(now: clock.now)
+            if fileEnded, networkNext == nil { break }
+            wake = min(wake, networkNext ?? wake)
+            lifecycle.withLock {
+                if !stopRequested { lifecycle.wait(until: wake) }
+            }
+        }
+        // Deliver what the simulated network still holds.
+        while let next = flushNetwork(now: clock.now) { sleepUntil(next) }
+    }
+
+    /// Sends `frame` on track `index` into the simulated network.
+    private func send(_ frame: EncodedFrame, track index: Int, captureTime: Int64, now: MonotonicInstant) throws {
+        // Each datagram is labelled with its track and packet number, to count what arrives.
+        var number = tracks[index].sender.packetsSent
+        try tracks[index].sender.send(frame, captureTime: captureTime) { datagram in
+            impairment.submit(datagram, label: number << 8 | index, now: now)
+            number += 1
+        }
+        let sender = tracks[index].sender
+        statisticsValue.withLock { statistics in
+            statistics.tracks[tracks[index].kind]?.framesSent = sender.framesSent
+            statistics.tracks[tracks[index].kind]?.packetsSent = sender.packetsSent
+            statistics.tracks[tracks[index].kind]?.payloadBytesSent = sender.payloadBytesSent
+        }
+        _ = flushNetwork(now: now)
+    }
+
+    /// Sends every datagram the simulated network releases by `now`; returns when it releases
+    /// the next (nil: it holds nothing).
+    @discardableResult
+    private func flushNetwork(now: MonotonicInstant) -> MonotonicInstant? {
+        defer {
+            let network = impairment.statistics
+            statisticsValue.withLock { $0.network = network }
+        }
+        while true {
+            switch impairment.poll(now: now) {
+            case .send(let datagram, let label):
+                let track = tracks[label & 0xFF]
+                statisticsValue.withLock { statistics in
+                    statistics.tracks[track.kind]?.recordDelivery(of: label >> 8)
+                }
+                do {
+                    try track.rtp.send(datagram)
+                } catch {
+                    logger.debug("sending to \(track.rtp.destination) failed: \(error)")  // e.g. nobody listens yet
+                }
+            case .wait(let instant):
+                return instant
+            case .idle:
+                return nil
+            }
+        }
+    }
+}
+
+extension Publisher.Statistics.Track {
+    /// Counts packet `number` as delivered (once, however many copies).
+    mutating func recordDelivery(of number: Int) {
+        guard delivered.insert(number) else { return }
+        packetsDelivered += 1
+        firstDelivered = min(firstDelivered ?? number, number)
+        lastDelivered = max(lastDelivered, number)
+    }
+}
+
+/// A growable set of small non-negative integers, one bit each.
+struct Bitmap: Equatable, Sendable {
+    private var words: [UInt64] = []
+
+    /// Adds `value`; false when it was already there.
+    mutating func insert(_ value: Int) -> Bool {
+        let (word, bit) = value.quotientAndRemainder(dividingBy: 64)
+        if word >= words.count { words.append(contentsOf: repeatElement(0, count: word + 1 - words.count)) }
+        let mask = UInt64(1) << UInt64(bit)
+        defer { words[word] |= mask }
+        return words[word] & mask == 0
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import Playout
+import Testing
+
+/// The built-in publisher and a subscriber on loopback, in one process, through the publisher's
+/// simulated network: what the subscriber counts must agree with what the publisher says it did.
+@Suite("Publisher → subscriber on loopback under impairment", .serialized)
+struct PublishSubscribeTests {
+    struct Run {
+        var sent: Publisher.Statistics
+        var final: SubscriberQoS
+        var samples: [SubscriberQoS]
+    }
+
+    /// Publishes 640×360 H.264 + Opus over SRTP for `seconds` through `impairment`; the
+    /// subscriber plays a second longer so everything sent is counted.
+    static func run(
+        port: UInt16, seconds: Int = 4, impairment: NetworkImpairment.Configuration, overrides: [ScheduledOverride] = []
+    ) throws -> Run {
+        let publisher = try Publisher(options: .init(
+            destination: try SocketAddress(host: "127.0.0.1", port: port),
+            video: .init(codec: .h264, width: 640, height: 360, frameRate: 30, bitrate: 800_000, keyframeInterval: 30),
+            keyingMaterial: .random(for: .aesCM128HMACSHA1_80), impairment: impairment, duration: .seconds(seconds)
+        ))
+        let subscriber = try Subscriber(
+            sessionDescription: publisher.sessionDescription,
+            options: .init(duration: .seconds(seconds) + .milliseconds(1_200), qosInterval: .milliseconds(500), overrides: overrides)
+        )
+        let samples = LockedValue<[SubscriberQoS]>([])
+        let watch = subscriber.qos.subscribe { sample in samples.withLock { $0.append(sample) } }
+        defer { watch.dispose() }
+        try subscriber.start()
+        try publisher.start()
+        let sent = try publisher.waitUntilEnded()
+        let final = subscriber.waitUntilEnded()
+        return Run(sent: sent, final: final, samples: samples.withLock { $0 })
+    }
+
+    /// The receiver's network counters agree with what the simulated network did.
+    static func expectCountsAgree(_ run: Run) {
+        let tracks = run.final.tracks.values
+        let received = tracks.reduce(0) { $0 + $1.statistics.network.packetsReceived }
+        let duplicated = tracks.reduce(0) { $0 + $1.packetsDuplicated }
+        let lost = tracks.reduce(0) { $0 + $1.statistics.network.packetsLost }
+        let network = run.sent.network
+        let packets = run.sent.tracks.values.reduce(0) { $0 + $1.packetsSent }
+        #expect(network.datagramsSubmitted == packets, "every RTP packet went through the simulated network")
+        #expect(received + duplicated == network.datagramsSent, "received \(received) + duplicates \(duplicated) vs \(network.datagramsSent) sent")
+        #expect(duplicated == network.datagramsDuplicated)
+        // The receiver sees the losses between the first and the last packet delivered.
+        for (kind, track) in run.sent.tracks {
+            #expect(run.final.tracks[kind]?.statistics.network.packetsLost == track.packetsLostBetweenDelivered, "\(kind)")
+            #expect(run.final.tracks[kind]?.statistics.network.packetsReceived == track.packetsDelivered, "\(kind)")
+        }
+        #expect(lost <= network.datagramsLost + network.datagramsDroppedByBandwidth)
+        #expect(tracks.allSatisfy { $0.statistics.network.packetsDiscarded == 0 }, "nothing arrived too late for a 230 ms delay")
+        #expect(tracks.allSatisfy { $0.authFailures == 0 })
+    }
+
+    /// Audio keeps rendering in every second of the run and video decodes key frames again after
+    /// losses: playback recovers.
+    static func expectRecovers(_ run: Run) {
+        let rendered = run.samples.map { $0.tracks[.audio]?.statistics.frames.framesRendered ?? 0 }
+        for (earlier, later) in zip(rendered.dropFirst(2), rendered.dropFirst(4)) where later != rendered.last {
+            #expect(later > earlier, "audio rendered nothing for a second: \(rendered)")
+        }
+        #expect((run.final.tracks[.video]?.keyFramesDecoded ?? 0) >= 2)
+    }
+
+    @Test("no impairment: every frame sent is rendered, counts agree exactly")
+    func clean() throws {
+        let run = try Self.run(port: 47_400, impairment: .init())
+        Self.expectCountsAgree(run)
+        let video = try #require(run.final.tracks[.video])
+        let audio = try #require(run.final.tracks[.audio])
+        #expect(run.sent.network.datagramsLost == 0)
+        #expect(video.statistics.frames.framesRendered == run.sent.tracks[.video]?.framesSent)
+        #expect(audio.statistics.frames.framesRendered == run.sent.tracks[.audio]?.framesSent)
+        #expect(video.framesDropped == 0 && audio.framesDropped == 0)
+        #expect(video.frameWidth == 640 && video.frameHeight == 360)
+        // Latency: the delay plus what encoding and the network added (the smallest transit).
+        let latency = try #require(video.endToEndLatency.percentile(0.5))
+        let transit = try #require(video.transit.percentile(0.0))
+        #expect(abs((latency - .milliseconds(230) - transit).seconds) < 0.010, "latency \(latency), transit \(transit)")
+    }
+
+    @Test("2 % random loss: losses counted as the network made them, playback recovers")
+    func randomLoss() throws {
+        let run = try Self.run(port: 47_410, impairment: .init(loss: 0.02, seed: 7))
+        #expect(run.sent.network.datagramsLost > 0)
+        Self.expectCountsAgree(run)
+        Self.expectRecovers(run)
+    }
+
+    @Test("10 % bursty loss: bursts counted, playback recovers after each")
+    func burstyLoss() throws {
+        let run = try Self.run(port: 47_420, impairment: .init(burstLoss: .init(rate: 0.10, meanBurstLength: 5), seed: 8))
+        #expect(run.sent.network.datagramsLost > 0)
+        Self.expectCountsAgree(run)
+        Self.expectRecovers(run)
+    }
+
+    @Test("30 ms jitter, 1 % reordering and 1 % duplication are absorbed by the buffer")
+    func jitterReorderDuplicate() throws {
+        let run = try Self.run(port: 47_430, impairment: .init(jitter: .milliseconds(30), reorder: 0.01, duplicate: 0.01, seed: 9))
+        #expect(run.sent.network.datagramsReordered > 0)
+        #expect(run.sent.network.datagramsDuplicated > 0)
+        Self.expectCountsAgree(run)
+        let video = try #require(run.final.tracks[.video])
+        #expect(video.statistics.frames.framesRendered == run.sent.tracks[.video]?.framesSent)
+    }
+
+    @Test("overrides 230 ms → 2 s → 500 ms pause rendering 1.77 s and skip 1.5 s, within a frame interval + 10 ms")
+    func playoutDelayOverrides() throws {
+        let run = try Self.run(port: 47_440, seconds: 9, impairment: .init(), overrides: [
+            ScheduledOverride(delay: .seconds(2), at: .seconds(3)),
+            ScheduledOverride(delay: .milliseconds(500), at: .seconds(6)),
+        ])
+        #expect(run.final.playoutDelay == EffectivePlayoutDelay(delay: .milliseconds(500), source: .override))
+        for (kind, interval) in [(MediaKind.video, 1.0 / 30), (.audio, 0.020)] {
+            let frames = try #require(run.final.tracks[kind]).statistics.frames
+            let tolerance = interval + 0.010
+            #expect(frames.delayPauseCount == 1)
+            #expect(abs(frames.totalDelayPausesDuration.seconds - 1.77) <= tolerance, "\(kind) paused \(frames.totalDelayPausesDuration)")
+            #expect(abs(frames.totalSkippedDuration.seconds - 1.5) <= tolerance, "\(kind) skipped \(frames.totalSkippedDuration)")
+            #expect(frames.freezeCount == 0, "a pause the user asked for is not a freeze")
+        }
+    }
+}

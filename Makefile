@@ -55,8 +55,8 @@ test: build samples
 	swift test $(SWIFT_BUILD_FLAGS)
 
 demo: build
-	$(PLAYOUT) --help
 	$(PLAYOUT) version
+	$(PLAYOUT) demo
 
 # Benchmarks live in their own package so their dependencies never slow the main build.
 bench: setup

@@ -77,10 +77,10 @@ public struct TrackQoS: Equatable, Sendable {
     }
 
     /// Adobe's droppedFrames: skipped (late or by a delay decrease), undecodable, incomplete,
-    /// dropped waiting for a key frame, and dropped for buffer overflow.
+    /// dropped waiting for a key frame, dropped for buffer overflow or when the stream restarted.
     public var framesDropped: Int {
-        statistics.frames.framesSkipped + statistics.frames.framesDroppedOverflow + decodeErrors + framesIncomplete
-            + framesDroppedWaitingForKeyframe
+        statistics.frames.framesSkipped + statistics.frames.framesDroppedOverflow + statistics.frames.framesDroppedOnRestart
+            + decodeErrors + framesIncomplete + framesDroppedWaitingForKeyframe
     }
 
     public init(kind: MediaKind, codec: Codec, statistics: TrackPlayoutStatistics) {

@@ -18,9 +18,10 @@ public final class Renderer: @unchecked Sendable {
     public let sink: SinkSpec
     private let subscriber: Subscriber
     private let logger = Logger(label: "playout.renderer")
-    private let output: LockedValue<Output>
+    /// One output per kind, each with its own lock: writing a picture never delays audio.
+    private let outputs: [MediaKind: LockedValue<Output>]
 
-    /// The sink's writers (only the file sinks write anything).
+    /// A kind's sink: counts, and writes when a file sink takes this kind.
     private struct Output {
         var null = NullSink()
         var video: Y4MSink?
@@ -37,21 +38,22 @@ public final class Renderer: @unchecked Sendable {
     public init(subscriber: Subscriber, sink: SinkSpec = .null) throws {
         self.subscriber = subscriber
         self.sink = sink
-        var output = Output()
-        let kinds = Set(subscriber.sessionDescription.media.map(\.kind))
+        var video = Output()
+        var audio = Output()
+        let kinds = subscriber.mediaKinds
         switch sink {
         case .null: break
         case .y4m(let path):
             guard kinds.contains(.video) else { throw SinkError(.sink, "--sink \(sink): the stream has no video to write as .y4m") }
-            let rate = subscriber.sessionDescription.media.first { $0.kind == .video }?.frameRate.map { Int($0.rounded()) } ?? 30
-            output.video = try Y4MSink(path: path, frameRate: (max(1, rate), 1))
+            let rate = subscriber.announcedFrameRate.map { Int($0.rounded()) } ?? 30
+            video.video = try Y4MSink(path: path, frameRate: (max(1, rate), 1))
         case .wav(let path):
             guard kinds.contains(.audio) else { throw SinkError(.sink, "--sink \(sink): the stream has no audio to write as .wav") }
-            output.audio = try WAVSink(path: path)
+            audio.audio = try WAVSink(path: path)
         case .remux:
             throw SinkError(.sink, "--sink \(sink): subscribe writes .y4m (video) or .wav (audio); remuxing a received stream is not supported yet")
         }
-        self.output = LockedValue(output)
+        outputs = [.video: LockedValue(video), .audio: LockedValue(audio)]
         try subscriber.attach(self)
     }
 
@@ -69,7 +71,7 @@ public final class Renderer: @unchecked Sendable {
     }
 
     /// Frames the sink failed to write.
-    public var sinkErrors: Int { output.withLock { $0.errors } }
+    public var sinkErrors: Int { outputs.values.reduce(0) { $0 + $1.withLock(\.errors) } }
 
     /// The playout loop of one track (its own thread): decode what is due, sleep until its render
     /// time, present, measure.
@@ -113,14 +115,17 @@ public final class Renderer: @unchecked Sendable {
                 break  // nextAction only returns frames
             }
         }
+        // Pictures the decoder still holds (B-frame reordering) go to the sink at the end.
+        try? track.decoder.flush { decoded in present(decoded, kind: track.kind) }
+        track.recordDecoderStatistics()
     }
 
     private func present(_ frame: borrowing DecodedFrame, kind: MediaKind) {
-        output.withLock { output in
+        outputs[kind]?.withLock { output in
             output.null.render(frame)
             do {
-                if kind == .video, let video = output.video { try video.render(frame) }
-                if kind == .audio, let audio = output.audio { try audio.render(frame) }
+                try output.video?.render(frame)
+                try output.audio?.render(frame)
             } catch {
                 if output.errors == 0 { logger.error("\(error)") }
                 output.errors += 1
@@ -130,9 +135,11 @@ public final class Renderer: @unchecked Sendable {
 
     /// Closes the file sinks (after the playout threads ended).
     func finish() {
-        output.withLock { output in
-            output.video?.finish()
-            output.audio?.finish()
+        for output in outputs.values {
+            output.withLock { output in
+                output.video?.finish()
+                output.audio?.finish()
+            }
         }
     }
 }

@@ -54,8 +54,12 @@ public final class Subscriber: @unchecked Sendable {
         }
     }
 
-    /// The session description being received.
-    public let sessionDescription: SessionDescription
+    /// The session description being received (nil for a libavformat input).
+    public let sessionDescription: SessionDescription?
+    /// The kinds of media received.
+    public let mediaKinds: Set<MediaKind>
+    /// The video frame rate the source announces, if it does.
+    public let announcedFrameRate: Double?
     public let options: Options
     /// The subscription's state.
     public var state: ReadOnlyObservable<SubscriberState> { stateObservable.readOnly }
@@ -69,10 +73,12 @@ public final class Subscriber: @unchecked Sendable {
     private let stateObservable = Observable(SubscriberState.idle)
     private let qosObservable: Observable<SubscriberQoS>
     private let logger = Logger(label: "playout.subscriber")
-    private let media: [(kind: MediaKind, description: MediaDescription)]
+    private let input: Input
     private let lifecycle = ConditionLock()
     private var started = false  // lifecycle
     private var stopRequested = false  // lifecycle
+    private var inputEnded = false  // lifecycle: a file source reached its end
+    private var reconnecting = false  // lifecycle: a source is being reopened
     private var finished = false  // lifecycle
     private var startInstant = MonotonicInstant.zero
     private var tracks: [SubscribedTrack] = []
@@ -80,27 +86,65 @@ public final class Subscriber: @unchecked Sendable {
     private var finalSample: SubscriberQoS?  // lifecycle
     private var renderer: Renderer?  // lifecycle; released at the end (the renderer holds its subscriber)
 
-    /// Reads and checks the SDP file at `source`.
+    /// Subscribes to `source`: an SDP file (RTP/SRTP on its ports), or any input libavformat
+    /// opens — a media file (played in real time, like ffmpeg's `-re`), or a URL (`rtsp://`,
+    /// `srt://`, `udp://`, `rtp://`, `srtp://`, `http://` …), which is reopened with backoff when it
+    /// fails or ends.
     ///
-    /// - Throws: ``PlayoutError`` for an unreadable or invalid SDP file, a bad key, or media
+    /// - Throws: ``PlayoutError`` for an unreadable or invalid source, a bad key, or media
     ///   Playout cannot receive; ``PlayoutDelayError`` for an invalid playout delay.
     public convenience init(source: String, options: Options = Options()) throws {
-        let text: String
-        do {
-            text = try String(contentsOfFile: source, encoding: .utf8)
-        } catch {
-            throw PlayoutError(.invalidSource, "cannot read \(source): \((error as NSError).localizedDescription)")
+        let isURL = source.contains("://") && !source.hasPrefix("file://")
+        if !isURL, let text = Self.sdpText(at: source) {
+            let description: SessionDescription
+            do {
+                description = try SessionDescription(parsing: text)
+            } catch {
+                throw PlayoutError(.invalidSource, "\(source): \(error)")
+            }
+            try self.init(sessionDescription: description, options: options)
+            return
         }
-        guard text.hasPrefix("v=") else {
-            throw PlayoutError(.invalidSource, "\(source) is not an SDP file (it does not start with v=0); write one with ffmpeg -sdp_file or playout publish --sdp")
+        if !isURL, !FileManager.default.isReadableFile(atPath: source.hasPrefix("file://") ? String(source.dropFirst(7)) : source) {
+            throw PlayoutError(.invalidSource, "cannot read \(source): no such file (give an SDP file, a media file or a URL)")
         }
-        let description: SessionDescription
-        do {
-            description = try SessionDescription(parsing: text)
-        } catch {
-            throw PlayoutError(.invalidSource, "\(source): \(error)")
+        try self.init(demuxing: source, isFile: !isURL, options: options)
+    }
+
+    /// The text of `path` when it is an SDP file (starts with `v=`).
+    private static func sdpText(at path: String) -> String? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        guard let head = try? handle.read(upToCount: 2), head == Data("v=".utf8) else { return nil }
+        guard let rest = try? handle.readToEnd(), rest.count < 1 << 20 else { return nil }
+        return String(decoding: head + rest, as: UTF8.self)
+    }
+
+    /// Opens a libavformat input now (so a bad one fails before anything starts).
+    private init(demuxing url: String, isFile: Bool, options: Options) throws {
+        // A live input that stops sending fails after 2 s instead of blocking; it is reopened.
+        var formatOptions: [String: String] = isFile ? [:] : ["rw_timeout": "2000000", "timeout": "2000000"]
+        if let key = options.srtpKey {
+            formatOptions["srtp_in_suite"] = "AES_CM_128_HMAC_SHA1_80"
+            formatOptions["srtp_in_params"] = key
         }
-        try self.init(sessionDescription: description, options: options)
+        let demuxer = try FFmpegDemuxer(url: url, options: formatOptions)
+        var streams: [FFmpegDemuxer.Stream] = []
+        for kind in [MediaKind.video, .audio] {
+            guard let stream = demuxer.streams.first(where: { $0.kind == kind && $0.codec != nil && $0.codec != .av1 }) else { continue }
+            streams.append(stream)
+        }
+        guard !streams.isEmpty else {
+            let found = demuxer.streams.map(\.codecName).joined(separator: ", ")
+            throw PlayoutError(.unsupportedMedia, "\(url) has no stream Playout decodes (found: \(found.isEmpty ? "none" : found))")
+        }
+        sessionDescription = nil
+        mediaKinds = Set(streams.compactMap(\.kind))
+        announcedFrameRate = nil
+        self.options = options
+        input = .demuxer(DemuxedInput(url: url, options: formatOptions, isFile: isFile, streams: streams, opened: demuxer))
+        delayController = try PlayoutDelayController(configuration: options.playoutDelay)
+        qosObservable = Observable(SubscriberQoS(elapsed: .zero, state: .idle, playoutDelay: delayController.effectiveDelay.value))
     }
 
     /// Subscribes to the streams `sessionDescription` describes.
@@ -109,6 +153,7 @@ public final class Subscriber: @unchecked Sendable {
     public init(sessionDescription: SessionDescription, options: Options = Options()) throws {
         self.sessionDescription = sessionDescription
         self.options = options
+        announcedFrameRate = sessionDescription.media.first { $0.kind == .video }?.frameRate
         delayController = try PlayoutDelayController(configuration: options.playoutDelay)
         var media: [(MediaKind, MediaDescription)] = []
         for var section in sessionDescription.media {
@@ -131,7 +176,8 @@ public final class Subscriber: @unchecked Sendable {
             media.append((kind, section))
         }
         guard !media.isEmpty else { throw PlayoutError(.unsupportedMedia, "the SDP has no audio or video section to receive") }
-        self.media = media.map { (kind: $0.0, description: $0.1) }
+        input = .rtp(media.map { (kind: $0.0, description: $0.1) })
+        mediaKinds = Set(media.map(\.0))
         qosObservable = Observable(SubscriberQoS(elapsed: .zero, state: .idle, playoutDelay: delayController.effectiveDelay.value))
     }
 
@@ -161,11 +207,19 @@ public final class Subscriber: @unchecked Sendable {
         startInstant = clock.now
         var created: [SubscribedTrack] = []
         do {
-            for (index, entry) in media.enumerated() {
-                created.append(try SubscribedTrack(
-                    index: index, kind: entry.kind, media: entry.description, session: sessionDescription,
-                    delay: delayController.effectiveDelay.value.delay, decoderThreads: options.decoderThreads
-                ))
+            let delay = delayController.effectiveDelay.value.delay
+            switch input {
+            case .rtp(let media):
+                for (index, entry) in media.enumerated() {
+                    created.append(try SubscribedTrack(
+                        index: index, kind: entry.kind, media: entry.description, session: sessionDescription,
+                        delay: delay, decoderThreads: options.decoderThreads
+                    ))
+                }
+            case .demuxer(let demuxed):
+                for (index, stream) in demuxed.streams.enumerated() {
+                    created.append(try SubscribedTrack(index: index, stream: stream, delay: delay, decoderThreads: options.decoderThreads))
+                }
             }
         } catch {
             stateObservable.value = .failed(reason: "\(error)")
@@ -194,8 +248,10 @@ public final class Subscriber: @unchecked Sendable {
             group.wait()
             delayWatch.dispose()
             renderer.finish()
-            let final = sample(state: state.value == .playing || state.value == .stalled || state.value == .buffering ? .ended : state.value)
-            if case .failed = final.state {} else { stateObservable.value = .ended }
+            var finalState = SubscriberState.ended
+            if case .failed = state.value { finalState = state.value }
+            let final = sample(state: finalState)
+            if finalState == .ended { stateObservable.value = .ended }
             qosObservable.value = final
             lifecycle.withLock {
                 self.renderer = nil
@@ -207,6 +263,12 @@ public final class Subscriber: @unchecked Sendable {
         intake.name = "playout-intake"
         intake.qualityOfService = .userInteractive
         intake.start()
+        if case .demuxer(let demuxed) = input {
+            let reader = Thread { [self] in demux(demuxed, into: tracks) }
+            reader.name = "playout-demux"
+            reader.qualityOfService = .userInteractive
+            reader.start()
+        }
     }
 
     /// Stops receiving and rendering; ``waitUntilEnded()`` returns once the playout threads have
@@ -254,7 +316,7 @@ public final class Subscriber: @unchecked Sendable {
         // Overrides held to the end stay in effect for the final sample (and until the
         // subscriber is released).
         overrides = OverrideTimetable(options.overrides, start: startInstant)
-        while !lifecycle.withLock({ stopRequested }) {
+        while !lifecycle.withLock({ stopRequested }), !inputDrained {
             let now = clock.now
             if let end, now >= end { break }
             overrides.apply(now: now, controller: delayController, logger: logger)
@@ -282,12 +344,14 @@ public final class Subscriber: @unchecked Sendable {
                 } catch {
                     // The socket failed: reopen it with backoff, visibly.
                     logger.warning("receiving on \(socket.receiver.localAddress) failed: \(error); reopening in \(backoff.compactDescription)")
+                    lifecycle.withLock { reconnecting = true }
                     stateObservable.value = .connecting
                     sleepUntil(clock.now.advanced(by: backoff))
                     backoff = min(backoff * 2, .seconds(5))
                     if let reopened = try? track.reopen(socket) {
                         sockets[index] = (track, reopened)
                         descriptors[index].fd = reopened.receiver.fileDescriptor
+                        lifecycle.withLock { reconnecting = false }
                         stateObservable.value = .buffering
                     }
                 }
@@ -298,11 +362,87 @@ public final class Subscriber: @unchecked Sendable {
         updateState(now: clock.now, tracks: tracks)
     }
 
+    /// Whether a file source ended and every track rendered what it held (the graceful end).
+    private var inputDrained: Bool {
+        guard lifecycle.withLock({ inputEnded }) else { return false }
+        return tracks.allSatisfy(\.isDrained)
+    }
+
+    /// Reads a libavformat input on its own thread (reads block): paces a file in real time,
+    /// hands each frame to its track, and reopens a failed or ended URL with backoff.
+    private func demux(_ input: DemuxedInput, into tracks: [SubscribedTrack]) {
+        var demuxer = input.takeOpened()  // the subscriber keeps no reference: a reopen can bind again
+        demuxer?.usesDecodingTimestamps = true
+        var pacer = RealTimePacer(clock: clock)
+        var backoff = Duration.milliseconds(200)
+        var mapping = Self.trackMapping(input.streams, tracks: tracks)
+        var latest: [Int: MediaTime] = [:]
+        while !lifecycle.withLock({ stopRequested || finished }) {
+            guard let current = demuxer else {
+                // Reopen, with backoff, visibly.
+                lifecycle.withLock { reconnecting = true }
+                stateObservable.value = .connecting
+                sleepUntil(clock.now.advanced(by: backoff))
+                backoff = min(backoff * 2, .seconds(5))
+                if let reopened = try? FFmpegDemuxer(url: input.url, options: input.options) {
+                    reopened.usesDecodingTimestamps = true
+                    demuxer = reopened
+                    mapping = Self.trackMapping(reopened.streams.filter { $0.kind != nil }, tracks: tracks)
+                    pacer = RealTimePacer(clock: clock)
+                    latest = [:]
+                    for track in tracks { track.restart() }
+                    lifecycle.withLock { reconnecting = false }
+                    stateObservable.value = .buffering
+                    logger.info("reopened \(input.url)")
+                }
+                continue
+            }
+            do {
+                guard var frame = try current.read() else {
+                    if input.isFile {
+                        lifecycle.withLock { inputEnded = true }
+                        return
+                    }
+                    logger.warning("\(input.url) ended; reopening")
+                    demuxer = nil
+                    continue
+                }
+                guard let track = mapping[Int(frame.track.rawValue)] else { continue }
+                if input.isFile { sleepUntil(pacer.dueInstant(for: frame.mediaTime.duration)) }
+                let now = clock.now
+                frame.firstArrival = now
+                frame.lastArrival = now
+                // A sender that restarted behind the same URL: its timestamps start again.
+                let stream = Int(frame.track.rawValue)
+                if let last = latest[stream], frame.mediaTime < last || frame.mediaTime.duration > last.duration + .seconds(5) {
+                    logger.info("\(input.url): timestamps jumped from \(last) to \(frame.mediaTime); restarting the track")
+                    track.restart()
+                }
+                latest[stream] = frame.mediaTime
+                track.receive(frame: frame)
+                backoff = .milliseconds(200)
+            } catch {
+                logger.warning("\(error); reopening in \(backoff.compactDescription)")
+                demuxer = nil
+            }
+        }
+    }
+
+    /// Demuxer stream index → the track of its kind.
+    private static func trackMapping(_ streams: [FFmpegDemuxer.Stream], tracks: [SubscribedTrack]) -> [Int: SubscribedTrack] {
+        var mapping: [Int: SubscribedTrack] = [:]
+        for track in tracks {
+            if let stream = streams.first(where: { $0.kind == track.kind && $0.codec == track.codec }) { mapping[stream.index] = track }
+        }
+        return mapping
+    }
+
     /// Follows playing / stalled / buffering from what the tracks rendered, and fails when every
     /// datagram fails SRTP authentication (a wrong key).
     private func updateState(now: MonotonicInstant, tracks: [SubscribedTrack]) {
         let current = stateObservable.value
         if case .failed = current { return }
+        if lifecycle.withLock({ reconnecting }) { return }
         let lastRender = tracks.compactMap(\.lastRender).max()
         let next: SubscriberState
         if let lastRender {
@@ -315,6 +455,39 @@ public final class Subscriber: @unchecked Sendable {
         if next != current {
             stateObservable.value = next
             logger.info("state \(next)")
+        }
+    }
+}
+
+/// Where a subscription's frames come from.
+private enum Input {
+    /// RTP/SRTP on the ports of these SDP media sections.
+    case rtp([(kind: MediaKind, description: MediaDescription)])
+    /// A libavformat input.
+    case demuxer(DemuxedInput)
+}
+
+/// A libavformat input, opened once up front and handed to the reading thread.
+private final class DemuxedInput: @unchecked Sendable {
+    let url: String
+    let options: [String: String]
+    let isFile: Bool
+    let streams: [FFmpegDemuxer.Stream]
+    private let opened: LockedValue<FFmpegDemuxer?>
+
+    init(url: String, options: [String: String], isFile: Bool, streams: [FFmpegDemuxer.Stream], opened: FFmpegDemuxer) {
+        self.url = url
+        self.options = options
+        self.isFile = isFile
+        self.streams = streams
+        self.opened = LockedValue(opened)
+    }
+
+    /// The demuxer opened up front, once.
+    func takeOpened() -> FFmpegDemuxer? {
+        opened.withLock { demuxer in
+            defer { demuxer = nil }
+            return demuxer
         }
     }
 }
@@ -378,7 +551,8 @@ final class SubscribedTrack: @unchecked Sendable {
 
     let kind: MediaKind
     let codec: Codec
-    let media: MediaDescription
+    /// The RTP port (0 for a libavformat input).
+    let port: UInt16
     let lock = ConditionLock()
     private(set) var receivers: [Socket]
     // Guarded by `lock`:
@@ -402,9 +576,9 @@ final class SubscribedTrack: @unchecked Sendable {
         var height = 0
     }
 
-    init(index: Int, kind: MediaKind, media: MediaDescription, session: SessionDescription, delay: Duration, decoderThreads: Int) throws {
+    init(index: Int, kind: MediaKind, media: MediaDescription, session: SessionDescription?, delay: Duration, decoderThreads: Int) throws {
         self.kind = kind
-        self.media = media
+        port = media.port
         pipeline = try TrackPipeline(track: TrackID(rawValue: UInt32(index)), media: media, delay: delay)
         codec = pipeline.codec
         self.delay = delay
@@ -414,7 +588,7 @@ final class SubscribedTrack: @unchecked Sendable {
             codec: pipeline.codec, sampleRate: Int(map?.clockRate ?? 0), channelCount: Int(map?.channels ?? 0),
             configuration: .init(threadCount: decoderThreads, threading: .slice)
         )
-        let host = media.connection?.address ?? session.connection?.address ?? "0.0.0.0"
+        let host = media.connection?.address ?? session?.connection?.address ?? "0.0.0.0"
         receivers = [Socket(receiver: try Self.bind(host: host, port: media.port), isControl: false)]
         if !media.rtcpMux, media.port < UInt16.max {
             let port = media.rtcp?.port ?? media.port + 1
@@ -423,6 +597,42 @@ final class SubscribedTrack: @unchecked Sendable {
                 receivers.append(Socket(receiver: control, isControl: true))
             }
         }
+    }
+
+    /// A track of a libavformat input: no sockets, frames come assembled.
+    init(index: Int, stream: FFmpegDemuxer.Stream, delay: Duration, decoderThreads: Int) throws {
+        guard let codec = stream.codec, let kind = stream.kind else {
+            throw PlayoutError(.unsupportedMedia, "stream \(stream.index) (\(stream.codecName)) cannot be decoded")
+        }
+        self.kind = kind
+        self.codec = codec
+        port = 0
+        pipeline = try TrackPipeline(track: TrackID(rawValue: UInt32(index)), codec: codec, clockRate: stream.clockRate, delay: delay)
+        self.delay = delay
+        appliedDelay = delay
+        decoder = try FFmpegDecoder(
+            codec: codec, extradata: stream.extradata, sampleRate: stream.sampleRate, channelCount: stream.channelCount,
+            configuration: .init(threadCount: decoderThreads, threading: .slice)
+        )
+        receivers = []
+    }
+
+    /// Takes an assembled frame (libavformat input).
+    func receive(frame: EncodedFrame) {
+        lock.withLock {
+            pipeline.receive(frame: frame)
+            if playerIdle { lock.broadcast() }
+        }
+    }
+
+    /// The source was reopened: its timestamps start again.
+    func restart() {
+        lock.withLock { pipeline.restart() }
+    }
+
+    /// Whether the playout thread waits with nothing left to render.
+    var isDrained: Bool {
+        lock.withLock { playerIdle && pipeline.statistics.frames.bufferedFrames == 0 }
     }
 
     /// Binds the address the SDP names: a multicast group is joined, a unicast address is
@@ -460,7 +670,7 @@ final class SubscribedTrack: @unchecked Sendable {
     var failureReason: String? {
         lock.withLock {
             guard let failures = pipeline.srtpStatistics?.authFailures, failures >= 50, pipeline.statistics.network.packetsReceived == 0 else { return nil }
-            return "every SRTP packet on port \(media.port) fails authentication (\(failures) so far): wrong key?"
+            return "every SRTP packet on port \(port) fails authentication (\(failures) so far): wrong key?"
         }
     }
 
@@ -515,6 +725,11 @@ final class SubscribedTrack: @unchecked Sendable {
         }
     }
 
+    /// Publishes the decoder's counters (after the final flush).
+    func recordDecoderStatistics() {
+        lock.withLock { playback.decoder = decoder.statistics }
+    }
+
     /// When `mediaTime` was captured on the sender's wall clock (nanoseconds since 1970).
     func captureTime(of mediaTime: MediaTime) -> Int64? {
         lock.withLock { pipeline.captureTime(of: mediaTime) }
@@ -525,7 +740,7 @@ final class SubscribedTrack: @unchecked Sendable {
         lock.withLock {
             var qos = TrackQoS(kind: kind, codec: codec, statistics: pipeline.statistics)
             let depacketizer = pipeline.depacketizerStatistics
-            qos.framesReceived = depacketizer.framesEmitted
+            qos.framesReceived = pipeline.framesReceived
             qos.framesIncomplete = depacketizer.framesDiscarded
             qos.framesDroppedWaitingForKeyframe = pipeline.framesDroppedWaitingForKeyframe
             qos.framesDecoded = playback.decoder.framesDecoded

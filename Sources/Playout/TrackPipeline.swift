@@ -45,6 +45,10 @@ public struct TrackPipeline {
     public private(set) var senderReport: RTCPSenderReport?
     /// RTCP BYE packets received (the sender said it stopped).
     public private(set) var goodbyesReceived = 0
+    /// Complete frames received (assembled from packets, or from libavformat).
+    public private(set) var framesReceived = 0
+    /// Bytes of the frames libavformat delivered (RTP bytes are the jitter buffer's).
+    private var assembledBytesReceived = 0
     /// Times the stream restarted (new SSRC, or a sequence or timestamp jump).
     public private(set) var restarts = 0
     /// RTCP datagrams that failed SRTCP authentication or parsing.
@@ -94,6 +98,34 @@ public struct TrackPipeline {
         scheduler = PlayoutScheduler(delay: delay)
         buffer.configuration.clockRate = Int(map.clockRate)
         setDelay(delay)
+    }
+
+    /// Creates the pipeline of a stream whose frames come assembled (from libavformat), as
+    /// track `track`; ``receive(frame:)`` takes them.
+    ///
+    /// - Throws: ``PlayoutError`` for a codec Playout cannot schedule.
+    public init(track: TrackID, codec: Codec, clockRate: Int32, delay: Duration) throws {
+        var media = MediaDescription(kind: codec.kind == .video ? .video : .audio, port: 0, payloadTypes: [96])
+        media.rtpMaps = [RTPMap(payloadType: 96, encodingName: codec.rawValue, clockRate: UInt32(max(1, clockRate)))]
+        try self.init(track: track, media: media, delay: delay)
+    }
+
+    /// Takes a frame that came assembled (libavformat), with its arrival instants set.
+    public mutating func receive(frame: EncodedFrame) {
+        assembledBytesReceived += frame.bytes.count
+        accept(frame)
+    }
+
+    /// The stream starts again (a reopened source): a new timeline, and video waits for a key
+    /// frame.
+    public mutating func restart() {
+        var depacketizer = self.depacketizer
+        scheduler.discardQueued { depacketizer.recycle($0.bytes) }
+        depacketizer = makeDepacketizer()
+        self.depacketizer = depacketizer
+        timeline.reset()
+        waitingForKeyframe = codec.kind == .video
+        restarts += 1
     }
 
     /// The delay in effect changed (an override was set or released).
@@ -190,10 +222,7 @@ public struct TrackPipeline {
             case .lost:
                 continue  // the depacketizer sees the gap in sequence numbers and drops the frame
             case .restart:
-                depacketizer = makeDepacketizer()
-                timeline.reset()
-                waitingForKeyframe = codec.kind == .video
-                restarts += 1
+                restart()
             case .wait(let deadline):
                 return deadline
             case .empty:
@@ -205,6 +234,7 @@ public struct TrackPipeline {
     /// Where "wait for a key frame after loss" is decided (the depacketizer only flags the first
     /// frame after a loss): video frames after a loss are dropped until a key frame.
     private mutating func accept(_ frame: EncodedFrame) {
+        framesReceived += 1
         if codec.kind == .video {
             if frame.followsLoss, !frame.isKeyframe { waitingForKeyframe = true }
             if waitingForKeyframe {
@@ -228,8 +258,10 @@ public struct TrackPipeline {
 
     /// Counters of every stage, as one snapshot.
     public var statistics: TrackPlayoutStatistics {
-        TrackPlayoutStatistics(
-            network: buffer.statistics, frames: scheduler.statistics,
+        var network = buffer.statistics
+        network.bytesReceived += assembledBytesReceived
+        return TrackPlayoutStatistics(
+            network: network, frames: scheduler.statistics,
             playoutDelay: EffectivePlayoutDelay(delay: scheduler.delay, source: .configured)
         )
     }

@@ -23,7 +23,7 @@ struct DurationArgument: ExpressibleByArgument, Sendable {
 struct SubscribeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "subscribe",
-        abstract: "Subscribe to an RTP/SRTP stream described by an SDP file, render it on time and report QoS.",
+        abstract: "Subscribe to a stream (an SDP file for RTP/SRTP, or any libavformat input), render it on time and report QoS.",
         discussion: """
             In a terminal, a live view updates in place and a summary table ends the run; with --json, or
             when stdout is not a terminal, one JSON object per line: "qos" samples, "event"s, and a final
@@ -31,7 +31,7 @@ struct SubscribeCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "An SDP file describing the stream (e.g. from ffmpeg -sdp_file or playout publish --sdp).")
+    @Argument(help: "An SDP file (e.g. from ffmpeg -sdp_file or playout publish --sdp), a media file (played in real time), or a URL libavformat opens (rtsp://, srt://, udp://, http://, …).")
     var source: String
 
     @Option(name: .customLong("playout-delay"), help: "The playout delay, e.g. 230ms or 1.5s.")

@@ -41,6 +41,11 @@ public final class FFmpegDemuxer {
     private var filters: [Int: UnsafeMutablePointer<AVBSFContext>] = [:]
     private var pending: [EncodedFrame] = []
     private let clock = MonotonicClock()
+    /// Stamp frames with their decoding time instead of their presentation time, strictly
+    /// increasing per stream: frames then come in media-time order even with B-frames, which a
+    /// live scheduler needs.
+    public var usesDecodingTimestamps = false
+    private var lastDecodingTimestamp: [Int: Int64] = [:]
 
     /// Opens `url` and reads its stream information.
     ///
@@ -155,7 +160,18 @@ public final class FFmpegDemuxer {
     private func frame(from packet: UnsafeMutablePointer<AVPacket>, stream index: Int) -> EncodedFrame {
         let stream = streams[index]
         let noTimestamp = Int64.min  // AV_NOPTS_VALUE
-        let timestamp = packet.pointee.pts != noTimestamp ? packet.pointee.pts : packet.pointee.dts
+        var timestamp = packet.pointee.pts != noTimestamp ? packet.pointee.pts : packet.pointee.dts
+        if usesDecodingTimestamps {
+            // Without a decoding time (Matroska's first frames), one tick after the previous
+            // frame's: order is what matters, and the presentation time may be far ahead.
+            let previous = lastDecodingTimestamp[index]
+            timestamp = packet.pointee.dts != noTimestamp ? packet.pointee.dts : previous.map { $0 + 1 } ?? timestamp
+            // Small steps back are reordering; a large jump (a restarted source) passes through.
+            if let previous, timestamp != noTimestamp, timestamp <= previous, previous - timestamp < Int64(max(1, stream.clockRate)) {
+                timestamp = previous + 1
+            }
+            lastDecodingTimestamp[index] = timestamp
+        }
         let bytes = packet.pointee.data.map { Array(UnsafeBufferPointer(start: $0, count: Int(packet.pointee.size))) } ?? []
         let now = clock.now
         var frame = EncodedFrame(

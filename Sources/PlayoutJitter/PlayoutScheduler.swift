@@ -114,6 +114,22 @@ public struct PlayoutScheduler<Frame> {
         }
     }
 
+    /// The stream restarted (a new source behind the same address): the queued frames belong to
+    /// the old timeline. Hands each back to `body` (to recycle its bytes), counts it in
+    /// ``PlayoutSchedulerStatistics/framesDroppedOnRestart``, and forgets the last render, so
+    /// the gap to the new stream's first frame is neither a freeze nor a pause.
+    public mutating func discardQueued(_ body: (Frame) -> Void = { _ in }) {
+        while head < queue.count {
+            let frame = queue[head].frame
+            removeHead()
+            statistics.framesDroppedOnRestart += 1
+            body(frame)
+        }
+        lastRender = nil
+        increasesSinceRender = .zero
+        skippedSinceRender = false
+    }
+
     /// The render time of a frame of media time `mediaTime` under the delay in effect.
     public func renderTime(for mediaTime: Duration, timeline: PlayoutTimeline) -> MonotonicInstant {
         timeline.localTime(for: mediaTime).advanced(by: delay)
@@ -277,6 +293,8 @@ public struct PlayoutSchedulerStatistics: Equatable, Sendable {
     public var framesDroppedToKeyFrame = 0
     /// Frames dropped because the buffer exceeded ``PlayoutSchedulerConfiguration/maximumBytes``.
     public var framesDroppedOverflow = 0
+    /// Frames queued when the stream restarted, dropped with the old timeline.
+    public var framesDroppedOnRestart = 0
     /// Pauses caused by delay increases, and their total length.
     public var delayPauseCount = 0
     public var totalDelayPausesDuration: Duration = .zero

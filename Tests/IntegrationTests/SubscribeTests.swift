@@ -19,13 +19,18 @@ final class RunningPlayout {
         try process.run()
     }
 
-    /// Reads stdout until a line contains `text` (or the process ends, or `timeout` passes).
-    func waitForLine(containing text: String, timeout: Duration = .seconds(20)) -> Bool {
+    /// Reads stdout until a line contains `text` — after a line containing `after`, when given —
+    /// or the process ends, or `timeout` passes.
+    func waitForLine(containing text: String, after: String? = nil, timeout: Duration = .seconds(20)) -> Bool {
         let deadline = ContinuousClock.now + timeout
+        func found() -> Bool {
+            let start = after.map { marker in lines.firstIndex { $0.contains(marker) }.map { $0 + 1 } ?? lines.count } ?? 0
+            return lines[start...].contains { $0.contains(text) }
+        }
         while ContinuousClock.now < deadline {
-            if lines.contains(where: { $0.contains(text) }) { return true }
+            if found() { return true }
             let data = out.fileHandleForReading.availableData
-            if data.isEmpty { return lines.contains { $0.contains(text) } }  // EOF
+            if data.isEmpty { return found() }  // EOF
             buffered.append(data)
             while let newline = buffered.firstIndex(of: UInt8(ascii: "\n")) {
                 lines.append(String(decoding: buffered[buffered.startIndex..<newline], as: UTF8.self))

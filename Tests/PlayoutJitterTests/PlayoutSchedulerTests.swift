@@ -113,6 +113,32 @@ struct PlayoutSchedulerTests {
         #expect(simulation.scheduler.statistics.freezeCount == 0)
     }
 
+    @Test("a restart drops the queued frames of the old timeline; the new stream's first gap is no freeze")
+    func restartDiscardsQueue() {
+        var simulation = Simulation(delay: .milliseconds(500))
+        simulation.run(for: .seconds(2))
+        let queued = simulation.scheduler.statistics.bufferedFrames
+        #expect(queued >= 14, "about 500 ms of frames wait")
+        var handedBack: [Int] = []
+        simulation.scheduler.discardQueued { handedBack.append($0.index) }
+        #expect(handedBack.count == queued)
+        #expect(handedBack == handedBack.sorted(), "in order")
+        #expect(simulation.scheduler.statistics.framesDroppedOnRestart == queued)
+        #expect(simulation.scheduler.statistics.bufferedFrames == 0 && simulation.scheduler.statistics.bufferedBytes == 0)
+        guard case .idle = simulation.scheduler.poll(now: simulation.now, timeline: simulation.timeline) else {
+            Issue.record("the queue is empty after a restart")
+            return
+        }
+        // The new stream: a fresh timeline, frames from 0 again after a 3 s silence.
+        simulation.timeline.reset()
+        let rendered = simulation.renders.count
+        simulation.withheld = Set(simulation.nextFrame..<(simulation.nextFrame + 90))
+        simulation.run(for: .seconds(5))
+        #expect(simulation.renders.count >= rendered + 44, "the 2 s sent after the silence, less the 500 ms still held")
+        #expect(simulation.scheduler.statistics.freezeCount == 0)
+        #expect(simulation.scheduler.statistics.pauseCount == 0)
+    }
+
     @Test("1 s → 5 s gives a render gap of 4 s ± one frame interval, counted as a delay pause")
     func increasePauses() {
         var simulation = Simulation(delay: .seconds(1))

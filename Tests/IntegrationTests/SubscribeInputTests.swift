@@ -1,0 +1,66 @@
+import Foundation
+import PlayoutTesting
+import Testing
+
+/// `playout subscribe` on libavformat inputs: a file played in real time, and a live URL whose
+/// sender stops and comes back.
+@Suite("playout subscribe on files and URLs", .serialized)
+struct SubscribeInputTests {
+    /// The pictures' hashes of a video, as `ffmpeg -f framemd5` prints them (hash column only).
+    static func pictureHashes(_ file: URL) throws -> [String] {
+        let output = try FFmpeg.run(["-v", "error", "-i", file.path, "-map", "0:v", "-f", "framemd5", "-"])
+        return String(decoding: output, as: UTF8.self).split(separator: "\n")
+            .filter { !$0.hasPrefix("#") }
+            .compactMap { $0.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) } }
+    }
+
+    @Test("an MKV with B-frames plays in real time: every picture reaches the .y4m sink exactly as ffmpeg decodes it")
+    func fileWithBFrames() throws {
+        let clip = FFmpeg.temporaryFile("bframes-2s.mkv")
+        _ = try FFmpeg.run([
+            "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30:duration=2",
+            "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=2",
+            "-c:v", "libx264", "-g", "30", "-bf", "2", "-pix_fmt", "yuv420p", "-c:a", "libopus", clip.path,
+        ])
+        let output = FFmpeg.temporaryFile("bframes-out.y4m")
+        let started = ContinuousClock.now
+        let result = try runPlayout(["subscribe", clip.path, "--json", "--sink", "file:\(output.path)"])
+        let elapsed = ContinuousClock.now - started
+        #expect(result.status == 0, "\(result.stderr)")
+        let summary = try #require(result.stdout.split(separator: "\n").last.flatMap { jsonObject(String($0)) })
+        let video = try #require(summary["video"] as? [String: Any])
+        let audio = try #require(summary["audio"] as? [String: Any])
+        #expect(video["framesRendered"] as? Int == 60)
+        #expect(video["framesSkipped"] as? Int == 0)
+        #expect(audio["framesSkipped"] as? Int == 0)
+        #expect(try Self.pictureHashes(output) == Self.pictureHashes(clip), "the sink holds the source's pictures, in order")
+        #expect(elapsed > .seconds(2), "played in real time, not as fast as possible")
+    }
+
+    @Test("a live UDP MPEG-TS source that stops is reopened with backoff and plays again when the sender comes back")
+    func reopensLiveSource() throws {
+        let clip = FFmpeg.temporaryFile("reopen-2s.mkv")
+        _ = try FFmpeg.run([
+            "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30:duration=2",
+            "-c:v", "libx264", "-g", "15", "-bf", "0", "-pix_fmt", "yuv420p", clip.path,
+        ])
+        let url = "udp://127.0.0.1:47520"
+        let send = ["-re", "-i", clip.path, "-c", "copy", "-f", "mpegts", "\(url)?pkt_size=1316"]
+        let first = try FFmpeg.start(send, captureOutput: true)
+        let subscriber = try RunningPlayout(["subscribe", url, "--json", "--duration", "9s"])
+        try FFmpeg.finish(first, arguments: send, deadline: .now + .seconds(20))
+        #expect(subscriber.waitForLine(containing: "\"connecting\"", after: "\"playing\"", timeout: .seconds(8)), "the ended source is being reopened")
+        let second = try FFmpeg.start(send, captureOutput: true)
+        try FFmpeg.finish(second, arguments: send, deadline: .now + .seconds(20))
+        let result = subscriber.finish()
+        #expect(result.status == 0, "\(result.stderr)")
+        let states = result.lines.compactMap(jsonObject).filter { $0["name"] as? String == "stateChanged" }.compactMap { $0["state"] as? String }
+        let firstPlay = try #require(states.firstIndex(of: "playing"))
+        let reconnect = try #require(states[firstPlay...].firstIndex(of: "connecting"))
+        #expect(states[reconnect...].contains("playing"), "plays again after the reopen: \(states)")
+        let summary = try #require(result.lines.last.flatMap(jsonObject))
+        let video = try #require(summary["video"] as? [String: Any])
+        #expect((video["framesRendered"] as? Int ?? 0) > 60, "frames of both sends rendered")
+        #expect((video["framesReceived"] as? Int ?? 0) > 60)
+    }
+}

@@ -69,3 +69,35 @@ func wallClockNanoseconds() -> Int64 {
     clock_gettime(CLOCK_REALTIME, &time)
     return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
 }
+
+/// Runs `body` on a new detached thread named `name` (the name `top -H` and debuggers show,
+/// at most 15 bytes).
+///
+/// - Throws: ``PlayoutError`` when the system cannot start another thread.
+func startThread(named name: String, _ body: @escaping @Sendable () -> Void) throws {
+    final class Start {
+        let name: String
+        let body: @Sendable () -> Void
+        init(name: String, body: @escaping @Sendable () -> Void) {
+            self.name = name
+            self.body = body
+        }
+    }
+    let start = Unmanaged.passRetained(Start(name: name, body: body)).toOpaque()
+    var thread = pthread_t()
+    let status = pthread_create(&thread, nil, { argument in
+        let start = Unmanaged<Start>.fromOpaque(argument!).takeRetainedValue()
+        // pthread_setname_np is not imported without _GNU_SOURCE; /proc names the thread too.
+        if let comm = fopen("/proc/thread-self/comm", "w") {
+            fputs(String(decoding: start.name.utf8.prefix(15), as: UTF8.self), comm)
+            fclose(comm)
+        }
+        start.body()
+        return nil
+    }, start)
+    guard status == 0 else {
+        Unmanaged<AnyObject>.fromOpaque(start).release()
+        throw PlayoutError(.invalidState, "cannot start thread \(name): \(String(cString: strerror(status)))")
+    }
+    pthread_detach(thread)
+}

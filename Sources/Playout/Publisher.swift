@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
 public import PlayoutCodec
 public import PlayoutCore
@@ -214,7 +216,7 @@ public final class Publisher: @unchecked Sendable {
             guard !started else { throw PlayoutError(.invalidState, "a publisher starts once") }
             started = true
         }
-        let thread = Thread { [self] in
+        try startThread(named: "playout-publish") { [self] in
             do {
                 try run()
             } catch {
@@ -226,9 +228,6 @@ public final class Publisher: @unchecked Sendable {
                 lifecycle.broadcast()
             }
         }
-        thread.name = "playout-publisher"
-        thread.qualityOfService = .userInteractive
-        thread.start()
     }
 
     /// Stops sending after the current frame.

@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import PlayoutCore
 import PlayoutJitter
 
@@ -114,7 +116,10 @@ public struct QoSJSONWriter: Sendable {
     /// A JSON number: integers without a fraction, others with up to 6 decimals.
     static func number(_ value: Double) -> String {
         guard value.isFinite else { return "null" }
-        if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
+        if value == value.rounded() || abs(value) >= 1e12 {
+            // Beyond 10^12 the microseconds would not fit an Int64; whole units are exact enough.
+            return abs(value) < 9e18 ? String(Int64(value.rounded())) : "\(value)"
+        }
         var text = String(Int64((value * 1_000_000).rounded()))
         let negative = text.hasPrefix("-")
         if negative { text.removeFirst() }
@@ -125,7 +130,22 @@ public struct QoSJSONWriter: Sendable {
         return (negative ? "-" : "") + result
     }
 
+    /// `value` as a JSON string: quotes, backslashes and control characters escaped.
     static func string(_ value: String) -> String {
-        "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        var escaped = "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": escaped += "\\\""
+            case "\\": escaped += "\\\\"
+            case "\n": escaped += "\\n"
+            case "\r": escaped += "\\r"
+            case "\t": escaped += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                escaped += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped + "\""
     }
 }

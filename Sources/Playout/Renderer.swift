@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
 public import PlayoutCodec
 public import PlayoutCore
@@ -73,51 +75,109 @@ public final class Renderer: @unchecked Sendable {
     /// Frames the sink failed to write.
     public var sinkErrors: Int { outputs.values.reduce(0) { $0 + $1.withLock(\.errors) } }
 
-    /// The playout loop of one track (its own thread): decode what is due, sleep until its render
-    /// time, present, measure.
-    func play(_ track: SubscribedTrack, subscriber: Subscriber) {
+    /// How the playout loop decodes ahead: when nothing decoded waits, it wakes `wakeLead` before
+    /// the next frame's render time and decodes a burst — every frame released within
+    /// `horizon`, at most `maximumAhead` — as long as the earliest decoded frame's render time
+    /// leaves time for another decode. Decoding back to back keeps the decoder's caches warm:
+    /// live 720p H.264 costs ≈ 12 % less CPU per frame in bursts of three or four than decoded one
+    /// per wake-up (`Benchmarks/live-subscribe.sh`). Three decoded pictures ahead keep the peak RSS
+    /// below GStreamer's.
+    struct DecodeAhead {
+        var wakeLead: Duration = .milliseconds(50)
+        var horizon: Duration = .milliseconds(150)
+        var maximumAhead = 3
+    }
+
+    /// A frame decoded ahead, waiting for its render time.
+    private struct Decoded {
+        var frame: EncodedFrame
+        var renderAt: MonotonicInstant
+        var pictures: [RetainedFrame]
+    }
+
+    /// The playout loop of one track (its own thread): decode ahead in bursts, sleep until each
+    /// frame's render time, present, measure.
+    func play(_ track: SubscribedTrack, subscriber: Subscriber, ahead: DecodeAhead = DecodeAhead()) {
         let clock = subscriber.clock
-        while let action = track.nextAction(clock: clock) {
+        var decoded: [Decoded] = []
+        var bursting = false
+        while true {
+            let now = clock.now
+            if let first = decoded.first {
+                // Another decode fits before the first render time: three average decodes plus
+                // 2 ms (a key frame costs about three).
+                let statistics = track.decoder.statistics
+                let average = statistics.framesDecoded > 0 ? statistics.totalDecodeTime / statistics.framesDecoded : .milliseconds(5)
+                let fits = now.duration(to: first.renderAt) > average * 3 + .milliseconds(2)
+                if !(bursting && fits && decoded.count < ahead.maximumAhead) {
+                    bursting = false
+                    decoded.removeFirst()
+                    present(first, track: track, clock: clock)
+                    continue
+                }
+            }
+            // Nothing decoded waits: wait for the next frame. In a burst: take what is
+            // released within the horizon now, without waiting.
+            let action = decoded.isEmpty
+                ? track.nextAction(clock: clock, lead: ahead.wakeLead)
+                : track.nextAction(clock: clock, lead: ahead.horizon, deadline: now)
+            guard let action else { break }
             switch action {
             case .render(let frame, let renderAt):
-                var presented: MonotonicInstant?
-                var size: (Int, Int)?
+                bursting = true
+                var pictures: [RetainedFrame] = []
                 do {
-                    try track.decoder.decode(frame) { decoded in
-                        sleepUntil(renderAt)
-                        presented = clock.now
-                        present(decoded, kind: track.kind)
-                        if decoded.width > 0 { size = (decoded.width, decoded.height) }
+                    try track.decoder.decode(frame) { picture in
+                        if let kept = picture.retained() { pictures.append(kept) }
                     }
                 } catch {
                     logger.debug("\(track.kind.rawValue) frame at \(frame.mediaTime) did not decode: \(error)")
                 }
-                let capture = presented == nil ? nil : track.captureTime(of: frame.mediaTime)
-                let wall = wallClockNanoseconds()
-                let now = clock.now
-                track.finished(frame) { playback in
-                    guard let presented else { return }
-                    playback.lastRender = presented
-                    playback.renderError.record(renderAt.duration(to: presented))
-                    if let capture {
-                        playback.latency.record(.nanoseconds(wall - capture))
-                        // The first packet's arrival on the wall clock, less the capture time.
-                        playback.transit.record(.nanoseconds(wall - capture) - frame.firstArrival.duration(to: now))
-                    }
-                    if let size { (playback.width, playback.height) = size }
-                }
+                decoded.append(Decoded(frame: frame, renderAt: renderAt, pictures: pictures))
             case .skip(let frame, .decodeWithoutRender):
                 try? track.decoder.decode(frame, output: false)
                 track.finished(frame) { _ in }
             case .skip(let frame, _):
                 track.finished(frame) { _ in }
             case .wait, .idle:
-                break  // nextAction only returns frames
+                bursting = false  // nothing more released now: present what was decoded
             }
         }
-        // Pictures the decoder still holds (B-frame reordering) go to the sink at the end.
+        // Stopping: what was decoded is presented (the scheduler counted it rendered), then the
+        // pictures the decoder still holds (B-frame reordering).
+        for frame in decoded { present(frame, track: track, clock: clock) }
         try? track.decoder.flush { decoded in present(decoded, kind: track.kind) }
         track.recordDecoderStatistics()
+    }
+
+    /// Sleeps until `decoded`'s render time, presents its pictures and records the render error
+    /// and latency.
+    private func present(_ decoded: Decoded, track: SubscribedTrack, clock: MonotonicClock) {
+        var presented: MonotonicInstant?
+        var size: (Int, Int)?
+        for picture in decoded.pictures {
+            sleepUntil(decoded.renderAt)
+            presented = presented ?? clock.now
+            picture.withDecodedFrame { frame in
+                present(frame, kind: track.kind)
+                if frame.width > 0 { size = (frame.width, frame.height) }
+            }
+        }
+        let frame = decoded.frame
+        let capture = presented == nil ? nil : track.captureTime(of: frame.mediaTime)
+        let wall = wallClockNanoseconds()
+        let now = clock.now
+        track.finished(frame) { playback in
+            guard let presented else { return }
+            playback.lastRender = presented
+            playback.renderError.record(decoded.renderAt.duration(to: presented))
+            if let capture {
+                playback.latency.record(.nanoseconds(wall - capture))
+                // The first packet's arrival on the wall clock, less the capture time.
+                playback.transit.record(.nanoseconds(wall - capture) - frame.firstArrival.duration(to: now))
+            }
+            if let size { (playback.width, playback.height) = size }
+        }
     }
 
     private func present(_ frame: borrowing DecodedFrame, kind: MediaKind) {

@@ -1,4 +1,7 @@
-import Foundation
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
 public import PlayoutCore
 import PlayoutCodec
@@ -105,7 +108,7 @@ public final class Subscriber: @unchecked Sendable {
             try self.init(sessionDescription: description, options: options)
             return
         }
-        if !isURL, !FileManager.default.isReadableFile(atPath: source.hasPrefix("file://") ? String(source.dropFirst(7)) : source) {
+        if !isURL, access(source.hasPrefix("file://") ? String(source.dropFirst(7)) : source, R_OK) != 0 {
             throw PlayoutError(.invalidSource, "cannot read \(source): no such file (give an SDP file, a media file or a URL)")
         }
         try self.init(demuxing: source, isFile: !isURL, options: options)
@@ -113,11 +116,13 @@ public final class Subscriber: @unchecked Sendable {
 
     /// The text of `path` when it is an SDP file (starts with `v=`).
     private static func sdpText(at path: String) -> String? {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? handle.close() }
-        guard let head = try? handle.read(upToCount: 2), head == Data("v=".utf8) else { return nil }
-        guard let rest = try? handle.readToEnd(), rest.count < 1 << 20 else { return nil }
-        return String(decoding: head + rest, as: UTF8.self)
+        guard let file = fopen(path, "rb") else { return nil }
+        defer { fclose(file) }
+        // An SDP is small; a larger file is media (or not an SDP).
+        var bytes = [UInt8](repeating: 0, count: 1 << 20)
+        let count = fread(&bytes, 1, bytes.count, file)
+        guard count >= 2, count < bytes.count, bytes[0] == UInt8(ascii: "v"), bytes[1] == UInt8(ascii: "=") else { return nil }
+        return String(decoding: bytes[..<count], as: UTF8.self)
     }
 
     /// Opens a libavformat input now (so a bad one fails before anything starts).
@@ -234,15 +239,12 @@ public final class Subscriber: @unchecked Sendable {
         let group = DispatchGroup()
         for track in tracks {
             group.enter()
-            let thread = Thread { [self] in
+            try startThread(named: "playout-\(track.kind.rawValue)") { [self] in
                 renderer.play(track, subscriber: self)
                 group.leave()
             }
-            thread.name = "playout-\(track.kind.rawValue)"
-            thread.qualityOfService = .userInteractive
-            thread.start()
         }
-        let intake = Thread { [self] in
+        try startThread(named: "playout-intake") { [self] in
             receive(tracks)
             for track in tracks { track.requestStop() }
             group.wait()
@@ -260,14 +262,8 @@ public final class Subscriber: @unchecked Sendable {
                 lifecycle.broadcast()
             }
         }
-        intake.name = "playout-intake"
-        intake.qualityOfService = .userInteractive
-        intake.start()
         if case .demuxer(let demuxed) = input {
-            let reader = Thread { [self] in demux(demuxed, into: tracks) }
-            reader.name = "playout-demux"
-            reader.qualityOfService = .userInteractive
-            reader.start()
+            try startThread(named: "playout-demux") { [self] in demux(demuxed, into: tracks) }
         }
     }
 
@@ -313,6 +309,7 @@ public final class Subscriber: @unchecked Sendable {
         var sockets = tracks.flatMap { track in track.receivers.map { (track, $0) } }
         var descriptors = sockets.map { pollfd(fd: $0.1.receiver.fileDescriptor, events: Int16(POLLIN), revents: 0) }
         var backoff = Duration.milliseconds(100)
+        var nextStateCheck = startInstant
         // Overrides held to the end stay in effect for the final sample (and until the
         // subscriber is released).
         overrides = OverrideTimetable(options.overrides, start: startInstant)
@@ -320,13 +317,18 @@ public final class Subscriber: @unchecked Sendable {
             let now = clock.now
             if let end, now >= end { break }
             overrides.apply(now: now, controller: delayController, logger: logger)
-            if now >= nextSample {
+            // The state follows within 20 ms (checking it per datagram would lock every track).
+            if now >= nextStateCheck {
+                nextStateCheck = now.advanced(by: .milliseconds(20))
                 updateState(now: now, tracks: tracks)
+                if case .failed = stateObservable.value { break }
+            }
+            if now >= nextSample {
                 qosObservable.value = sample(state: stateObservable.value)
                 nextSample = nextSample.advanced(by: options.qosInterval)
                 if nextSample < now { nextSample = now.advanced(by: options.qosInterval) }
             }
-            var wake = min(nextSample, overrides.next ?? nextSample)
+            var wake = min(nextSample, overrides.next ?? nextSample, nextStateCheck)
             if let end { wake = min(wake, end) }
             let timeout = Int32(clamping: min(50, max(0, now.duration(to: wake).nanoseconds / 1_000_000 + 1)))
             let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
@@ -356,8 +358,6 @@ public final class Subscriber: @unchecked Sendable {
                     }
                 }
             }
-            updateState(now: clock.now, tracks: tracks)
-            if case .failed = stateObservable.value { break }
         }
         updateState(now: clock.now, tracks: tracks)
     }
@@ -443,10 +443,14 @@ public final class Subscriber: @unchecked Sendable {
         let current = stateObservable.value
         if case .failed = current { return }
         if lifecycle.withLock({ reconnecting }) { return }
-        let lastRender = tracks.compactMap(\.lastRender).max()
+        let status = tracks.map(\.renderStatus)
+        let lastRender = status.compactMap(\.lastRender).max()
         let next: SubscriberState
         if let lastRender {
-            next = lastRender.duration(to: now) > options.stallTimeout ? .stalled : .playing
+            // Nothing rendered for a while is a stall only when nothing waits to be rendered
+            // either: during a delay pause (an override raised the delay) frames are queued.
+            let starved = !status.contains { $0.hasQueuedFrames }
+            next = lastRender.duration(to: now) > options.stallTimeout && starved ? .stalled : .playing
         } else if let reason = tracks.lazy.compactMap(\.failureReason).first {
             next = .failed(reason: reason)
         } else {
@@ -689,11 +693,17 @@ final class SubscribedTrack: @unchecked Sendable {
         }
     }
 
-    var lastRender: MonotonicInstant? { lock.withLock { playback.lastRender } }
+    /// When this track last rendered, and whether frames wait in its scheduler (a deliberate
+    /// delay pause, not a stall).
+    var renderStatus: (lastRender: MonotonicInstant?, hasQueuedFrames: Bool) {
+        lock.withLock { (playback.lastRender, pipeline.statistics.frames.bufferedFrames > 0) }
+    }
 
-    /// The next thing to do (playout thread): waits until a frame is to be rendered or skipped;
+    /// The next thing to do (playout thread): waits until a frame is released (`lead` before its
+    /// render time; the scheduler's decode lead when nil) to be rendered or skipped, or until
+    /// `deadline` passes (then `.wait(until: deadline)`; a deadline already past polls once);
     /// nil once stopping.
-    func nextAction(clock: MonotonicClock) -> TrackPipeline.Action? {
+    func nextAction(clock: MonotonicClock, lead: Duration? = nil, deadline: MonotonicInstant? = nil) -> TrackPipeline.Action? {
         lock.lock()
         defer { lock.unlock() }
         while !stopping {
@@ -701,16 +711,27 @@ final class SubscribedTrack: @unchecked Sendable {
                 pipeline.setDelay(delay)
                 appliedDelay = delay
             }
-            let action = pipeline.poll(now: clock.now)
+            let now = clock.now
+            let action = pipeline.poll(now: now, lead: lead)
             switch action {
             case .render, .skip:
                 return action
             case .wait(let instant):
-                lock.wait(until: instant)
+                if let deadline, deadline <= instant {
+                    if deadline <= now { return .wait(until: deadline) }
+                    lock.wait(until: deadline)
+                } else {
+                    lock.wait(until: instant)
+                }
             case .idle:
-                playerIdle = true
-                lock.wait(until: nil)
-                playerIdle = false
+                if let deadline {
+                    if deadline <= now { return .wait(until: deadline) }
+                    lock.wait(until: deadline)
+                } else {
+                    playerIdle = true
+                    lock.wait(until: nil)
+                    playerIdle = false
+                }
             }
         }
         return nil

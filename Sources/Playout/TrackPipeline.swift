@@ -194,10 +194,11 @@ public struct TrackPipeline {
 
     /// Moves what the jitter buffer can release into frames, then says what to do at `now`: a
     /// frame to render or skip, or the instant to poll again (the earlier of the next render and
-    /// the jitter buffer's next loss deadline).
-    public mutating func poll(now: MonotonicInstant) -> Action {
+    /// the jitter buffer's next loss deadline). A frame is released `lead` before its render
+    /// time (the scheduler's decode lead unless given).
+    public mutating func poll(now: MonotonicInstant, lead: Duration? = nil) -> Action {
         let bufferDeadline = drainBuffer(now: now)
-        let action = scheduler.poll(now: now, timeline: timeline)
+        let action = scheduler.poll(now: now, timeline: timeline, lead: lead)
         switch action {
         case .wait(let instant):
             return .wait(until: bufferDeadline.map { min($0, instant) } ?? instant)

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import Playout
 
 /// `playout demo`: the publisher and a subscriber on loopback, with embedded defaults.
@@ -56,7 +56,7 @@ struct DemoCommand: ParsableCommand {
             let final = try session.run(title: "playout demo")
             publisher.stop()
             let sent = try publisher.waitUntilEnded()
-            FileHandle.standardError.write(Data("publisher: \(sent.table.replacingOccurrences(of: "\n", with: "; "))\n".utf8))
+            writeError("publisher: \(sent.table.split(separator: "\n").joined(separator: "; "))\n")
             if case .failed(let reason) = final.state { throw PlayoutError(.invalidSource, reason) }
         } catch let error as ValidationError {
             throw error

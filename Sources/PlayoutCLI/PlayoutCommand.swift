@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import Logging
 import Playout
 
@@ -15,6 +15,23 @@ struct PlayoutCommand: ParsableCommand {
         version: PlayoutVersion.current,
         subcommands: [SubscribeCommand.self, PublishCommand.self, DemoCommand.self, VersionCommand.self]
     )
+
+    /// Parses and runs the command line. A mistake in it is one line on stderr, naming the
+    /// help to read, and a non-zero exit; help and version go to stdout as usual.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            if error is ExitCode || exitCode(for: error) == .success { exit(withError: error) }
+            let subcommands = configuration.subcommands.map { $0._commandName }
+            let arguments = CommandLine.arguments.dropFirst()
+            let help = arguments.first.flatMap { subcommands.contains($0) ? "playout \($0) --help" : nil } ?? "playout --help"
+            let reason = message(for: error).split(whereSeparator: \.isNewline).joined(separator: " ")
+            writeError("playout: \(reason) (see \(help))\n")
+            exit(withError: ExitCode(exitCode(for: error).rawValue))
+        }
+    }
 
     /// Sets up logging for the process, once: console at PLAYOUT_LOG_LEVEL, plus collection.
     static let logCollector: LogCollector = {

@@ -1,5 +1,8 @@
 import ArgumentParser
-import Foundation
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
 import Playout
 
 
@@ -131,16 +134,11 @@ struct PublishCommand: ParsableCommand {
         do {
             let publisher = try Publisher(options: try options())
             if let sdp {
-                do {
-                    try publisher.sessionDescription.serialized().write(toFile: sdp, atomically: true, encoding: .utf8)
-                } catch {
-                    throw PlayoutError(.invalidOption, "cannot write the SDP to \(sdp): \((error as NSError).localizedDescription)")
+                guard writeFile(sdp, publisher.sessionDescription.serialized()) else {
+                    throw PlayoutError(.invalidOption, "cannot write the SDP to \(sdp): \(String(cString: strerror(errno)))")
                 }
             }
-            signal(SIGINT, SIG_IGN)
-            let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-            interrupt.setEventHandler { publisher.stop() }
-            interrupt.resume()
+            let interrupt = onInterrupt { publisher.stop() }
             try publisher.start()
             let statistics = try publisher.waitUntilEnded()
             interrupt.cancel()

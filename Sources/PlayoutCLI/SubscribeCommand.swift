@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import Playout
 
 /// A duration option such as `230ms` or `1.5s`.
@@ -90,7 +90,7 @@ extension PlayoutCommand {
     /// A one-line reason on stderr and a non-zero exit, no stack trace.
     static func failure(_ error: any Error) -> any Error {
         if error is ExitCode { return error }
-        FileHandle.standardError.write(Data("playout: \(error)\n".utf8))
+        writeError("playout: \(error)\n")
         return ExitCode.failure
     }
 }

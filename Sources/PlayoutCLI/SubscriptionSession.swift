@@ -1,5 +1,4 @@
 import Dispatch
-import Foundation
 import Playout
 
 /// Runs one subscription for `subscribe` and `demo`: applies the scheduled overrides, stops on
@@ -19,7 +18,7 @@ final class SubscriptionSession: @unchecked Sendable {
     init(subscriber: Subscriber, renderer: Renderer, json: Bool) {
         self.subscriber = subscriber
         self.renderer = renderer
-        writesJSON = json || isatty(STDOUT_FILENO) == 0
+        writesJSON = json || !standardOutputIsTerminal
     }
 
     /// Plays to the end; returns the final sample.
@@ -42,10 +41,7 @@ final class SubscriptionSession: @unchecked Sendable {
             show(sample, title: title)
         }
         // Ctrl-C stops cleanly, with the summary.
-        signal(SIGINT, SIG_IGN)
-        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        interrupt.setEventHandler { [subscriber] in subscriber.stop() }
-        interrupt.resume()
+        let interrupt = onInterrupt { [subscriber] in subscriber.stop() }
         defer {
             delays.dispose()
             interrupt.cancel()
@@ -95,8 +91,8 @@ struct LiveView {
     init(_ sample: SubscriberQoS, previous: SubscriberQoS?, title: String) {
         let kinds = [MediaKind.video, .audio].filter { sample.tracks[$0] != nil }
         func row(_ name: String, _ value: (TrackQoS) -> String) -> String {
-            name.padding(toLength: 16, withPad: " ", startingAt: 0)
-                + kinds.map { value(sample.tracks[$0]!).padding(toLength: 24, withPad: " ", startingAt: 0) }.joined()
+            padded(name, 16)
+                + kinds.map { padded(value(sample.tracks[$0]!), 24) }.joined()
         }
         let seconds = sample.elapsed.seconds
         let window = max(0.001, seconds - (previous?.elapsed.seconds ?? 0))
@@ -104,15 +100,15 @@ struct LiveView {
             Double(value(track) - (previous?.tracks[track.kind].map(value) ?? 0)) / window
         }
         lines = [
-            "\(title)  \(sample.state)  t=\(String(format: "%.1f", seconds)) s",
+            "\(title)  \(sample.state)  t=\(fixed(seconds, 1)) s",
             "playout delay   \(Self.milliseconds(sample.playoutDelay.delay)) (\(sample.playoutDelay.source.rawValue))",
             row("", { $0.kind.rawValue + " " + $0.codec.rawValue }),
             row("bitrate", { Self.bitrate(rate($0, \.statistics.network.bytesReceived) * 8) }),
-            row("fps (rendered)", { String(format: "%.1f", rate($0, \.statistics.frames.framesRendered)) }),
+            row("fps (rendered)", { fixed(rate($0, \.statistics.frames.framesRendered), 1) }),
             row("rendered", { "\($0.statistics.frames.framesRendered) of \($0.framesReceived)" }),
             row("dropped", { "\($0.framesDropped) (skipped \($0.statistics.frames.framesSkipped))" }),
-            row("freezes", { "\($0.statistics.frames.freezeCount) (\(String(format: "%.2f", $0.statistics.frames.totalFreezesDuration.seconds)) s)" }),
-            row("delay pauses", { "\($0.statistics.frames.delayPauseCount) (\(String(format: "%.2f", $0.statistics.frames.totalDelayPausesDuration.seconds)) s)" }),
+            row("freezes", { "\($0.statistics.frames.freezeCount) (\(fixed($0.statistics.frames.totalFreezesDuration.seconds, 2)) s)" }),
+            row("delay pauses", { "\($0.statistics.frames.delayPauseCount) (\(fixed($0.statistics.frames.totalDelayPausesDuration.seconds, 2)) s)" }),
             row("packets lost", { "\($0.statistics.network.packetsLost) of \($0.statistics.network.packetsReceived + $0.statistics.network.packetsLost)" }),
             row("latency p50", { $0.endToEndLatency.percentile(0.5).map(Self.milliseconds) ?? "–" }),
             row("buffer", { "\(Self.milliseconds($0.statistics.frames.bufferedDuration)), \($0.statistics.frames.bufferedFrames) frames" }),
@@ -120,11 +116,11 @@ struct LiveView {
     }
 
     static func milliseconds(_ duration: Duration) -> String {
-        String(format: "%.1f ms", duration.seconds * 1_000)
+        fixed(duration.seconds * 1_000, 1) + " ms"
     }
 
     static func bitrate(_ bits: Double) -> String {
-        bits >= 1_000_000 ? String(format: "%.2f Mbit/s", bits / 1_000_000) : String(format: "%.0f kbit/s", bits / 1_000)
+        bits >= 1_000_000 ? fixed(bits / 1_000_000, 2) + " Mbit/s" : fixed(bits / 1_000, 0) + " kbit/s"
     }
 }
 
@@ -134,20 +130,15 @@ struct SummaryTable {
 
     init(_ sample: SubscriberQoS, title: String) {
         var lines = LiveView(sample, previous: nil, title: title).lines
-        lines[0] = "\(title) summary: \(sample.state), \(String(format: "%.1f", sample.elapsed.seconds)) s"
+        lines[0] = "\(title) summary: \(sample.state), \(fixed(sample.elapsed.seconds, 1)) s"
         for kind in [MediaKind.video, .audio] {
             guard let track = sample.tracks[kind] else { continue }
             for (name, histogram) in [("latency", track.endToEndLatency), ("render error", track.renderError)] {
                 guard let summary = histogram.summary else { continue }
-                lines.append("\(kind.rawValue) \(name)".padding(toLength: 16, withPad: " ", startingAt: 0)
+                lines.append(padded("\(kind.rawValue) \(name)", 16)
                     + "p50 \(LiveView.milliseconds(summary.p50))  p99 \(LiveView.milliseconds(summary.p99))  max \(LiveView.milliseconds(summary.max))")
             }
         }
         text = lines.joined(separator: "\n")
     }
-}
-
-/// Writes `text` to stdout unbuffered (JSON Lines readers see each line as it is written).
-func writeOut(_ text: String) {
-    FileHandle.standardOutput.write(Data(text.utf8))
 }

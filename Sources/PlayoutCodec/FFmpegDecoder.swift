@@ -112,6 +112,42 @@ public struct DecodedFrame: ~Copyable {
     }
 }
 
+extension DecodedFrame {
+    /// Keeps this frame beyond the callback that lent it: a new reference to the same buffers
+    /// (no pixel copy), for presenting later. Nil when libavutil cannot allocate.
+    public func retained() -> RetainedFrame? {
+        RetainedFrame(referencing: frame, decodeTime: decodeTime)
+    }
+}
+
+/// A decoded frame kept for later (see ``DecodedFrame/retained()``): holds a reference to the
+/// decoder's buffers until it is released. Owned by one thread at a time.
+public final class RetainedFrame: @unchecked Sendable {
+    private let frame: UnsafeMutablePointer<AVFrame>
+    private let decodeTime: Duration
+
+    init?(referencing source: UnsafeMutablePointer<AVFrame>, decodeTime: Duration) {
+        guard let frame = av_frame_alloc() else { return nil }
+        guard av_frame_ref(frame, source) >= 0 else {
+            var frame: UnsafeMutablePointer<AVFrame>? = frame
+            av_frame_free(&frame)
+            return nil
+        }
+        self.frame = frame
+        self.decodeTime = decodeTime
+    }
+
+    deinit {
+        var frame: UnsafeMutablePointer<AVFrame>? = frame
+        av_frame_free(&frame)
+    }
+
+    /// Lends the frame to `body`, as the decoder's callback does.
+    public func withDecodedFrame<Result>(_ body: (borrowing DecodedFrame) throws -> Result) rethrows -> Result {
+        try body(DecodedFrame(frame: frame, decodeTime: decodeTime))
+    }
+}
+
 /// Decodes the encoded frames of one track with libavcodec.
 ///
 /// Configured from the stream description: the codec and, where the codec needs it, extradata

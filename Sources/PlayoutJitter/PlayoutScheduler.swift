@@ -135,8 +135,10 @@ public struct PlayoutScheduler<Frame> {
         timeline.localTime(for: mediaTime).advanced(by: delay)
     }
 
-    /// What to do at `now`.
-    public mutating func poll(now: MonotonicInstant, timeline: PlayoutTimeline) -> Action {
+    /// What to do at `now`. A frame is released `lead` before its render time (default
+    /// ``PlayoutSchedulerConfiguration/decodeLead``); a caller that decodes ahead in bursts asks
+    /// with a longer lead. Lateness is always judged at `now`.
+    public mutating func poll(now: MonotonicInstant, timeline: PlayoutTimeline, lead: Duration? = nil) -> Action {
         if pendingHead < pending.count {
             defer {
                 pendingHead += 1
@@ -152,11 +154,10 @@ public struct PlayoutScheduler<Frame> {
         let due = renderTime(for: queue[head].media, timeline: timeline)
         if due < lateLimit {
             startSkipRun(now: now, lateLimit: lateLimit, timeline: timeline)
-            return poll(now: now, timeline: timeline)
+            return poll(now: now, timeline: timeline, lead: lead)
         }
-        guard now >= due.advanced(by: .zero - configuration.decodeLead) else {
-            return .wait(until: due.advanced(by: .zero - configuration.decodeLead))
-        }
+        let release = due.advanced(by: .zero - (lead ?? configuration.decodeLead))
+        guard now >= release else { return .wait(until: release) }
         let entry = queue[head]
         removeHead()
         let renderAt = max(due, now)

@@ -1,4 +1,5 @@
 import Foundation
+import PlayoutTesting
 import Testing
 
 /// Runs the built `playout` binary, as a user would.
@@ -53,5 +54,77 @@ struct CLIBinaryTests {
         let result = try runPlayout(["frobnicate"])
         #expect(result.status != 0)
         #expect(result.stderr.contains("frobnicate"))
+    }
+
+    /// Expects a failure told in exactly one stderr line that contains every one of `words`,
+    /// no stack trace, and nothing on stdout unless the run had started (then its JSON events).
+    static func expectOneLineFailure(_ arguments: [String], mentioning words: [String], started: Bool = false) throws {
+        let result = try runPlayout(arguments)
+        #expect(result.status != 0, "\(arguments)")
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(arguments): \(result.stderr)")
+        for word in words { #expect(result.stderr.contains(word), "\(arguments): \(result.stderr)") }
+        #expect(!result.stderr.contains("Fatal error") && !result.stderr.contains("Stack dump"))
+        #expect(started || result.stdout.isEmpty, "\(arguments): \(result.stdout)")
+    }
+
+    @Test("bad options: one line on stderr that names the option and the help to read", arguments: [
+        (["subscribe", "x.sdp", "--override", "soon"], ["--override", "playout subscribe --help"]),
+        (["subscribe", "x.sdp", "--playout-delay", "forever"], ["forever"]),
+        (["subscribe", "x.sdp", "--sink", "ftp:out"], ["ftp:out"]),
+        (["subscribe", "x.sdp", "--frobnicate"], ["--frobnicate", "playout subscribe --help"]),
+        (["subscribe"], ["source", "playout subscribe --help"]),
+        (["publish", "testsrc", "--to", "nowhere"], ["nowhere"]),
+        (["demo", "--loss", "150%"], ["150%"]),
+    ])
+    func badOptions(arguments: [String], words: [String]) throws {
+        try Self.expectOneLineFailure(arguments, mentioning: words)
+    }
+
+    @Test("a missing SDP, an SDP that does not parse and a non-media file: one line each, before anything starts")
+    func unreadableSources() throws {
+        try Self.expectOneLineFailure(["subscribe", "/nonexistent/stream.sdp", "--json"], mentioning: ["/nonexistent/stream.sdp"])
+        let broken = FFmpeg.temporaryFile("broken.sdp")
+        try "v=0\nthis is not an SDP\n".write(to: broken, atomically: true, encoding: .utf8)
+        try Self.expectOneLineFailure(["subscribe", broken.path, "--json"], mentioning: [broken.lastPathComponent])
+        let text = FFmpeg.temporaryFile("notes.txt")
+        try "just some words, no media here\n".write(to: text, atomically: true, encoding: .utf8)
+        try Self.expectOneLineFailure(["subscribe", text.path, "--json"], mentioning: [text.lastPathComponent])
+    }
+
+    @Test("a port in use: one line naming the port, non-zero exit")
+    func portInUse() throws {
+        let port: UInt16 = 47_330
+        let holder = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        #expect(holder >= 0)
+        defer { close(holder) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = INADDR_ANY
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        try #require(bound == 0, "the test could not hold port \(port) itself")
+        let sdp = FFmpeg.temporaryFile("in-use.sdp")
+        let description = "v=0\no=- 0 0 IN IP4 127.0.0.1\ns=x\nc=IN IP4 127.0.0.1\nt=0 0\nm=video \(port) RTP/AVP 96\na=rtpmap:96 H264/90000\n"
+        try description.write(to: sdp, atomically: true, encoding: .utf8)
+        try Self.expectOneLineFailure(["subscribe", sdp.path, "--json", "--duration", "2s"], mentioning: ["\(port)"], started: true)
+    }
+
+    @Test("`playout demo` runs publisher and subscriber on loopback and reports what it rendered")
+    func demo() throws {
+        let result = try runPlayout(["demo", "--duration", "3s", "--json", "--port", "47340"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        let summary = try #require(lines.last.flatMap(jsonObject))
+        #expect(summary["type"] as? String == "summary")
+        #expect(summary["state"] as? String == "ended")
+        let video = try #require(summary["video"] as? [String: Any])
+        let audio = try #require(summary["audio"] as? [String: Any])
+        // 3 s at 30 fps and 50 packets/s, less the 230 ms delay and the start: most frames render.
+        #expect((video["framesRendered"] as? Int ?? 0) >= 60, "\(video)")
+        #expect((audio["framesRendered"] as? Int ?? 0) >= 100, "\(audio)")
+        #expect(result.stderr.contains("publisher:"), "the publisher's counts go to stderr")
     }
 }

@@ -10,6 +10,8 @@ struct PublishSubscribeTests {
         var sent: Publisher.Statistics
         var final: SubscriberQoS
         var samples: [SubscriberQoS]
+        /// Every state the subscriber went through, in order.
+        var states: [SubscriberState]
     }
 
     /// Publishes 640×360 H.264 + Opus over SRTP for `seconds` through `impairment`; the
@@ -28,12 +30,17 @@ struct PublishSubscribeTests {
         )
         let samples = LockedValue<[SubscriberQoS]>([])
         let watch = subscriber.qos.subscribe { sample in samples.withLock { $0.append(sample) } }
-        defer { watch.dispose() }
+        let states = LockedValue<[SubscriberState]>([])
+        let stateWatch = subscriber.state.subscribe { state in states.withLock { $0.append(state) } }
+        defer {
+            watch.dispose()
+            stateWatch.dispose()
+        }
         try subscriber.start()
         try publisher.start()
         let sent = try publisher.waitUntilEnded()
         let final = subscriber.waitUntilEnded()
-        return Run(sent: sent, final: final, samples: samples.withLock { $0 })
+        return Run(sent: sent, final: final, samples: samples.withLock { $0 }, states: states.withLock { $0 })
     }
 
     /// The receiver's network counters agree with what the simulated network did.
@@ -125,5 +132,6 @@ struct PublishSubscribeTests {
             #expect(abs(frames.totalSkippedDuration.seconds - 1.5) <= tolerance, "\(kind) skipped \(frames.totalSkippedDuration)")
             #expect(frames.freezeCount == 0, "a pause the user asked for is not a freeze")
         }
+        #expect(!run.states.contains(.stalled), "a delay pause is not a stall: \(run.states)")
     }
 }

@@ -23,4 +23,12 @@ struct CommandParsingTests {
         #expect(help.contains("version"))
         #expect(help.contains("PLAYOUT_LOG_LEVEL"))
     }
+
+    @Test("fixed-point text as printf's %.Nf writes it", arguments: [
+        (2.345, 1, "2.3"), (2.35, 0, "2"), (0.04, 1, "0.0"), (-0.04, 1, "0.0"), (-1.5, 2, "-1.50"),
+        (1_234.5678, 2, "1234.57"), (0.001, 3, "0.001"), (Double.nan, 1, "nan"), (-Double.infinity, 1, "-inf"),
+    ])
+    func fixedPoint(value: Double, digits: Int, expected: String) {
+        #expect(fixed(value, digits) == expected)
+    }
 }

@@ -139,6 +139,39 @@ struct PlayoutSchedulerTests {
         #expect(simulation.scheduler.statistics.pauseCount == 0)
     }
 
+    @Test("a longer lead releases the frames due within it at once, with their own render times; lateness is still judged at now")
+    func decodeAheadLead() {
+        var simulation = Simulation(delay: .milliseconds(500))
+        simulation.run(for: .seconds(2))
+        let now = simulation.now
+        let lead = Duration.milliseconds(150)
+        var released: [(frame: SimFrame, at: MonotonicInstant)] = []
+        var wake: MonotonicInstant?
+        loop: while true {
+            switch simulation.scheduler.poll(now: now, timeline: simulation.timeline, lead: lead) {
+            case .render(let frame, let at): released.append((frame, at))
+            case .wait(let instant): wake = instant; break loop
+            case .skip, .idle: break loop
+            }
+        }
+        // At 30 fps, the 150 ms ahead hold four or five frames, each to be shown at its own time.
+        #expect((4...5).contains(released.count), "\(released.count) released")
+        #expect(released.allSatisfy { $0.at > now && $0.at <= now.advanced(by: lead) })
+        for index in released.indices.dropFirst() {
+            let gap = released[index - 1].at.duration(to: released[index].at)
+            #expect(abs(gap.seconds - 1.0 / 30) < 0.001, "one frame interval apart")
+        }
+        #expect(simulation.scheduler.statistics.framesSkipped == 0)
+        // The next frame is released `lead` before it is due; with the default lead, 20 ms before.
+        let next = simulation.scheduler.renderTime(for: simulation.interval * (released.last!.frame.index + 1), timeline: simulation.timeline)
+        #expect(wake == next.advanced(by: .zero - lead))
+        guard case .wait(let instant) = simulation.scheduler.poll(now: now, timeline: simulation.timeline) else {
+            Issue.record("nothing else is due within the default lead")
+            return
+        }
+        #expect(instant == next.advanced(by: .milliseconds(-20)))
+    }
+
     @Test("1 s → 5 s gives a render gap of 4 s ± one frame interval, counted as a delay pause")
     func increasePauses() {
         var simulation = Simulation(delay: .seconds(1))

@@ -63,4 +63,28 @@ struct SubscribeInputTests {
         #expect((video["framesRendered"] as? Int ?? 0) > 60, "frames of both sends rendered")
         #expect((video["framesReceived"] as? Int ?? 0) > 60)
     }
+
+    @Test("rtp:// and srtp:// URLs (MPEG-TS over RTP, as ffmpeg -f rtp_mpegts sends it) play through libavformat", arguments: [false, true])
+    func rtpURLs(encrypted: Bool) throws {
+        let clip = FFmpeg.temporaryFile("rtp-url-3s.mkv")
+        _ = try FFmpeg.run([
+            "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30:duration=3",
+            "-c:v", "libx264", "-g", "15", "-bf", "0", "-pix_fmt", "yuv420p", clip.path,
+        ])
+        let port = encrypted ? 47_540 : 47_530
+        let key = "WbTBosdVUZqEb6Htqhn+m3z7wUh4RJVR8nE15GbN"
+        let scheme = encrypted ? "srtp" : "rtp"
+        let url = "\(scheme)://127.0.0.1:\(port)"
+        let protection = encrypted ? ["-srtp_out_suite", "AES_CM_128_HMAC_SHA1_80", "-srtp_out_params", key] : []
+        let send = ["-re", "-i", clip.path, "-c", "copy", "-f", "rtp_mpegts"] + protection + [url]
+        let sender = try FFmpeg.start(send, captureOutput: true)
+        defer { sender.terminate() }
+        let result = try runPlayout(["subscribe", url, "--json", "--duration", "4s"] + (encrypted ? ["--srtp-key", key] : []))
+        #expect(result.status == 0, "\(result.stderr)")
+        let summary = try #require(result.stdout.split(separator: "\n").last.flatMap { jsonObject(String($0)) })
+        let video = try #require(summary["video"] as? [String: Any])
+        // Opened while the sender runs: most of its 90 frames arrive and render.
+        #expect((video["framesRendered"] as? Int ?? 0) >= 45, "\(video)")
+        #expect(video["decodeErrors"] as? Int == 0)
+    }
 }

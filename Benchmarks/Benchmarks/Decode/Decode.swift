@@ -22,10 +22,10 @@ func clip(_ name: String, _ arguments: [String]) -> String {
 }
 
 /// Playout's path: demux, decode, count.
-func playoutDecode(_ path: String, threads: Int) throws -> Int {
+func playoutDecode(_ path: String, configuration: FFmpegDecoder.Configuration) throws -> Int {
     let demuxer = try FFmpegDemuxer(url: path)
     let stream = demuxer.streams.first { $0.kind == .video }!
-    let decoder = try FFmpegDecoder(codec: stream.codec!, configuration: .init(threadCount: threads))
+    let decoder = try FFmpegDecoder(codec: stream.codec!, configuration: configuration)
     var frames = 0
     while let frame = try demuxer.read() {
         guard frame.track.rawValue == UInt32(stream.index) else { continue }
@@ -46,16 +46,21 @@ let benchmarks: @Sendable () -> Void = {
         ("1080p H.264", clip("1080p.mp4", ["-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=30:duration=2", "-c:v", "libx264", "-pix_fmt", "yuv420p"])),
         ("720p VP8", clip("720p.webm", ["-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30:duration=2", "-c:v", "libvpx", "-b:v", "2M"])),
     ]
+    // One thread; the decoder's default (2 slice threads, no added latency, for live); and the
+    // batch preset (2 frame threads, like ffmpeg's default on this machine).
+    let configurations: [(String, FFmpegDecoder.Configuration)] = [
+        ("1 thread", .init(threadCount: 1)), ("2 slice threads", .init()), ("2 frame threads", .batch),
+    ]
     for (name, path) in clips {
-        for threads in [1, 2] {
-            Benchmark("decode \(name), \(threads) thread(s): C loop (reference)") { benchmark in
+        for (threads, configuration) in configurations {
+            Benchmark("decode \(name), \(threads): C loop (reference)") { benchmark in
                 for _ in benchmark.scaledIterations {
-                    blackHole(reference_decode_file(path, Int32(threads)))
+                    blackHole(reference_decode_file(path, Int32(configuration.threadCount), configuration.threading == .frame ? 1 : 0))
                 }
             }
-            Benchmark("decode \(name), \(threads) thread(s): Playout") { benchmark in
+            Benchmark("decode \(name), \(threads): Playout") { benchmark in
                 for _ in benchmark.scaledIterations {
-                    blackHole(try playoutDecode(path, threads: threads))
+                    blackHole(try playoutDecode(path, configuration: configuration))
                 }
             }
         }

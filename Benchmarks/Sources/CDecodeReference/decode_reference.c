@@ -3,7 +3,7 @@
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
 
-int reference_decode_file(const char *path, int threads) {
+int reference_decode_file(const char *path, int threads, int frame_threading) {
     AVFormatContext *format = NULL;
     if (avformat_open_input(&format, path, NULL, NULL) < 0) return -1;
     if (avformat_find_stream_info(format, NULL) < 0) { avformat_close_input(&format); return -1; }
@@ -13,7 +13,7 @@ int reference_decode_file(const char *path, int threads) {
     AVCodecContext *context = avcodec_alloc_context3(codec);
     avcodec_parameters_to_context(context, format->streams[stream]->codecpar);
     context->thread_count = threads;
-    context->thread_type = FF_THREAD_SLICE;
+    context->thread_type = frame_threading ? FF_THREAD_FRAME : FF_THREAD_SLICE;
     if (avcodec_open2(context, codec, NULL) < 0) { avcodec_free_context(&context); avformat_close_input(&format); return -1; }
     AVPacket *packet = av_packet_alloc();
     AVFrame *frame = av_frame_alloc();

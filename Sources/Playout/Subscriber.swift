@@ -237,33 +237,56 @@ public final class Subscriber: @unchecked Sendable {
             for track in tracks { track.setDelay(effective.delay) }
         }
         let group = DispatchGroup()
-        for track in tracks {
-            group.enter()
-            try startThread(named: "playout-\(track.kind.rawValue)") { [self] in
-                renderer.play(track, subscriber: self)
-                group.leave()
+        do {
+            for track in tracks {
+                group.enter()
+                do {
+                    try startThread(named: "playout-\(track.kind.rawValue)") { [self] in
+                        renderer.play(track, subscriber: self)
+                        group.leave()
+                    }
+                } catch {
+                    group.leave()
+                    throw error
+                }
             }
-        }
-        try startThread(named: "playout-intake") { [self] in
-            receive(tracks)
+            try startThread(named: "playout-intake") { [self] in
+                receive(tracks)
+                for track in tracks { track.requestStop() }
+                group.wait()
+                delayWatch.dispose()
+                renderer.finish()
+                var finalState = SubscriberState.ended
+                if case .failed = state.value { finalState = state.value }
+                finish(with: sample(state: finalState))
+            }
+        } catch {
+            // No thread could be started: the playout threads already running end at once.
             for track in tracks { track.requestStop() }
-            group.wait()
             delayWatch.dispose()
-            renderer.finish()
-            var finalState = SubscriberState.ended
-            if case .failed = state.value { finalState = state.value }
-            let final = sample(state: finalState)
-            if finalState == .ended { stateObservable.value = .ended }
-            qosObservable.value = final
-            lifecycle.withLock {
-                self.renderer = nil
-                finalSample = final
-                finished = true
-                lifecycle.broadcast()
-            }
+            stateObservable.value = .failed(reason: "\(error)")
+            finish(with: sample(state: state.value))
+            throw error
         }
         if case .demuxer(let demuxed) = input {
-            try startThread(named: "playout-demux") { [self] in demux(demuxed, into: tracks) }
+            do {
+                try startThread(named: "playout-demux") { [self] in demux(demuxed, into: tracks) }
+            } catch {
+                stop()  // the intake thread ends the subscription
+                throw error
+            }
+        }
+    }
+
+    /// Publishes the final sample and wakes ``waitUntilEnded()``.
+    private func finish(with final: SubscriberQoS) {
+        if final.state == .ended { stateObservable.value = .ended }
+        qosObservable.value = final
+        lifecycle.withLock {
+            renderer = nil
+            finalSample = final
+            finished = true
+            lifecycle.broadcast()
         }
     }
 

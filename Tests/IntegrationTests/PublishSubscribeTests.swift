@@ -17,7 +17,8 @@ struct PublishSubscribeTests {
     /// Publishes 640×360 H.264 + Opus over SRTP for `seconds` through `impairment`; the
     /// subscriber plays a second longer so everything sent is counted.
     static func run(
-        port: UInt16, seconds: Int = 4, impairment: NetworkImpairment.Configuration, overrides: [ScheduledOverride] = []
+        port: UInt16, seconds: Int = 4, impairment: NetworkImpairment.Configuration, overrides: [ScheduledOverride] = [],
+        linger: Duration = .milliseconds(1_200)
     ) throws -> Run {
         let publisher = try Publisher(options: .init(
             destination: try SocketAddress(host: "127.0.0.1", port: port),
@@ -26,7 +27,7 @@ struct PublishSubscribeTests {
         ))
         let subscriber = try Subscriber(
             sessionDescription: publisher.sessionDescription,
-            options: .init(duration: .seconds(seconds) + .milliseconds(1_200), qosInterval: .milliseconds(500), overrides: overrides)
+            options: .init(duration: .seconds(seconds) + linger, qosInterval: .milliseconds(500), overrides: overrides)
         )
         let samples = LockedValue<[SubscriberQoS]>([])
         let watch = subscriber.qos.subscribe { sample in samples.withLock { $0.append(sample) } }
@@ -89,6 +90,15 @@ struct PublishSubscribeTests {
         let latency = try #require(video.endToEndLatency.percentile(0.5))
         let transit = try #require(video.transit.percentile(0.0))
         #expect(abs((latency - .milliseconds(230) - transit).seconds) < 0.010, "latency \(latency), transit \(transit)")
+    }
+
+    @Test("a sender that stops: the subscriber renders what it holds, then turns stalled, and ends")
+    func senderStops() throws {
+        let run = try Self.run(port: 47_450, seconds: 2, impairment: .init(), linger: .milliseconds(2_800))
+        let playing = try #require(run.states.firstIndex(of: .playing), "\(run.states)")
+        #expect(run.states[playing...].contains(.stalled), "nothing left to render a second after the last frame: \(run.states)")
+        #expect(run.states.last == .ended)
+        #expect(run.final.tracks[.video]?.statistics.frames.framesRendered == run.sent.tracks[.video]?.framesSent, "the buffer drained first")
     }
 
     @Test("2 % random loss: losses counted as the network made them, playback recovers")

@@ -43,6 +43,31 @@ struct FFmpegDecoderTests {
         #expect(decoder.statistics.totalDecodeTime > .zero)
     }
 
+    @Test("retained frames keep their pixels while the decoder goes on (held ahead of their render time)", arguments: [
+        FFmpegDecoder.Configuration.Threading.slice, .frame,
+    ])
+    func retainedFrames(threading: FFmpegDecoder.Configuration.Threading) throws {
+        let clip = FFmpeg.temporaryFile("retained.ts")
+        defer { try? FileManager.default.removeItem(at: clip) }
+        try FFmpeg.run(["-f", "lavfi", "-i", "testsrc=size=640x360:rate=30:duration=1", "-c:v", "libx264", "-g", "15", "-pix_fmt", "yuv420p", clip.path])
+        let packets = try FFmpeg.packets(of: clip, rawFormat: "h264")
+        let expected = try Self.referenceMD5s(of: clip)
+        let decoder = try FFmpegDecoder(codec: .h264, configuration: .init(threading: threading))
+        var held: [RetainedFrame] = []
+        for packet in packets {
+            try decoder.decode(packet) { frame in
+                if let kept = frame.retained() { held.append(kept) }
+            }
+        }
+        try decoder.flush { frame in
+            if let kept = frame.retained() { held.append(kept) }
+        }
+        // Every picture is read only now, after all of them were decoded.
+        let md5s = held.map { kept in kept.withDecodedFrame { $0.pictureMD5 ?? "" } }
+        #expect(md5s == expected)
+        #expect(held.allSatisfy { kept in kept.withDecodedFrame { $0.width == 640 && $0.height == 360 } })
+    }
+
     @Test("VP8: every decoded frame hashes as ffmpeg's framemd5")
     func vp8() throws {
         let clip = FFmpeg.temporaryFile("clip.ivf")

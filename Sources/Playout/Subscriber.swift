@@ -530,7 +530,9 @@ struct OverrideTimetable {
         steps = planned.enumerated().flatMap { index, override in
             [(start.advanced(by: override.at), index, true)]
                 + (override.hold.map { [(start.advanced(by: override.at + $0), index, false)] } ?? [])
-        }.sorted { ($0.at, $0.set ? 1 : 0) < ($1.at, $1.set ? 1 : 0) }  // at one instant, release before set
+        // At one instant, sets go before releases: a new override takes over before an older one
+        // lets go (no brief return to the configured delay), and `D@T/0s` sets then releases.
+        }.sorted { ($0.at, $0.set ? 0 : 1, $0.index) < ($1.at, $1.set ? 0 : 1, $1.index) }
     }
 
     /// When the next step is due.

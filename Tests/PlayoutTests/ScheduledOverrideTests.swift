@@ -1,0 +1,80 @@
+import Logging
+@testable import Playout
+import PlayoutCore
+import PlayoutJitter
+import Testing
+
+@Suite("scheduled overrides: DELAY@AT[/FOR] and the timetable")
+struct ScheduledOverrideTests {
+    @Test("valid forms parse and print back the same", arguments: [
+        ("2s@5s/10s", ScheduledOverride(delay: .seconds(2), at: .seconds(5), hold: .seconds(10))),
+        ("500ms@12s", ScheduledOverride(delay: .milliseconds(500), at: .seconds(12))),
+        ("0s@0s", ScheduledOverride(delay: .zero, at: .zero)),
+        ("1.5s@250ms/0s", ScheduledOverride(delay: .milliseconds(1_500), at: .milliseconds(250), hold: .zero)),
+        ("2 s@5s\n", ScheduledOverride(delay: .seconds(2), at: .seconds(5))),  // spaces as durations allow them
+    ])
+    func valid(text: String, expected: ScheduledOverride) throws {
+        let parsed = try ScheduledOverride(parsing: text)
+        #expect(parsed == expected)
+        #expect(try ScheduledOverride(parsing: parsed.description) == parsed)
+    }
+
+    @Test("hostile forms are one clear error that shows the right form", arguments: [
+        "", "@", "2s", "2s@", "@5s", "2s@5s/", "2s@5s/1s/2s", "2s@@5s", "-1s@5s", "2s@-5s", "2s@5s/-1s",
+        "soon", "2s@later", "nan@5s", "\u{0}@\u{0}", "✓@✓",
+    ])
+    func hostile(text: String) {
+        #expect {
+            try ScheduledOverride(parsing: text)
+        } throws: { error in
+            let message = "\(error)"
+            return (error as? PlayoutError)?.code == .invalidOption && message.contains("--override") && message.contains("e.g. 2s@5s/10s")
+        }
+    }
+
+    @Test("random and huge input never traps")
+    func random() {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("0123456789.@/msh -+eE∞\u{0}✓")
+        for _ in 0..<2_000 {
+            let length = Int.random(in: 0...24, using: &generator)
+            _ = try? ScheduledOverride(parsing: String((0..<length).map { _ in alphabet.randomElement(using: &generator)! }))
+        }
+        _ = try? ScheduledOverride(parsing: String(repeating: "9", count: 100_000) + "s@1s")
+        _ = try? ScheduledOverride(parsing: String(repeating: "2s@", count: 10_000))
+    }
+
+    @Test("the timetable sets and releases at their instants; at one instant a set goes first")
+    func timetable() throws {
+        let controller = try PlayoutDelayController(configuration: .init(delay: .milliseconds(230)))
+        let start = MonotonicInstant(nanoseconds: 1_000_000_000)
+        var table = OverrideTimetable([
+            ScheduledOverride(delay: .seconds(2), at: .seconds(3), hold: .seconds(2)),  // released at 5 s
+            ScheduledOverride(delay: .milliseconds(500), at: .seconds(5)),  // set at 5 s, held to the end
+            ScheduledOverride(delay: .seconds(9), at: .seconds(7), hold: .zero),  // set and released at 7 s
+        ], start: start)
+        let logger = Logger(label: "test")
+        let seen = LockedValue<[Duration]>([])
+        let watch = controller.effectiveDelay.subscribe { effective in seen.withLock { $0.append(effective.delay) } }
+        defer { watch.dispose() }
+        func delay(at seconds: Double) -> Duration {
+            table.apply(now: start.advanced(by: .milliseconds(Int(seconds * 1_000))), controller: controller, logger: logger)
+            return controller.effectiveDelay.value.delay
+        }
+        #expect(table.next == start.advanced(by: .seconds(3)))
+        #expect(delay(at: 2.999) == .milliseconds(230))
+        #expect(delay(at: 3) == .seconds(2))
+        #expect(table.next == start.advanced(by: .seconds(5)))
+        #expect(delay(at: 4.5) == .seconds(2))
+        #expect(delay(at: 5) == .milliseconds(500))
+        #expect(controller.effectiveDelay.value.source == .override)
+        // A zero hold sets and releases at once; releasing the override in effect (the last one)
+        // returns to the configured delay, as the controller's rules say, even though the 500 ms
+        // one is still held.
+        #expect(delay(at: 7) == .milliseconds(230))
+        #expect(table.next == nil)
+        #expect(delay(at: 60) == .milliseconds(230))
+        // No brief return to 230 ms at 5 s: the 500 ms override took over before the 2 s one let go.
+        #expect(seen.withLock { $0 } == [.milliseconds(230), .seconds(2), .milliseconds(500), .seconds(9), .milliseconds(230)])
+    }
+}

@@ -52,8 +52,8 @@ struct ImpairmentOptions: ParsableArguments {
                 multiplier = factor
                 text.removeLast()
             }
-            guard let value = Double(text), value.isFinite, value * multiplier >= 1 else {
-                throw ValidationError("--bandwidth \(bandwidth): write bits per second, e.g. 2M or 800k")
+            guard let value = Double(text), value.isFinite, value * multiplier >= 1, value * multiplier <= 1e12 else {
+                throw ValidationError("--bandwidth \(bandwidth): write bits per second (1 to 1T), e.g. 2M or 800k")
             }
             configuration.bandwidth = Int(value * multiplier)
         }

@@ -31,4 +31,25 @@ struct CommandParsingTests {
     func fixedPoint(value: Double, digits: Int, expected: String) {
         #expect(fixed(value, digits) == expected)
     }
+
+    @Test("hostile impairment options are a clear error, never a trap", arguments: [
+        ["--loss", "1e400"], ["--loss=-2%"], ["--loss", "nan"], ["--reorder", "101%"], ["--duplicate", ""],
+        ["--burst-loss", "10%"], ["--burst-loss", "10%/"], ["--burst-loss", "10%/nan"], ["--burst-loss", "10%/1e400"],
+        ["--burst-loss", "10%/0"], ["--burst-loss", "10%/-3"], ["--burst-loss", "/8"], ["--burst-loss", "10%/8/2"],
+        ["--bandwidth", "1e300"], ["--bandwidth", "0"], ["--bandwidth=-5M"], ["--bandwidth", "M"], ["--bandwidth", "nanM"],
+        ["--bandwidth", "99999999999999999999G"],
+    ])
+    func hostileImpairment(arguments: [String]) throws {
+        let options = try ImpairmentOptions.parse(arguments)
+        #expect(throws: (any Error).self, "\(arguments)") { try options.configuration() }
+    }
+
+    @Test("hostile test-pattern options are a clear error", arguments: [
+        ["--codec", "mpeg2"], ["--size", "1280"], ["--size", "x"], ["--size", "99999999999999999999x720"], ["--size", "1281x720"],
+        ["--size", "100x100"], ["--fps", "0"], ["--fps", "1000"], ["--bitrate", "1"],
+    ])
+    func hostileVideo(arguments: [String]) throws {
+        let options = try VideoOptions.parse(arguments)
+        #expect(throws: ValidationError.self, "\(arguments)") { try options.settings() }
+    }
 }

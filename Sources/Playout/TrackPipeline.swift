@@ -64,11 +64,15 @@ public struct TrackPipeline {
         else {
             throw PlayoutError(.unsupportedMedia, "cannot receive \(media.kind) on port \(media.port): no supported codec (H264, H265, VP8, VP9, opus, PCMU, PCMA, MPEG4-GENERIC)")
         }
+        // RTP clock rates are at most a few hundred kHz; a larger one is a broken SDP.
+        guard let clockRate = Int32(exactly: map.clockRate), clockRate <= 10_000_000 else {
+            throw PlayoutError(.unsupportedMedia, "cannot receive \(media.kind) on port \(media.port): clock rate \(map.clockRate) Hz is not an RTP clock rate")
+        }
         self.track = track
         self.codec = codec
         waitingForKeyframe = codec.kind == .video
         self.payloadType = payloadType
-        clockRate = Int32(map.clockRate)
+        self.clockRate = clockRate
         let parameters = media.formatParameters(for: payloadType)
         let rate = clockRate
         switch codec {

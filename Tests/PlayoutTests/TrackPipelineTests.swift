@@ -136,6 +136,15 @@ struct TrackPipelineTests {
         #expect(pipeline.datagramsIgnored == datagrams.count)
     }
 
+    @Test("a media section Playout cannot receive is a clear error before anything starts", arguments: [
+        ("H264", UInt32.max), ("H264", UInt32(Int32.max) + 1), ("opus", 20_000_000), ("MP2T", 90_000), ("AV1", 90_000),
+    ])
+    func unreceivableMedia(encoding: String, clockRate: UInt32) {
+        var media = MediaDescription(kind: .video, port: 5_004, proto: .rtpAVP, payloadTypes: [96])
+        media.rtpMaps = [RTPMap(payloadType: 96, encodingName: encoding, clockRate: clockRate)]
+        #expect(throws: PlayoutError.self) { try TrackPipeline(track: 1, media: media, delay: .milliseconds(230)) }
+    }
+
     @Test("a sender report maps every frame to its capture time, to the microsecond, through SRTCP")
     func senderReportCaptureTime() throws {
         let key = SRTPKeyingMaterial.random(for: .aesCM128HMACSHA1_80)

@@ -3,10 +3,11 @@ import Dispatch
 import Glibc
 #endif
 
-/// `value` with `digits` decimals (`fixed(2.345, 1)` is `"2.3"`), as `printf("%.*f")` writes it
-/// but without a negative zero.
+/// `value` with `digits` decimals (`fixed(2.345, 1)` is `"2.3"`), like `printf("%.*f")` except
+/// that halves round away from zero and there is no negative zero.
 func fixed(_ value: Double, _ digits: Int) -> String {
     guard value.isFinite else { return value.isNaN ? "nan" : value < 0 ? "-inf" : "inf" }
+    let digits = min(max(0, digits), 18)
     var scale = 1.0
     for _ in 0..<digits { scale *= 10 }
     let scaled = (abs(value) * scale).rounded()

@@ -26,7 +26,8 @@ struct CommandParsingTests {
 
     @Test("fixed-point text as printf's %.Nf writes it", arguments: [
         (2.345, 1, "2.3"), (2.35, 0, "2"), (0.04, 1, "0.0"), (-0.04, 1, "0.0"), (-1.5, 2, "-1.50"),
-        (1_234.5678, 2, "1234.57"), (0.001, 3, "0.001"), (Double.nan, 1, "nan"), (-Double.infinity, 1, "-inf"),
+        (1_234.5678, 2, "1234.57"), (0.001, 3, "0.001"), (Double.nan, 1, "nan"), (-Double.infinity, 1, "-inf"), (2.5, -1, "3"),
+        (1e300, 2, "1e+300"),
     ])
     func fixedPoint(value: Double, digits: Int, expected: String) {
         #expect(fixed(value, digits) == expected)

@@ -129,6 +129,29 @@ struct SubscribeTests {
         #expect((renderError["p50"] as? Double ?? 1) < 0.0334, "the median frame is presented within a frame interval")
     }
 
+    @Test("a sender that stops and comes back with a new SSRC and sequence base is played again")
+    func senderComesBack() throws {
+        let port = 47_320
+        let (clip, sdp, videoFrames) = try Self.clipAndSDP(seconds: 3, port: port)
+        let subscriber = try RunningPlayout(["subscribe", sdp.path, "--json", "--duration", "11s"])
+        #expect(subscriber.waitForLine(containing: "\"buffering\""), "the subscriber binds its ports")
+        // Each ffmpeg run picks a random SSRC and sequence base: the second is a new stream.
+        let send = Self.senderArguments(clip: clip, port: port, sdp: FFmpeg.temporaryFile("again-\(port).sdp"), realTime: true)
+        try FFmpeg.finish(try FFmpeg.start(send, captureOutput: true), arguments: [], deadline: .now + .seconds(30))
+        #expect(subscriber.waitForLine(containing: "\"stalled\"", after: "\"playing\"", timeout: .seconds(5)), "nothing to render once the buffer drained")
+        try FFmpeg.finish(try FFmpeg.start(send, captureOutput: true), arguments: [], deadline: .now + .seconds(30))
+        let result = subscriber.finish()
+        #expect(result.status == 0, "\(result.stderr)")
+        let states = result.lines.compactMap(jsonObject).filter { $0["name"] as? String == "stateChanged" }.compactMap { $0["state"] as? String }
+        let stall = try #require(states.firstIndex(of: "stalled"), "\(states)")
+        #expect(states[stall...].contains("playing"), "plays again: \(states)")
+        let summary = try #require(result.lines.last.flatMap(jsonObject))
+        let video = try #require(summary["video"] as? [String: Any])
+        let rendered = video["framesRendered"] as? Int ?? 0
+        #expect(Double(rendered) >= 0.9 * Double(2 * videoFrames), "frames of both sends rendered: \(rendered) of \(2 * videoFrames)")
+        #expect(video["authFailures"] as? Int == 0, "the same key, a new SRTP stream")
+    }
+
     @Test("a wrong SRTP key fails the subscription with one line on stderr and a non-zero exit")
     func wrongKey() throws {
         let port = 47_310

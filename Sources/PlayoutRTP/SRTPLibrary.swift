@@ -14,6 +14,12 @@ public enum SRTPLibrary {
     }
 
     private static let initialized = LockedValue(false)
+    private static let holdsNSS = LockedValue(false)
+
+    /// Whether libsrtp2 runs on NSS and Playout keeps NSS's crypto module loaded for the whole
+    /// process (see `playout_srtp_hold_nss`): without that, every SRTP stream created after the
+    /// last one was freed would load and relocate the module again. Set by ``initialize()``.
+    public static var keepsCryptoModuleLoaded: Bool { holdsNSS.withLock { $0 } }
 
     /// Initializes libsrtp2 once per process (runs its self-tests of the crypto kernel).
     /// Idempotent and thread safe; every SRTP session calls it first.
@@ -22,6 +28,8 @@ public enum SRTPLibrary {
     public static func initialize() throws(SRTPLibraryError) {
         let status: Int32 = initialized.withLock { done in
             if done { return 0 }
+            let held = playout_srtp_hold_nss() != 0
+            holdsNSS.withLock { $0 = held }
             let status = Int32(srtp_init().rawValue)
             if status == 0 { done = true }
             return status

@@ -1,3 +1,4 @@
+import Foundation
 import PlayoutRTP
 import Testing
 
@@ -13,5 +14,19 @@ struct SRTPLibraryTests {
     func version() {
         #expect(SRTPLibrary.version.hasPrefix("libsrtp2 2."))
         #expect(SRTPLibrary.versionNumber >> 24 == 2)
+    }
+
+    @Test("on NSS (Debian's libsrtp2), the crypto module is loaded once and stays loaded after the last session is freed")
+    func cryptoModuleStaysLoaded() throws {
+        try SRTPLibrary.initialize()
+        let nssLoaded = dlopen("libnss3.so", RTLD_NOW | RTLD_NOLOAD) != nil
+        #expect(SRTPLibrary.keepsCryptoModuleLoaded == nssLoaded)
+        guard nssLoaded else { return }  // libsrtp2 on OpenSSL: nothing to keep
+        for _ in 0..<5 {
+            _ = try SRTPSession(keyingMaterial: .random(for: .aesCM128HMACSHA1_80), direction: .inbound)
+        }
+        // Every session above is gone; NSS would have shut down and unloaded softokn without the
+        // context Playout holds.
+        #expect(dlopen("libsoftokn3.so", RTLD_NOW | RTLD_NOLOAD) != nil)
     }
 }

@@ -39,13 +39,29 @@ let package = Package(
             name: "CDecodeReference", path: "Sources/CDecodeReference",
             linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("avutil")]
         ),
+        .target(
+            name: "DecodeLoops",
+            dependencies: [
+                .product(name: "PlayoutCore", package: root),
+                .product(name: "PlayoutCodec", package: root),
+                "CDecodeReference",
+            ],
+            path: "Sources/DecodeLoops",
+            swiftSettings: settings
+        ),
+        // One decode per process, for decode-instructions.sh (callgrind).
+        .executableTarget(
+            name: "DecodeOnce",
+            dependencies: ["DecodeLoops", .product(name: "PlayoutCodec", package: root)],
+            path: "Sources/DecodeOnce",
+            swiftSettings: settings
+        ),
         .executableTarget(
             name: "Decode",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "PlayoutCore", package: root),
                 .product(name: "PlayoutCodec", package: root),
-                "CDecodeReference",
+                "DecodeLoops",
             ],
             path: "Benchmarks/Decode",
             swiftSettings: settings,

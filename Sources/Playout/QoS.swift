@@ -64,7 +64,8 @@ public struct TrackQoS: Equatable, Sendable {
     public var restarts = 0
     /// How late each frame was presented against its render time.
     public var renderError = DurationHistogram()
-    /// Capture (sender's wall clock, from RTCP sender reports) to presentation.
+    /// Capture to presentation: the frame's capture time from its `abs-capture-time` extension
+    /// when the stream carries one, else the sender's wall clock from RTCP sender reports.
     public var endToEndLatency = DurationHistogram()
     /// Capture to the arrival of each rendered frame's first packet: what the network and the
     /// sender's encoding added before the playout delay (latency ≈ transit's minimum + delay).

@@ -43,6 +43,10 @@ public struct TrackPipeline {
     private var waitingForKeyframe: Bool
     /// The latest RTCP sender report.
     public private(set) var senderReport: RTCPSenderReport?
+    /// The `a=extmap` id of `abs-capture-time` in the track's SDP, if it has one.
+    public let absoluteCaptureTimeID: UInt8?
+    /// Where capture times come from (see ``captureTime(of:)``), once known.
+    public private(set) var captureClock: CaptureClock?
     /// RTCP BYE packets received (the sender said it stopped).
     public private(set) var goodbyesReceived = 0
     /// Complete frames received (assembled from packets, or from libavformat).
@@ -70,6 +74,8 @@ public struct TrackPipeline {
         }
         self.track = track
         self.codec = codec
+        absoluteCaptureTimeID = media.extensionMaps.first { $0.uri == AbsoluteCaptureTime.uri && (1...255).contains($0.id) }
+            .map { UInt8($0.id) }
         waitingForKeyframe = codec.kind == .video
         self.payloadType = payloadType
         self.clockRate = clockRate
@@ -158,6 +164,9 @@ public struct TrackPipeline {
             datagramsIgnored += 1
             return
         }
+        if let id = absoluteCaptureTimeID, let capture = packet.absoluteCaptureTime(id: id) {
+            captureClock = CaptureClock(absoluteCaptureTime: capture, rtpTimestamp: packet.timestamp.rawValue)
+        }
         _ = buffer.insert(
             sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp, ssrc: packet.ssrc, isFrameEnd: packet.marker,
             byteCount: packet.payload.count, payload: Array(view), now: arrival
@@ -181,19 +190,26 @@ public struct TrackPipeline {
         }
         for packet in packets {
             switch packet {
-            case .senderReport(let report): senderReport = report
+            case .senderReport(let report):
+                senderReport = report
+                // A frame's own capture time beats the sender's clock at the report's instant.
+                if captureClock?.source != .absoluteCaptureTime {
+                    captureClock = CaptureClock(senderReport: report)
+                }
             case .goodbye: goodbyesReceived += 1
             default: break
             }
         }
     }
 
-    /// When `mediaTime` was captured, in nanoseconds since 1970 on the sender's wall clock, from
-    /// the latest RTCP sender report (nil before the first one).
+    /// When `mediaTime` was captured, in nanoseconds since 1970 on the sender's wall clock (nil
+    /// before the first capture time or sender report): from the latest `abs-capture-time`
+    /// extension when the stream carries it (the capture time of a frame, exact), else from the
+    /// latest RTCP sender report (the sender's clock at the report's RTP time).
     public func captureTime(of mediaTime: MediaTime) -> Int64? {
-        guard let report = senderReport, clockRate > 0 else { return nil }
-        let ticks = Int64(Int32(bitPattern: UInt32(truncatingIfNeeded: mediaTime.ticks) &- report.rtpTimestamp))
-        return NTPTime.unixNanoseconds(ntp: report.ntpTimestamp) + ticks * 1_000_000_000 / Int64(clockRate)
+        guard let captureClock, clockRate > 0 else { return nil }
+        let ticks = Int64(Int32(bitPattern: UInt32(truncatingIfNeeded: mediaTime.ticks) &- captureClock.rtpTimestamp))
+        return captureClock.unixNanoseconds &+ ticks * 1_000_000_000 / Int64(clockRate)
     }
 
     /// Moves what the jitter buffer can release into frames, then says what to do at `now`: a
@@ -279,5 +295,39 @@ public struct TrackPipeline {
     /// SRTP counters, when the track is encrypted.
     public var srtpStatistics: SRTPSession.Statistics? {
         session?.statistics
+    }
+}
+
+/// A point that maps a track's RTP time to the sender's wall clock.
+public struct CaptureClock: Equatable, Sendable {
+    /// What the point came from.
+    public enum Source: Equatable, Sendable {
+        /// The `abs-capture-time` header extension of a frame's packet.
+        case absoluteCaptureTime
+        /// An RTCP sender report.
+        case senderReport
+    }
+
+    public var source: Source
+    /// The RTP timestamp …
+    public var rtpTimestamp: UInt32
+    /// … and its time, in nanoseconds since 1970.
+    public var unixNanoseconds: Int64
+
+    /// The capture time of the frame with `rtpTimestamp`, moved onto the sender's clock by the
+    /// estimated capture-clock offset when the extension has one.
+    init(absoluteCaptureTime capture: AbsoluteCaptureTime, rtpTimestamp: UInt32) {
+        source = .absoluteCaptureTime
+        self.rtpTimestamp = rtpTimestamp
+        // The offset is Q32.32 seconds: at most ±2^31 s, so its nanoseconds fit (and wrap, never
+        // trap, on a hostile value).
+        let offset = capture.estimatedCaptureClockOffset.map { Int64(Double($0) / 4_294_967_296 * 1e9) } ?? 0
+        unixNanoseconds = NTPTime.unixNanoseconds(ntp: capture.captureTimestamp) &+ offset
+    }
+
+    init(senderReport report: RTCPSenderReport) {
+        source = .senderReport
+        rtpTimestamp = report.rtpTimestamp
+        unixNanoseconds = NTPTime.unixNanoseconds(ntp: report.ntpTimestamp)
     }
 }

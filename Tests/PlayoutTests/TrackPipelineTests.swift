@@ -170,6 +170,70 @@ struct TrackPipelineTests {
         #expect(pipeline.controlPacketsIgnored == 1)
     }
 
+    @Test("abs-capture-time gives each frame its own capture time and wins over sender reports")
+    func absoluteCaptureTime() throws {
+        let key = SRTPKeyingMaterial.random(for: .aesCM128HMACSHA1_80)
+        var sender = try TrackSender(codec: .opus, payloadType: 111, clockRate: 48_000, keyingMaterial: key, firstTimestamp: 4_294_967_000, absoluteCaptureTimeID: 3)
+        var media = MediaDescription(kind: .audio, port: 5_006, proto: .rtpSAVP, payloadTypes: [111])
+        media.rtpMaps = [RTPMap(payloadType: 111, encodingName: "opus", clockRate: 48_000, channels: 2)]
+        media.crypto = [CryptoAttribute(suite: .aesCM128HMACSHA1_80, keys: [.init(keyAndSalt: key.concatenated)])]
+        media.extensionMaps = [ExtensionMap(id: 3, uri: AbsoluteCaptureTime.uri)]
+        var pipeline = try TrackPipeline(track: 0, media: media, delay: .milliseconds(230))
+        #expect(pipeline.absoluteCaptureTimeID == 3)
+        // A sender report first: its mapping is used until a frame brings its capture time.
+        let reportWall: Int64 = 1_700_000_000_000_000_000
+        var report = try sender.senderReport(wallClock: reportWall, ticks: 0)
+        report.withUnsafeMutableBytes { pipeline.receiveControl($0, length: $0.count) }
+        #expect(pipeline.captureClock?.source == .senderReport)
+        // Frame at 1 s, captured 123.456 ms after the report's clock says (encoder delay).
+        let frameTicks: Int64 = 48_000
+        let capture = reportWall + 1_123_456_000
+        let frame = EncodedFrame(
+            track: 0, codec: .opus, mediaTime: MediaTime(ticks: frameTicks, clockRate: 48_000),
+            firstArrival: MonotonicInstant(nanoseconds: 0), lastArrival: MonotonicInstant(nanoseconds: 0),
+            isKeyframe: true, bytes: [0xFC, 0x01, 0x02]
+        )
+        try sender.send(frame, captureTime: capture) { datagram in
+            var datagram = datagram
+            datagram.withUnsafeMutableBytes { pipeline.receive($0, length: $0.count, arrival: MonotonicInstant(nanoseconds: 1_000_000_000)) }
+        }
+        #expect(pipeline.captureClock?.source == .absoluteCaptureTime)
+        let rtp = Int64(sender.rtpTimestamp(ticks: frameTicks))
+        let measured = try #require(pipeline.captureTime(of: MediaTime(ticks: rtp, clockRate: 48_000)))
+        #expect(abs(measured - capture) <= 1, "off by \(measured - capture) ns")
+        // The next frame 20 ms later is mapped from that capture time; a later report does not
+        // take over.
+        report = try sender.senderReport(wallClock: reportWall + 2_000_000_000, ticks: 96_000)
+        report.withUnsafeMutableBytes { pipeline.receiveControl($0, length: $0.count) }
+        let next = try #require(pipeline.captureTime(of: MediaTime(ticks: rtp + 960, clockRate: 48_000)))
+        #expect(abs(next - (capture + 20_000_000)) <= 1)
+        // Without an extmap in the SDP, the extension is not read.
+        media.extensionMaps = []
+        #expect(try TrackPipeline(track: 0, media: media, delay: .milliseconds(230)).absoluteCaptureTimeID == nil)
+    }
+
+    @Test("the publisher's SDP announces abs-capture-time on every track, and the pipeline reads it")
+    func publisherAnnouncesCaptureTime() throws {
+        let publisher = try Publisher(options: .init(destination: try SocketAddress(host: "127.0.0.1", port: 47_390)))
+        let media = publisher.sessionDescription.media
+        #expect(media.count == 2)
+        for (index, section) in media.enumerated() {
+            let pipeline = try TrackPipeline(track: TrackID(rawValue: UInt32(index)), media: section, delay: .milliseconds(230))
+            #expect(pipeline.absoluteCaptureTimeID == Publisher.absoluteCaptureTimeID)
+        }
+    }
+
+    @Test("an abs-capture-time with a clock offset moves the capture onto the sender's clock")
+    func absoluteCaptureTimeOffset() {
+        let capture = AbsoluteCaptureTime(captureTimestamp: NTPTime.ntp(unixNanoseconds: 1_700_000_000_000_000_000), estimatedCaptureClockOffset: -(1 << 31))
+        let clock = CaptureClock(absoluteCaptureTime: capture, rtpTimestamp: 7)
+        #expect(abs(clock.unixNanoseconds - (1_700_000_000_000_000_000 - 500_000_000)) <= 1, "−0.5 s")
+        // Hostile extremes wrap or clamp; they never trap.
+        for offset in [Int64.min, Int64.max] {
+            _ = CaptureClock(absoluteCaptureTime: AbsoluteCaptureTime(captureTimestamp: .max, estimatedCaptureClockOffset: offset), rtpTimestamp: 0)
+        }
+    }
+
     @Test("NTP timestamps convert to and from Unix nanoseconds without losing the fraction")
     func ntpRoundTrip() {
         for nanoseconds: Int64 in [0, 1, 999_999_999, 1_700_000_000_123_456_789, 4_000_000_000_999_999_999] {

@@ -18,7 +18,13 @@
 # before and after the stream costs almost nothing. Ratios below 1 mean Playout is cheaper.
 # Expect frames == sent on an idle machine; fewer means loss or late frames, and the ratios lie.
 #
-# Usage: Benchmarks/live-subscribe.sh [--duration SECONDS] [--port PORT] [--keep]
+# Rounds: CPU speed on a shared VM drifts by ±10 % within minutes, so with --rounds N every
+# receiver runs N times, the receivers' order rotating per round; the table gives each receiver's
+# median and the ratios are medians of per-round ratios (each round's receivers run minutes apart,
+# not hours).
+#
+# Usage: Benchmarks/live-subscribe.sh [--rounds N] [--duration SECONDS] [--port PORT] [--keep]
+#   --rounds    how many times each receiver runs (default 1; 3 takes ≈ 7 minutes)
 #   --duration  how long each clocked receiver runs (default 25; the clip is 20 s)
 #   --port      the UDP port (default 5004)
 #   --keep      keep the run's directory (SDPs, receivers' logs) and print where it is
@@ -26,11 +32,12 @@
 # if it ends in release/playout), PLAYOUT_BENCH_CACHE (where the clip is kept between runs).
 set -euo pipefail
 
-duration=25 port=5004 keep=0
+duration=25 port=5004 keep=0 rounds=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --duration) duration=${2%s}; shift 2 ;;
     --port) port=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
     --keep) keep=1; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown option: $1 (see --help)" >&2; exit 2 ;;
@@ -38,6 +45,7 @@ while [ $# -gt 0 ]; do
 done
 clip_seconds=20
 [ "$duration" -ge $((clip_seconds + 3)) ] || { echo "--duration must be at least $((clip_seconds + 3))" >&2; exit 2; }
+[[ "$rounds" =~ ^[1-9][0-9]?$ ]] || { echo "--rounds must be 1 to 99" >&2; exit 2; }
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -129,32 +137,43 @@ receive() {
   echo "$status" >"$run/$name.status"
 }
 guard=$((duration + 15))  # receivers end by themselves; this ends one that does not
-# a/e. Playout stops after --duration and prints its summary last.
-receive playout-srtp srtp_out -- timeout -s INT -k 10 "$guard" "$PLAYOUT" subscribe "$run/srtp.sdp" \
-  --json --duration "${duration}s"
-receive playout-rtp rtp_out -- timeout -s INT -k 10 "$guard" "$PLAYOUT" subscribe "$run/rtp.sdp" \
-  --json --duration "${duration}s"
-# b/c. FFmpeg's SDP input ignores one SIGINT while it waits for packets, so it ends by itself
-# 3 s after the last one (-listen_timeout) and -progress holds its final frame count.
-for threads in auto 1; do
-  name=ffmpeg-srtp; thread_args=()
-  if [ "$threads" = 1 ]; then name=ffmpeg-srtp-t1; thread_args=(-threads 1); fi
-  receive "$name" srtp_out -- timeout -s INT -k 10 "$guard" ffmpeg -nostdin -hide_banner -nostats \
-    -progress "$run/$name.progress" -listen_timeout 3 "${thread_args[@]}" \
-    -protocol_whitelist file,udp,rtp,srtp -i "$run/srtp.sdp" -fps_mode passthrough -f null -
-done
-# d. GStreamer: no EOS comes over UDP, so SIGINT after --duration and -e turns it into one.
-# Frames are counted from the sink's last-message (silent=false, printed by -v): one "chain" line
-# per rendered buffer, exact, unlike fpsdisplaysink whose last report lags up to 0.5 s.
+# run_receiver NAME: one receiver's run, its files named NAME (the round's suffix included).
+run_receiver() {
+  local name=$1
+  case "$name" in
+    # a/e. Playout stops after --duration and prints its summary last.
+    playout-srtp*) receive "$name" srtp_out -- timeout -s INT -k 10 "$guard" "$PLAYOUT" subscribe \
+      "$run/srtp.sdp" --json --duration "${duration}s" ;;
+    playout-rtp*) receive "$name" rtp_out -- timeout -s INT -k 10 "$guard" "$PLAYOUT" subscribe \
+      "$run/rtp.sdp" --json --duration "${duration}s" ;;
+    # b/c. FFmpeg's SDP input ignores one SIGINT while it waits for packets, so it ends by itself
+    # 3 s after the last one (-listen_timeout) and -progress holds its final frame count.
+    ffmpeg-srtp*)
+      local thread_args=()
+      [[ "$name" == ffmpeg-srtp-t1* ]] && thread_args=(-threads 1)
+      receive "$name" srtp_out -- timeout -s INT -k 10 "$guard" ffmpeg -nostdin -hide_banner -nostats \
+        -progress "$run/$name.progress" -listen_timeout 3 "${thread_args[@]}" \
+        -protocol_whitelist file,udp,rtp,srtp -i "$run/srtp.sdp" -fps_mode passthrough -f null - ;;
+    # d. GStreamer: no EOS comes over UDP, so SIGINT after --duration and -e turns it into one.
+    # Frames are counted from the sink's last-message (silent=false, printed by -v): one "chain"
+    # line per rendered buffer, exact, unlike fpsdisplaysink whose last report lags up to 0.5 s.
+    gst-srtp*) receive "$name" srtp_out -- timeout -s INT -k 10 "$duration" gst-launch-1.0 -e -v \
+      udpsrc port="$port" caps="$caps" ! srtpdec ! rtpjitterbuffer latency=230 ! rtph264depay \
+      ! avdec_h264 ! fakesink name=sink sync=true qos=true max-lateness=20000000 silent=false ;;
+  esac
+}
 caps="application/x-srtp, media=(string)video, payload=(int)96, clock-rate=(int)90000"
 caps+=", encoding-name=(string)H264, sprop-parameter-sets=(string)\"$sprop\", ssrc=(uint)$ssrc"
 caps+=", srtp-key=(buffer)$key_hex, srtp-cipher=(string)aes-128-icm, srtp-auth=(string)hmac-sha1-80"
 caps+=", srtcp-cipher=(string)aes-128-icm, srtcp-auth=(string)hmac-sha1-80, roc=(uint)0"
-receive gst-srtp srtp_out -- timeout -s INT -k 10 "$duration" gst-launch-1.0 -e -v \
-  udpsrc port="$port" caps="$caps" ! srtpdec ! rtpjitterbuffer latency=230 ! rtph264depay \
-  ! avdec_h264 ! fakesink name=sink sync=true qos=true max-lateness=20000000 silent=false
+receivers=(playout-srtp ffmpeg-srtp ffmpeg-srtp-t1 gst-srtp playout-rtp)
+for round in $(seq "$rounds"); do
+  for offset in "${!receivers[@]}"; do
+    run_receiver "${receivers[$(( (offset + round - 1) % ${#receivers[@]} ))]}.r$round"
+  done
+done
 
-# 4. Frames per receiver, then the table and the ratios.
+# 4. Frames per receiver and round, then the table and the ratios.
 frames() {
   case "$1" in
     playout-*) python3 -c 'import json, sys
@@ -164,27 +183,39 @@ print([l for l in lines if l.get("type") == "summary"][-1]["video"]["framesRende
     gst-*) grep -c 'GstFakeSink:sink: last-message = chain' "$run/$1.out" ;;
   esac
 }
-for name in playout-srtp ffmpeg-srtp ffmpeg-srtp-t1 gst-srtp playout-rtp; do
-  printf '%s %s %s %s\n' "$name" "$(frames "$name" 2>/dev/null || echo 0)" \
-    "$(tail -n 1 "$run/$name.time")" "$(cat "$run/$name.status")"
+for round in $(seq "$rounds"); do
+  for name in "${receivers[@]}"; do
+    printf '%s %s %s %s %s\n' "$name" "$round" "$(frames "$name.r$round" 2>/dev/null || echo 0)" \
+      "$(tail -n 1 "$run/$name.r$round.time")" "$(cat "$run/$name.r$round.status")"
+  done
 done >"$run/results"
 python3 - "$run/results" "$sent" <<'PY'
-import sys
-rows, sent = {}, int(sys.argv[2])
-print(f"{'receiver':<16}{'frames':>7}{'sent':>6}{'CPU s':>8}{'CPU ms/frame':>14}{'peak RSS MiB':>14}  exit")
+import statistics, sys
+from collections import defaultdict
+runs, sent = defaultdict(dict), int(sys.argv[2])  # runs[name][round] = (ms per frame, MiB)
+print(f"{'receiver':<16}{'round':>6}{'frames':>7}{'sent':>6}{'CPU s':>8}{'CPU ms/frame':>14}{'peak RSS MiB':>14}  exit")
 for line in open(sys.argv[1]):
-    name, frames, user, system, rss, status = line.split()
+    name, round, frames, user, system, rss, status = line.split()
     frames, cpu, mib = int(frames), float(user) + float(system), int(rss) / 1024
     per = cpu * 1000 / frames if frames else float("nan")
-    rows[name] = (per, mib)
+    runs[name][round] = (per, mib)
     note = "" if status == "0" or (name.startswith("gst") and status == "124") else "  (unexpected)"
-    print(f"{name:<16}{frames:>7}{sent:>6}{cpu:>8.2f}{per:>14.2f}{mib:>14.1f}  {status}{note}")
+    print(f"{name:<16}{round:>6}{frames:>7}{sent:>6}{cpu:>8.2f}{per:>14.2f}{mib:>14.1f}  {status}{note}")
+rounds = sorted(runs["playout-srtp"])
+if len(rounds) > 1:
+    print(f"\nmedian of {len(rounds)} rounds")
+    for name, by_round in runs.items():
+        print(f"{name:<16}{'':>27}{statistics.median(p for p, _ in by_round.values()):>14.2f}"
+              f"{statistics.median(m for _, m in by_round.values()):>14.1f}")
 def ratio(a, b, label):
-    (pa, ma), (pb, mb) = rows[a], rows[b]
-    print(f"{label:<34} CPU/frame {pa / pb:5.2f}x   peak RSS {ma / mb:5.2f}x")
+    cpu = [runs[a][r][0] / runs[b][r][0] for r in rounds]
+    rss = [runs[a][r][1] / runs[b][r][1] for r in rounds]
+    each = "  (rounds: " + ", ".join(f"{c:.2f}" for c in cpu) + ")" if len(rounds) > 1 else ""
+    print(f"{label:<34} CPU/frame {statistics.median(cpu):5.2f}x   peak RSS {statistics.median(rss):5.2f}x{each}")
 print()
 ratio("playout-srtp", "gst-srtp", "playout / GStreamer")
 ratio("playout-srtp", "ffmpeg-srtp-t1", "playout / ffmpeg -threads 1")
 ratio("playout-srtp", "ffmpeg-srtp", "playout / ffmpeg (auto threads)")
-print(f"{'SRTP overhead (playout)':<34} CPU/frame {(rows['playout-srtp'][0] / rows['playout-rtp'][0] - 1) * 100:+5.1f}%")
+overhead = [(runs["playout-srtp"][r][0] / runs["playout-rtp"][r][0] - 1) * 100 for r in rounds]
+print(f"{'SRTP overhead (playout)':<34} CPU/frame {statistics.median(overhead):+5.1f}%")
 PY

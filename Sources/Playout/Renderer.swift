@@ -22,6 +22,8 @@ public final class Renderer: @unchecked Sendable {
     private let logger = Logger(label: "playout.renderer")
     /// One output per kind, each with its own lock: writing a picture never delays audio.
     private let outputs: [MediaKind: LockedValue<Output>]
+    /// The remux sink: one file for every track, behind its own lock.
+    private let remux: LockedValue<RemuxOutput>?
 
     /// A kind's sink: counts, and writes when a file sink takes this kind.
     private struct Output {
@@ -31,8 +33,20 @@ public final class Renderer: @unchecked Sendable {
         var errors = 0
     }
 
+    /// A remuxed file: the encoded frames the playout threads decoded, stamped with their render
+    /// times since the subscriber started (so pauses and skips are in the file as they played).
+    private struct RemuxOutput {
+        var sink: RemuxSink
+        /// Per track: the last timestamp written, in the track's clock-rate ticks.
+        var lastTicks: [Int: Int64] = [:]
+        var errors = 0
+    }
+
     /// Creates the renderer of `subscriber`, writing into `sink`. A file sink's path is checked
     /// (created) now, before anything starts.
+    ///
+    /// A `.mkv`/`.mp4` sink gets the received encoded frames without re-encoding — every frame
+    /// decoded, stamped with its render time since ``Subscriber/start()``.
     ///
     /// - Throws: ``SinkError`` for an unwritable path or a sink that does not fit the stream
     ///   (`.y4m` needs video, `.wav` audio); ``PlayoutError`` when the subscriber already has a
@@ -42,6 +56,7 @@ public final class Renderer: @unchecked Sendable {
         self.sink = sink
         var video = Output()
         var audio = Output()
+        var remux: RemuxSink?
         let kinds = subscriber.mediaKinds
         switch sink {
         case .null: break
@@ -52,10 +67,11 @@ public final class Renderer: @unchecked Sendable {
         case .wav(let path):
             guard kinds.contains(.audio) else { throw SinkError(.sink, "--sink \(sink): the stream has no audio to write as .wav") }
             audio.audio = try WAVSink(path: path)
-        case .remux:
-            throw SinkError(.sink, "--sink \(sink): subscribe writes .y4m (video) or .wav (audio); remuxing a received stream is not supported yet")
+        case .remux(let path):
+            remux = try RemuxSink(path: path, streams: subscriber.encodedStreams)
         }
         outputs = [.video: LockedValue(video), .audio: LockedValue(audio)]
+        self.remux = remux.map { LockedValue(RemuxOutput(sink: $0)) }
         try subscriber.attach(self)
     }
 
@@ -73,7 +89,9 @@ public final class Renderer: @unchecked Sendable {
     }
 
     /// Frames the sink failed to write.
-    public var sinkErrors: Int { outputs.values.reduce(0) { $0 + $1.withLock(\.errors) } }
+    public var sinkErrors: Int {
+        outputs.values.reduce(0) { $0 + $1.withLock(\.errors) } + (remux?.withLock(\.errors) ?? 0)
+    }
 
     /// How the playout loop decodes ahead: when nothing decoded waits, it wakes `wakeLead` before
     /// the next frame's render time and decodes a burst — every frame released within
@@ -134,8 +152,10 @@ public final class Renderer: @unchecked Sendable {
                     logger.debug("\(track.kind.rawValue) frame at \(frame.mediaTime) did not decode: \(error)")
                 }
                 decoded.append(Decoded(frame: frame, renderAt: renderAt, pictures: pictures))
+                remux(frame, track: track, renderAt: renderAt, picture: pictures.first)
             case .skip(let frame, .decodeWithoutRender):
                 try? track.decoder.decode(frame, output: false)
+                remux(frame, track: track, renderAt: nil, picture: nil)
                 track.finished(frame) { _ in }
             case .skip(let frame, _):
                 track.finished(frame) { _ in }
@@ -193,8 +213,43 @@ public final class Renderer: @unchecked Sendable {
         }
     }
 
+    /// Writes a decoded frame into the remux sink, if there is one: stamped with its render time
+    /// since the subscriber started (one tick after the track's last frame for a frame decoded
+    /// without rendering); the first picture's size completes the video stream's description.
+    private func remux(_ frame: EncodedFrame, track: SubscribedTrack, renderAt: MonotonicInstant?, picture: RetainedFrame?) {
+        guard let remux else { return }
+        let size = picture?.withDecodedFrame { ($0.width, $0.height) }
+        let origin = subscriber.startedAt
+        remux.withLock { output in
+            guard track.index < output.sink.streams.count else { return }
+            let rate = Int64(max(1, output.sink.streams[track.index].clockRate))
+            let last = output.lastTicks[track.index]
+            var ticks = last.map { $0 + 1 } ?? 0
+            if let renderAt {
+                let elapsed = max(0, origin.duration(to: renderAt).nanoseconds)
+                ticks = max(ticks, Int64((Int128(elapsed) * Int128(rate)) / 1_000_000_000))
+            }
+            output.lastTicks[track.index] = ticks
+            if let size, size.0 > 0 { output.sink.setPictureSize(width: size.0, height: size.1, stream: track.index) }
+            do {
+                try output.sink.write(frame, stream: track.index, timestamp: MediaTime(ticks: ticks, clockRate: Int32(rate)))
+            } catch {
+                if output.errors == 0 { logger.error("\(error)") }
+                output.errors += 1
+            }
+        }
+    }
+
     /// Closes the file sinks (after the playout threads ended).
     func finish() {
+        remux?.withLock { output in
+            do {
+                try output.sink.finish()
+            } catch {
+                logger.error("\(error)")
+                output.errors += 1
+            }
+        }
         for output in outputs.values {
             output.withLock { output in
                 output.video?.finish()

@@ -186,6 +186,38 @@ public final class Subscriber: @unchecked Sendable {
         qosObservable = Observable(SubscriberQoS(elapsed: .zero, state: .idle, playoutDelay: delayController.effectiveDelay.value))
     }
 
+    /// The tracks as encoded streams, in track order (for a remux sink): what the SDP or the
+    /// container says of each. H.264/H.265 configuration is left to the first key frame's
+    /// parameter sets (the frames are Annex B, while an MP4's extradata is avcC).
+    var encodedStreams: [EncodedStreamDescription] {
+        switch input {
+        case .rtp(let media):
+            return media.compactMap { _, section in
+                guard let payloadType = section.payloadTypes.first, let map = section.rtpMap(for: payloadType),
+                      let codec = Codec(encodingName: map.encodingName) else { return nil }
+                let isAudio = codec.kind == .audio
+                return EncodedStreamDescription(
+                    codec: codec, clockRate: Int32(clamping: map.clockRate),
+                    extradata: codec == .aac ? section.formatParameters(for: payloadType)?.config ?? [] : [],
+                    sampleRate: isAudio ? Int(map.clockRate) : 0, channelCount: isAudio ? Int(map.channels ?? 1) : 0
+                )
+            }
+        case .demuxer(let demuxed):
+            return demuxed.streams.compactMap { stream in
+                guard let codec = stream.codec else { return nil }
+                let isAnnexB = codec == .h264 || codec == .h265
+                return EncodedStreamDescription(
+                    codec: codec, clockRate: stream.clockRate, extradata: isAnnexB ? [] : stream.extradata,
+                    width: stream.width, height: stream.height, sampleRate: stream.sampleRate, channelCount: stream.channelCount
+                )
+            }
+        }
+    }
+
+    /// When ``start()`` was called (time zero of a remuxed file). Set before the playout threads
+    /// start, which read it.
+    var startedAt: MonotonicInstant { startInstant }
+
     /// Connects `renderer`; one renderer per subscriber, before ``start()``.
     func attach(_ renderer: Renderer) throws {
         try lifecycle.withLock {
@@ -578,6 +610,8 @@ final class SubscribedTrack: @unchecked Sendable {
         var isControl: Bool
     }
 
+    /// The track's position among the subscriber's tracks.
+    let index: Int
     let kind: MediaKind
     let codec: Codec
     /// The RTP port (0 for a libavformat input).
@@ -606,6 +640,7 @@ final class SubscribedTrack: @unchecked Sendable {
     }
 
     init(index: Int, kind: MediaKind, media: MediaDescription, session: SessionDescription?, delay: Duration, decoderThreads: Int) throws {
+        self.index = index
         self.kind = kind
         port = media.port
         pipeline = try TrackPipeline(track: TrackID(rawValue: UInt32(index)), media: media, delay: delay)
@@ -633,6 +668,7 @@ final class SubscribedTrack: @unchecked Sendable {
         guard let codec = stream.codec, let kind = stream.kind else {
             throw PlayoutError(.unsupportedMedia, "stream \(stream.index) (\(stream.codecName)) cannot be decoded")
         }
+        self.index = index
         self.kind = kind
         self.codec = codec
         port = 0

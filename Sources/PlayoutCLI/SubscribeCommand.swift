@@ -43,7 +43,7 @@ struct SubscribeCommand: ParsableCommand {
     )
     var overrides: [ScheduledOverride] = []
 
-    @Option(help: "Where rendered frames go: null, file:PATH.y4m (video) or file:PATH.wav (audio).")
+    @Option(help: "Where rendered frames go: null, file:PATH.y4m (video), file:PATH.wav (audio), or file:PATH.mkv / .mp4 (the received streams remuxed, no re-encode).")
     var sink = "null"
 
     @Option(help: "How long to play, e.g. 30s (default: until Ctrl-C).")

@@ -26,18 +26,29 @@ public struct EncodedStreamDescription: Equatable, Sendable {
 }
 
 /// Writes the received encoded streams, without re-encoding, into a Matroska or MP4 file through
-/// libavformat. Frames of each stream must come in decoding order; the header is written at the
-/// first frame (so H.264/H.265 parameter sets can come from the first key frame), the index at
-/// ``finish()``.
+/// libavformat. Frames of each stream must come in decoding order.
+///
+/// The header is written once every stream is described well enough for the container: a video
+/// stream needs its picture size (given, or set by ``setPictureSize(width:height:stream:)`` once
+/// the first picture is decoded) and, for H.264/H.265 without extradata, a key frame's parameter
+/// sets. Frames that come before are held (at most ``maximumHeldFrames``; older ones are dropped
+/// and counted), then written in order. Opus without extradata gets an `OpusHead` built from the
+/// channel count. The index is written at ``finish()``.
 public final class RemuxSink {
     public let path: String
-    public let streams: [EncodedStreamDescription]
+    public private(set) var streams: [EncodedStreamDescription]
     public private(set) var framesWritten = 0
+    /// Frames dropped because they waited too long for the header (see ``maximumHeldFrames``).
+    public private(set) var framesDropped = 0
+    /// How many frames are held while a stream is not yet described (≈ 10 s of 30 fps video
+    /// with 50 audio frames a second).
+    public static let maximumHeldFrames = 800
 
     private var format: UnsafeMutablePointer<AVFormatContext>?
     private let packet: UnsafeMutablePointer<AVPacket>
     private var headerWritten = false
     private var finished = false
+    private var held: [(frame: EncodedFrame, stream: Int, timestamp: MediaTime?)] = []
 
     /// Prepares `path` (created now, so a bad path fails before anything starts).
     ///
@@ -59,12 +70,18 @@ public final class RemuxSink {
             }
             parameters.pointee.codec_id = description.codec.avCodecID
             parameters.pointee.codec_type = description.codec.kind == .video ? AVMEDIA_TYPE_VIDEO : AVMEDIA_TYPE_AUDIO
-            parameters.pointee.width = Int32(description.width)
-            parameters.pointee.height = Int32(description.height)
-            parameters.pointee.sample_rate = Int32(description.sampleRate)
-            if description.channelCount > 0 { av_channel_layout_default(&parameters.pointee.ch_layout, Int32(description.channelCount)) }
-            stream.pointee.time_base = AVRational(num: 1, den: description.clockRate)
-            if !description.extradata.isEmpty { Self.setExtradata(description.extradata, on: parameters) }
+            parameters.pointee.width = Int32(clamping: description.width)
+            parameters.pointee.height = Int32(clamping: description.height)
+            parameters.pointee.sample_rate = Int32(clamping: description.sampleRate)
+            if description.channelCount > 0 { av_channel_layout_default(&parameters.pointee.ch_layout, Int32(clamping: description.channelCount)) }
+            stream.pointee.time_base = AVRational(num: 1, den: max(1, description.clockRate))
+            var extradata = description.extradata
+            if extradata.isEmpty, description.codec == .opus {
+                extradata = Self.opusHead(channelCount: max(1, description.channelCount))
+                if parameters.pointee.sample_rate == 0 { parameters.pointee.sample_rate = 48_000 }
+                if description.channelCount == 0 { av_channel_layout_default(&parameters.pointee.ch_layout, 2) }
+            }
+            if !extradata.isEmpty { Self.setExtradata(extradata, on: parameters) }
         }
         let opened = avio_open(&format.pointee.pb, path, 2)  // AVIO_FLAG_WRITE
         guard opened >= 0 else { throw SinkError("cannot write \(path): \(ffmpegErrorText(opened))") }
@@ -89,29 +106,82 @@ public final class RemuxSink {
         parameters.pointee.extradata_size = Int32(bytes.count)
     }
 
-    /// Writes `frame` into stream `index` (the position in ``streams``).
-    public func write(_ frame: EncodedFrame, stream index: Int) throws(SinkError) {
-        guard let format, index < streams.count else { throw SinkError("no stream \(index) in \(path)") }
+    /// An `OpusHead` (RFC 7845 §5.1) for `channelCount` channels: version 1, no pre-skip, 48 kHz,
+    /// no gain, mapping family 0 (what RTP's `opus/48000/2` carries).
+    static func opusHead(channelCount: Int) -> [UInt8] {
+        Array("OpusHead".utf8) + [1, UInt8(clamping: min(channelCount, 2)), 0, 0] + [0x80, 0xBB, 0, 0] + [0, 0, 0]
+    }
+
+    /// Sets a video stream's picture size (before the header; later calls are ignored).
+    public func setPictureSize(width: Int, height: Int, stream index: Int) {
+        guard !headerWritten, index < streams.count, width > 0, height > 0,
+              let parameters = format?.pointee.streams[index]?.pointee.codecpar else { return }
+        streams[index].width = width
+        streams[index].height = height
+        parameters.pointee.width = Int32(clamping: width)
+        parameters.pointee.height = Int32(clamping: height)
+    }
+
+    /// Writes `frame` into stream `index` (the position in ``streams``), stamped `timestamp`
+    /// (default: the frame's media time); held until the header can be written.
+    public func write(_ frame: EncodedFrame, stream index: Int, timestamp: MediaTime? = nil) throws(SinkError) {
+        guard format != nil, index < streams.count else { throw SinkError("no stream \(index) in \(path)") }
         if !headerWritten {
-            // H.264/H.265 without configuration: take the parameter sets of this key frame.
-            for (position, description) in streams.enumerated() where description.extradata.isEmpty && position == index {
-                let sets = Self.parameterSets(in: frame.bytes, codec: description.codec)
-                if !sets.isEmpty, let parameters = format.pointee.streams[position]?.pointee.codecpar {
-                    Self.setExtradata(sets, on: parameters)
+            takeParameterSets(from: frame, stream: index)
+            held.append((frame, index, timestamp))
+            guard isDescribed else {
+                if held.count > Self.maximumHeldFrames {
+                    held.removeFirst()
+                    framesDropped += 1
                 }
+                return
             }
-            let written = avformat_write_header(format, nil)
-            guard written >= 0 else { throw SinkError("cannot start \(path): \(ffmpegErrorText(written))") }
-            headerWritten = true
+            try writeHeader()
+            return
         }
-        guard let stream = format.pointee.streams[index] else { throw SinkError("no stream \(index) in \(path)") }
+        try put(frame, stream: index, timestamp: timestamp)
+    }
+
+    /// Whether every stream is described well enough for the header.
+    private var isDescribed: Bool {
+        guard let format else { return false }
+        return streams.indices.allSatisfy { index in
+            guard streams[index].codec.kind == .video, let parameters = format.pointee.streams[index]?.pointee.codecpar else { return true }
+            let needsParameterSets = streams[index].codec == .h264 || streams[index].codec == .h265
+            return parameters.pointee.width > 0 && parameters.pointee.height > 0
+                && (!needsParameterSets || parameters.pointee.extradata_size > 0)
+        }
+    }
+
+    /// H.264/H.265 without configuration: the parameter sets of the first key frame that has them.
+    private func takeParameterSets(from frame: EncodedFrame, stream index: Int) {
+        let codec = streams[index].codec
+        guard frame.isKeyframe, codec == .h264 || codec == .h265,
+              let parameters = format?.pointee.streams[index]?.pointee.codecpar, parameters.pointee.extradata_size == 0 else { return }
+        let sets = Self.parameterSets(in: frame.bytes, codec: codec)
+        if !sets.isEmpty { Self.setExtradata(sets, on: parameters) }
+    }
+
+    /// Writes the header, then the frames held until now.
+    private func writeHeader() throws(SinkError) {
+        guard let format else { return }
+        let written = avformat_write_header(format, nil)
+        guard written >= 0 else { throw SinkError("cannot start \(path): \(ffmpegErrorText(written))") }
+        headerWritten = true
+        let waiting = held
+        held = []
+        for (frame, stream, timestamp) in waiting { try put(frame, stream: stream, timestamp: timestamp) }
+    }
+
+    private func put(_ frame: EncodedFrame, stream index: Int, timestamp: MediaTime?) throws(SinkError) {
+        guard let format, let stream = format.pointee.streams[index] else { throw SinkError("no stream \(index) in \(path)") }
         av_packet_unref(packet)
         guard av_new_packet(packet, Int32(frame.bytes.count)) >= 0 else { throw SinkError("out of memory writing \(path)") }
         frame.bytes.withUnsafeBufferPointer { packet.pointee.data.update(from: $0.baseAddress!, count: frame.bytes.count) }
-        let source = AVRational(num: 1, den: frame.mediaTime.clockRate)
-        let timestamp = av_rescale_q(frame.mediaTime.ticks, source, stream.pointee.time_base)
-        packet.pointee.pts = timestamp
-        packet.pointee.dts = timestamp
+        let time = timestamp ?? frame.mediaTime
+        let ticks = av_rescale_q(time.ticks, AVRational(num: 1, den: max(1, time.clockRate)), stream.pointee.time_base)
+        packet.pointee.pts = ticks
+        packet.pointee.dts = ticks
         packet.pointee.stream_index = Int32(index)
         if frame.isKeyframe { packet.pointee.flags |= 1 }  // AV_PKT_FLAG_KEY
         let result = av_interleaved_write_frame(format, packet)
@@ -119,15 +189,20 @@ public final class RemuxSink {
         framesWritten += 1
     }
 
-    /// Writes the trailer (index) and closes the file. Idempotent.
+    /// Writes what is held (the header as described so far), the trailer (index), and closes the
+    /// file. Idempotent.
+    ///
+    /// - Throws: ``SinkError`` when the container cannot take the streams as described (e.g. no
+    ///   key frame or picture size ever came for a video stream).
     public func finish() throws(SinkError) {
         guard !finished, let format else { return }
         finished = true
+        defer { avio_closep(&format.pointee.pb) }
+        if !headerWritten, !held.isEmpty { try writeHeader() }
         if headerWritten {
             let result = av_write_trailer(format)
             guard result >= 0 else { throw SinkError("finishing \(path) failed: \(ffmpegErrorText(result))") }
         }
-        avio_closep(&format.pointee.pb)
     }
 
     /// The Annex B parameter-set NAL units (with start codes) of an access unit.

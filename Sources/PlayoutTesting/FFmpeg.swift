@@ -51,6 +51,42 @@ public enum FFmpeg {
         return data
     }
 
+    /// Runs `ffprobe` (next to `ffmpeg`) with `arguments` and returns its standard output, trimmed;
+    /// throws when it fails.
+    public static func probe(_ arguments: [String]) throws -> String {
+        guard let executable else { throw Failure(description: "ffmpeg is not on PATH") }
+        let process = Process()
+        process.executableURL = executable.deletingLastPathComponent().appendingPathComponent("ffprobe")
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw Failure(description: "ffprobe \(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
+        }
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// What ffmpeg complains about while decoding all of `file` (`-v error`, to null): empty when
+    /// the file decodes cleanly.
+    public static func decodingErrors(of file: URL) throws -> String {
+        guard let executable else { throw Failure(description: "ffmpeg is not on PATH") }
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["-hide_banner", "-v", "error", "-nostdin", "-i", file.path, "-f", "null", "-"]
+        let errors = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = errors
+        try process.run()
+        let data = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        return process.terminationStatus == 0 ? text : text + "(exit \(process.terminationStatus))"
+    }
+
     /// A temporary file path ending in `name`, removed by the caller.
     public static func temporaryFile(_ name: String) -> URL {
         FileManager.default.temporaryDirectory.appendingPathComponent("playout-\(UUID().uuidString)-\(name)")

@@ -1,5 +1,6 @@
 import Foundation
 import Playout
+import PlayoutTesting
 import Testing
 
 /// The built-in publisher and a subscriber on loopback, in one process, through the publisher's
@@ -18,7 +19,7 @@ struct PublishSubscribeTests {
     /// subscriber plays a second longer so everything sent is counted.
     static func run(
         port: UInt16, seconds: Int = 4, impairment: NetworkImpairment.Configuration, overrides: [ScheduledOverride] = [],
-        linger: Duration = .milliseconds(1_200)
+        linger: Duration = .milliseconds(1_200), sink: SinkSpec = .null
     ) throws -> Run {
         let publisher = try Publisher(options: .init(
             destination: try SocketAddress(host: "127.0.0.1", port: port),
@@ -29,6 +30,7 @@ struct PublishSubscribeTests {
             sessionDescription: publisher.sessionDescription,
             options: .init(duration: .seconds(seconds) + linger, qosInterval: .milliseconds(500), overrides: overrides)
         )
+        _ = try Renderer(subscriber: subscriber, sink: sink)
         let samples = LockedValue<[SubscriberQoS]>([])
         let watch = subscriber.qos.subscribe { sample in samples.withLock { $0.append(sample) } }
         let states = LockedValue<[SubscriberState]>([])
@@ -90,6 +92,25 @@ struct PublishSubscribeTests {
         let latency = try #require(video.endToEndLatency.percentile(0.5))
         let transit = try #require(video.transit.percentile(0.0))
         #expect(abs((latency - .milliseconds(230) - transit).seconds) < 0.010, "latency \(latency), transit \(transit)")
+    }
+
+    @Test("the received H.264 + Opus remuxed into .mkv: every frame decoded is a packet, and the file decodes cleanly")
+    func remuxed() throws {
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("playout-remux-\(UInt32.random(in: 0...UInt32.max)).mkv")
+        defer { try? FileManager.default.removeItem(at: output) }
+        let run = try Self.run(port: 47_440, seconds: 3, impairment: .init(), sink: .remux(path: output.path))
+        let video = try #require(run.final.tracks[.video])
+        let audio = try #require(run.final.tracks[.audio])
+        func probe(_ stream: String) throws -> String {
+            try FFmpeg.probe(["-v", "error", "-count_packets", "-select_streams", stream, "-show_entries", "stream=codec_name,width,height,nb_read_packets", "-of", "csv=p=0", output.path])
+        }
+        #expect(try probe("v:0") == "h264,640,360,\(video.framesDecoded)")
+        #expect(try probe("a:0") == "opus,\(audio.framesDecoded)")
+        #expect(video.framesDecoded == run.sent.tracks[.video]?.framesSent)
+        // Decodes without an error, and plays as long as the stream did (render times, from 0).
+        #expect(try FFmpeg.decodingErrors(of: output) == "")
+        let duration = Double(try FFmpeg.probe(["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", output.path])) ?? 0
+        #expect(duration > 2.8 && duration < 4.5, "duration \(duration) s")
     }
 
     @Test("a sender that stops: the subscriber renders what it holds, then turns stalled, and ends")

@@ -37,6 +37,30 @@ struct SubscribeInputTests {
         #expect(elapsed > .seconds(2), "played in real time, not as fast as possible")
     }
 
+    @Test("an MP4 (H.264 avcC + AAC) remuxed by --sink file:out.mkv: the same packets, the same pictures, no re-encode")
+    func remuxesFile() throws {
+        let clip = FFmpeg.temporaryFile("remux-2s.mp4")
+        let output = FFmpeg.temporaryFile("remux-out.mkv")
+        defer {
+            try? FileManager.default.removeItem(at: clip)
+            try? FileManager.default.removeItem(at: output)
+        }
+        _ = try FFmpeg.run([
+            "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30:duration=2",
+            "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=2",
+            "-c:v", "libx264", "-g", "30", "-bf", "0", "-pix_fmt", "yuv420p", "-c:a", "aac", clip.path,
+        ])
+        let result = try runPlayout(["subscribe", clip.path, "--json", "--sink", "file:\(output.path)"])
+        #expect(result.status == 0, "\(result.stderr)")
+        func packets(_ file: URL, _ stream: String) throws -> String {
+            try FFmpeg.probe(["-v", "error", "-count_packets", "-select_streams", stream, "-show_entries", "stream=codec_name,nb_read_packets", "-of", "csv=p=0", file.path])
+        }
+        #expect(try packets(output, "v:0") == "h264,60")
+        #expect(try packets(output, "a:0") == (try packets(clip, "a:0")))
+        #expect(try FFmpeg.decodingErrors(of: output) == "")
+        #expect(try Self.pictureHashes(output) == Self.pictureHashes(clip), "the source's pictures, in order")
+    }
+
     @Test("a live UDP MPEG-TS source that stops is reopened with backoff and plays again when the sender comes back")
     func reopensLiveSource() throws {
         let clip = FFmpeg.temporaryFile("reopen-2s.mkv")

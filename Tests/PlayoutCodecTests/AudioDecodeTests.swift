@@ -63,14 +63,7 @@ struct AudioVideoFileTests {
         #expect(audioMD5s == (try AudioDecodeTests.referenceMD5s(of: clip)))
 
         // ffprobe's frame counts.
-        let probe = Process()
-        probe.executableURL = URL(fileURLWithPath: "/usr/bin/ffprobe")
-        probe.arguments = ["-v", "error", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", clip.path]
-        let pipe = Pipe()
-        probe.standardOutput = pipe
-        try probe.run()
-        probe.waitUntilExit()
-        let counts = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let counts = try FFmpeg.probe(["-v", "error", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", clip.path])
             .split(separator: "\n").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         #expect(counts == [sink.framesRendered, audioMD5s.count])
     }

@@ -9,9 +9,10 @@
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 
-# Debian packages: FFmpeg's libraries and CLI (interop tests), libsrtp2, pkg-config.
+# Debian packages: FFmpeg's libraries and CLI (interop tests), libsrtp2, OpenSSL's libcrypto
+# (SRTP's ciphers), pkg-config.
 DEBIAN_PACKAGES := libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev \
-                   libsrtp2-dev pkg-config ffmpeg
+                   libsrtp2-dev libssl-dev pkg-config ffmpeg
 
 # Warnings are errors in our targets, and every import must be a declared dependency.
 SWIFT_BUILD_FLAGS := -Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error
@@ -68,11 +69,11 @@ bench: setup
 # the unit tests replay it forever after.
 FUZZ_HARNESSES ?= rtp rtcp sdp h264 h265 vp8 vp9 opus g711 aac
 FUZZ_RUNS ?= 1000000
-FUZZ_MODULES := PlayoutFuzz PlayoutRTP PlayoutCore CSocket Logging
+FUZZ_MODULES := PlayoutFuzz PlayoutRTP PlayoutCore CSocket CSRTPCrypto Logging
 fuzz: setup
 	swift build --scratch-path .build-fuzz -c release -Xswiftc -sanitize=fuzzer,address --target PlayoutFuzz
 	objects=""; for module in $(FUZZ_MODULES); do objects="$$objects $$(ls .build-fuzz/release/$$module.build/*.o)"; done; \
-	swiftc -sanitize=fuzzer,address $$objects -lsrtp2 -o .build-fuzz/playout-fuzz 2>/dev/null
+	swiftc -sanitize=fuzzer,address $$objects -lsrtp2 -lcrypto -o .build-fuzz/playout-fuzz 2>/dev/null
 	@for harness in $(FUZZ_HARNESSES); do \
 	  mkdir -p .build-fuzz/corpus/$$harness Tests/Fuzz/PlayoutFuzz/Seeds/$$harness; \
 	  echo "fuzz $$harness: $(FUZZ_RUNS) runs"; \

@@ -1,4 +1,5 @@
 internal import CSRTP
+internal import CSRTPCrypto
 import PlayoutCore
 
 /// The system's libsrtp2, as linked into Playout.
@@ -21,8 +22,20 @@ public enum SRTPLibrary {
     /// last one was freed would load and relocate the module again. Set by ``initialize()``.
     public static var keepsCryptoModuleLoaded: Bool { holdsNSS.withLock { $0 } }
 
-    /// Initializes libsrtp2 once per process (runs its self-tests of the crypto kernel).
-    /// Idempotent and thread safe; every SRTP session calls it first.
+    private static let libcryptoStatus = LockedValue<Int32?>(nil)
+
+    /// Whether libsrtp2's AES-128 counter mode and HMAC-SHA1 — the primitives of
+    /// AES_CM_128_HMAC_SHA1_80/32, the suites most senders use — run on OpenSSL's libcrypto
+    /// instead of the library libsrtp2 was built on (Debian: NSS, ≈ 10× slower per packet).
+    /// Replaced through libsrtp2's own API by ``initialize()``, after libsrtp2 and Playout's
+    /// known-answer tests passed on them; libsrtp2 does everything else (key derivation,
+    /// packet index, replay protection, tags).
+    public static var usesLibcrypto: Bool { libcryptoStatus.withLock { $0 == 0 } }
+
+    /// Initializes libsrtp2 once per process (runs its self-tests of the crypto kernel) and
+    /// puts its AES-ICM-128 and HMAC-SHA1 on libcrypto (see ``usesLibcrypto``; when libsrtp2
+    /// refuses them, it keeps its own). Idempotent and thread safe; every SRTP session calls it
+    /// first.
     ///
     /// - Throws: ``SRTPLibraryError`` if libsrtp2 refuses to start.
     public static func initialize() throws(SRTPLibraryError) {
@@ -31,7 +44,11 @@ public enum SRTPLibrary {
             let held = playout_srtp_hold_nss() != 0
             holdsNSS.withLock { $0 = held }
             let status = Int32(srtp_init().rawValue)
-            if status == 0 { done = true }
+            if status == 0 {
+                done = true
+                let replaced = playout_srtp_use_libcrypto()
+                libcryptoStatus.withLock { $0 = replaced }
+            }
             return status
         }
         if status != 0 { throw SRTPLibraryError(status: status) }

@@ -10,6 +10,12 @@ struct SRTPLibraryTests {
         try SRTPLibrary.initialize()
     }
 
+    @Test("AES-CM-128 and HMAC-SHA1 run on libcrypto once libsrtp2 is initialized (after passing its self-tests)")
+    func libcrypto() throws {
+        try SRTPLibrary.initialize()
+        #expect(SRTPLibrary.usesLibcrypto)
+    }
+
     @Test("the linked libsrtp2 is version 2")
     func version() {
         #expect(SRTPLibrary.version.hasPrefix("libsrtp2 2."))

@@ -188,7 +188,9 @@ public final class Subscriber: @unchecked Sendable {
 
     /// The tracks as encoded streams, in track order (for a remux sink): what the SDP or the
     /// container says of each. H.264/H.265 configuration is left to the first key frame's
-    /// parameter sets (the frames are Annex B, while an MP4's extradata is avcC).
+    /// parameter sets (the frames are Annex B, while an MP4's extradata is avcC). Every entry
+    /// of `input` has a codec (checked when the subscriber was created), so positions match the
+    /// tracks'.
     var encodedStreams: [EncodedStreamDescription] {
         switch input {
         case .rtp(let media):

@@ -204,8 +204,9 @@ public struct TrackPipeline {
 
     /// When `mediaTime` was captured, in nanoseconds since 1970 on the sender's wall clock (nil
     /// before the first capture time or sender report): from the latest `abs-capture-time`
-    /// extension when the stream carries it (the capture time of a frame, exact), else from the
-    /// latest RTCP sender report (the sender's clock at the report's RTP time).
+    /// extension when the stream carries it (a frame's own capture instant; other frames are
+    /// placed from it by their RTP time), else from the latest RTCP sender report (the sender's
+    /// clock at the report's RTP time).
     public func captureTime(of mediaTime: MediaTime) -> Int64? {
         guard let captureClock, clockRate > 0 else { return nil }
         let ticks = Int64(Int32(bitPattern: UInt32(truncatingIfNeeded: mediaTime.ticks) &- captureClock.rtpTimestamp))

@@ -161,7 +161,11 @@ public final class FFmpegDemuxer {
         let stream = streams[index]
         let noTimestamp = Int64.min  // AV_NOPTS_VALUE
         var timestamp = packet.pointee.pts != noTimestamp ? packet.pointee.pts : packet.pointee.dts
+        var presentationOffset: Int64 = 0
         if usesDecodingTimestamps {
+            if packet.pointee.pts != noTimestamp, packet.pointee.dts != noTimestamp, packet.pointee.pts > packet.pointee.dts {
+                presentationOffset = packet.pointee.pts &- packet.pointee.dts
+            }
             // Without a decoding time (Matroska's first frames), one tick after the previous
             // frame's: order is what matters, and the presentation time may be far ahead.
             let previous = lastDecodingTimestamp[index]
@@ -181,6 +185,7 @@ public final class FFmpegDemuxer {
             isKeyframe: packet.pointee.flags & 1 != 0 || stream.kind == .audio,  // AV_PKT_FLAG_KEY
             bytes: bytes
         )
+        frame.presentationOffset = presentationOffset
         // AV_PKT_DATA_SKIP_SAMPLES: u32le samples to skip at the start, u32le at the end.
         var size = 0
         if let data = av_packet_get_side_data(packet, AV_PKT_DATA_SKIP_SAMPLES, &size), size >= 8 {

@@ -123,7 +123,9 @@ public final class RemuxSink {
     }
 
     /// Writes `frame` into stream `index` (the position in ``streams``), stamped `timestamp`
-    /// (default: the frame's media time); held until the header can be written.
+    /// (default: the frame's media time) as its decoding time and that plus its
+    /// ``EncodedFrame/presentationOffset`` as its presentation time; held until the header can
+    /// be written.
     public func write(_ frame: EncodedFrame, stream index: Int, timestamp: MediaTime? = nil) throws(SinkError) {
         guard format != nil, index < streams.count else { throw SinkError("no stream \(index) in \(path)") }
         if !headerWritten {
@@ -180,8 +182,10 @@ public final class RemuxSink {
         frame.bytes.withUnsafeBufferPointer { packet.pointee.data.update(from: $0.baseAddress!, count: frame.bytes.count) }
         let time = timestamp ?? frame.mediaTime
         let ticks = av_rescale_q(time.ticks, AVRational(num: 1, den: max(1, time.clockRate)), stream.pointee.time_base)
-        packet.pointee.pts = ticks
+        // Decoding time as stamped; presentation later by the frame's composition offset (B-frames).
+        let offset = av_rescale_q(max(0, frame.presentationOffset), AVRational(num: 1, den: max(1, frame.mediaTime.clockRate)), stream.pointee.time_base)
         packet.pointee.dts = ticks
+        packet.pointee.pts = ticks &+ offset
         packet.pointee.stream_index = Int32(index)
         if frame.isKeyframe { packet.pointee.flags |= 1 }  // AV_PKT_FLAG_KEY
         let result = av_interleaved_write_frame(format, packet)

@@ -90,7 +90,8 @@ public struct MediaTime: Hashable, Sendable, Comparable, CustomStringConvertible
 public struct EncodedFrame: Sendable {
     public var track: TrackID
     public var codec: Codec
-    /// The frame's presentation time on its track's timeline.
+    /// The frame's time on its track's timeline: its presentation time, or its decoding time
+    /// when a demuxer stamps frames in decoding order (see ``presentationOffset``).
     public var mediaTime: MediaTime
     /// When the first and the last byte of the frame arrived (equal for demuxed input).
     public var firstArrival: MonotonicInstant
@@ -108,6 +109,9 @@ public struct EncodedFrame: Sendable {
     /// encoder's priming and padding, as containers signal them (e.g. Opus pre-skip and the last
     /// packet's end trim). Nil when there is nothing to drop.
     public var trimmedSamples: SampleTrim?
+    /// How much later than ``mediaTime`` the frame is presented, in the same clock's ticks: a
+    /// B-frame stream's composition offset when ``mediaTime`` is the decoding time; 0 otherwise.
+    public var presentationOffset: Int64 = 0
 
     public init(
         track: TrackID, codec: Codec, mediaTime: MediaTime, firstArrival: MonotonicInstant, lastArrival: MonotonicInstant,

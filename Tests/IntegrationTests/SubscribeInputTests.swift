@@ -37,7 +37,7 @@ struct SubscribeInputTests {
         #expect(elapsed > .seconds(2), "played in real time, not as fast as possible")
     }
 
-    @Test("an MP4 (H.264 avcC + AAC) remuxed by --sink file:out.mkv: the same packets, the same pictures, no re-encode")
+    @Test("an MP4 (H.264 avcC with B-frames + AAC) remuxed by --sink file:out.mkv: the same packets, the same pictures in presentation order, no re-encode")
     func remuxesFile() throws {
         let clip = FFmpeg.temporaryFile("remux-2s.mp4")
         let output = FFmpeg.temporaryFile("remux-out.mkv")
@@ -48,7 +48,7 @@ struct SubscribeInputTests {
         _ = try FFmpeg.run([
             "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30:duration=2",
             "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=2",
-            "-c:v", "libx264", "-g", "30", "-bf", "0", "-pix_fmt", "yuv420p", "-c:a", "aac", clip.path,
+            "-c:v", "libx264", "-g", "30", "-bf", "2", "-pix_fmt", "yuv420p", "-c:a", "aac", clip.path,
         ])
         let result = try runPlayout(["subscribe", clip.path, "--json", "--sink", "file:\(output.path)"])
         #expect(result.status == 0, "\(result.stderr)")
@@ -59,6 +59,13 @@ struct SubscribeInputTests {
         #expect(try packets(output, "a:0") == (try packets(clip, "a:0")))
         #expect(try FFmpeg.decodingErrors(of: output) == "")
         #expect(try Self.pictureHashes(output) == Self.pictureHashes(clip), "the source's pictures, in order")
+        // B-frames keep their composition offsets: decoded pictures come out with rising
+        // timestamps, one frame interval (33 ms at 30 fps, ± a render-time jitter) apart.
+        let times = try FFmpeg.probe(["-v", "error", "-select_streams", "v:0", "-show_entries", "frame=pts_time", "-of", "csv=p=0", output.path])
+            .split(separator: "\n").compactMap { line in line.split(separator: ",").first.flatMap { Double($0) } }
+        #expect(times.count == 60)
+        let steps = zip(times, times.dropFirst()).map { $1 - $0 }
+        #expect(steps.allSatisfy { $0 > 0.020 && $0 < 0.047 }, "presentation steps: \(steps)")
     }
 
     @Test("a live UDP MPEG-TS source that stops is reopened with backoff and plays again when the sender comes back")

@@ -120,14 +120,10 @@ public struct QoSJSONWriter: Sendable {
             // Beyond 10^12 the microseconds would not fit an Int64; whole units are exact enough.
             return abs(value) < 9e18 ? String(Int64(value.rounded())) : "\(value)"
         }
-        var text = String(Int64((value * 1_000_000).rounded()))
-        let negative = text.hasPrefix("-")
-        if negative { text.removeFirst() }
-        while text.count < 7 { text = "0" + text }
-        var result = String(text.dropLast(6)) + "." + String(text.suffix(6))
+        var result = fixed(value, 6)
         while result.hasSuffix("0") { result.removeLast() }
         if result.hasSuffix(".") { result.removeLast() }
-        return (negative ? "-" : "") + result
+        return result
     }
 
     /// `value` as a JSON string: quotes, backslashes and control characters escaped.
@@ -148,4 +144,21 @@ public struct QoSJSONWriter: Sendable {
         }
         return escaped + "\""
     }
+}
+
+/// `value` with `digits` decimals (`fixed(2.345, 1)` is `"2.3"`), like `printf("%.*f")` except
+/// that halves round away from zero and there is no negative zero. For JSON numbers here and
+/// the command line's tables.
+package func fixed(_ value: Double, _ digits: Int) -> String {
+    guard value.isFinite else { return value.isNaN ? "nan" : value < 0 ? "-inf" : "inf" }
+    let digits = min(max(0, digits), 18)
+    var scale = 1.0
+    for _ in 0..<digits { scale *= 10 }
+    let scaled = (abs(value) * scale).rounded()
+    guard scaled < 9e18 else { return "\(value)" }
+    let text = String(Int64(scaled))
+    let sign = value < 0 && scaled > 0 ? "-" : ""
+    guard digits > 0 else { return sign + text }
+    let padded = String(repeating: "0", count: max(0, digits + 1 - text.count)) + text
+    return sign + padded.dropLast(digits) + "." + padded.suffix(digits)
 }

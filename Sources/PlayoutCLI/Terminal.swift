@@ -3,22 +3,6 @@ import Dispatch
 import Glibc
 #endif
 
-/// `value` with `digits` decimals (`fixed(2.345, 1)` is `"2.3"`), like `printf("%.*f")` except
-/// that halves round away from zero and there is no negative zero.
-func fixed(_ value: Double, _ digits: Int) -> String {
-    guard value.isFinite else { return value.isNaN ? "nan" : value < 0 ? "-inf" : "inf" }
-    let digits = min(max(0, digits), 18)
-    var scale = 1.0
-    for _ in 0..<digits { scale *= 10 }
-    let scaled = (abs(value) * scale).rounded()
-    guard scaled < 9e18 else { return "\(value)" }
-    let text = String(Int64(scaled))
-    let sign = value < 0 && scaled > 0 ? "-" : ""
-    guard digits > 0 else { return sign + text }
-    let padded = String(repeating: "0", count: max(0, digits + 1 - text.count)) + text
-    return sign + padded.dropLast(digits) + "." + padded.suffix(digits)
-}
-
 /// `text` padded with spaces to `width` characters (never cut).
 func padded(_ text: String, _ width: Int) -> String {
     text + String(repeating: " ", count: max(0, width - text.count))

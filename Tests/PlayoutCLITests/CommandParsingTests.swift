@@ -1,4 +1,5 @@
 import ArgumentParser
+import Playout
 @testable import PlayoutCLI
 import Testing
 

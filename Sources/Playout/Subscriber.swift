@@ -779,22 +779,17 @@ final class SubscribedTrack: @unchecked Sendable {
             switch action {
             case .render, .skip:
                 return action
-            case .wait(let instant):
-                if let deadline, deadline <= instant {
+            case .wait, .idle:
+                // Until the pipeline's next instant (none when idle) or the deadline, if earlier.
+                var until: MonotonicInstant?
+                if case .wait(let instant) = action { until = instant }
+                if let deadline, until.map({ deadline <= $0 }) ?? true {
                     if deadline <= now { return .wait(until: deadline) }
-                    lock.wait(until: deadline)
-                } else {
-                    lock.wait(until: instant)
+                    until = deadline
                 }
-            case .idle:
-                if let deadline {
-                    if deadline <= now { return .wait(until: deadline) }
-                    lock.wait(until: deadline)
-                } else {
-                    playerIdle = true
-                    lock.wait(until: nil)
-                    playerIdle = false
-                }
+                playerIdle = until == nil  // only then does a new frame need to wake this thread
+                lock.wait(until: until)
+                playerIdle = false
             }
         }
         return nil

@@ -15,6 +15,17 @@ struct FFmpegDecoderTests {
         }
     }
 
+    /// A 1 s testsrc clip of `size`, encoded with `encoding` into `name`: its packets (read back
+    /// as `rawFormat`) and ffmpeg's framemd5 of its pictures. The file is removed.
+    static func clip(_ name: String, size: String, encoding: [String], rawFormat: String) throws -> (packets: [[UInt8]], expected: [String]) {
+        let clip = FFmpeg.temporaryFile(name)
+        defer { try? FileManager.default.removeItem(at: clip) }
+        try FFmpeg.run(["-f", "lavfi", "-i", "testsrc=size=\(size):rate=30:duration=1"] + encoding + [clip.path])
+        return (try FFmpeg.packets(of: clip, rawFormat: rawFormat), try referenceMD5s(of: clip))
+    }
+
+    static let x264 = ["-c:v", "libx264", "-g", "15", "-pix_fmt", "yuv420p"]
+
     static func decode(_ packets: [[UInt8]], codec: Codec, threading: FFmpegDecoder.Configuration.Threading = .slice) throws -> (md5s: [String], decoder: FFmpegDecoder) {
         let decoder = try FFmpegDecoder(codec: codec, configuration: .init(threading: threading))
         var md5s: [String] = []
@@ -29,11 +40,7 @@ struct FFmpegDecoderTests {
         FFmpegDecoder.Configuration.Threading.slice, .frame,
     ])
     func h264(threading: FFmpegDecoder.Configuration.Threading) throws {
-        let clip = FFmpeg.temporaryFile("clip.ts")
-        defer { try? FileManager.default.removeItem(at: clip) }
-        try FFmpeg.run(["-f", "lavfi", "-i", "testsrc=size=1280x720:rate=30:duration=1", "-c:v", "libx264", "-g", "15", "-pix_fmt", "yuv420p", clip.path])
-        let packets = try FFmpeg.packets(of: clip, rawFormat: "h264")
-        let expected = try Self.referenceMD5s(of: clip)
+        let (packets, expected) = try Self.clip("clip.ts", size: "1280x720", encoding: Self.x264, rawFormat: "h264")
         let (md5s, decoder) = try Self.decode(packets, codec: .h264, threading: threading)
         #expect(expected.count == 30)
         #expect(md5s == expected)
@@ -47,11 +54,7 @@ struct FFmpegDecoderTests {
         FFmpegDecoder.Configuration.Threading.slice, .frame,
     ])
     func retainedFrames(threading: FFmpegDecoder.Configuration.Threading) throws {
-        let clip = FFmpeg.temporaryFile("retained.ts")
-        defer { try? FileManager.default.removeItem(at: clip) }
-        try FFmpeg.run(["-f", "lavfi", "-i", "testsrc=size=640x360:rate=30:duration=1", "-c:v", "libx264", "-g", "15", "-pix_fmt", "yuv420p", clip.path])
-        let packets = try FFmpeg.packets(of: clip, rawFormat: "h264")
-        let expected = try Self.referenceMD5s(of: clip)
+        let (packets, expected) = try Self.clip("retained.ts", size: "640x360", encoding: Self.x264, rawFormat: "h264")
         let decoder = try FFmpegDecoder(codec: .h264, configuration: .init(threading: threading))
         var held: [RetainedFrame] = []
         for packet in packets {
@@ -70,11 +73,7 @@ struct FFmpegDecoderTests {
 
     @Test("VP8: every decoded frame hashes as ffmpeg's framemd5")
     func vp8() throws {
-        let clip = FFmpeg.temporaryFile("clip.ivf")
-        defer { try? FileManager.default.removeItem(at: clip) }
-        try FFmpeg.run(["-f", "lavfi", "-i", "testsrc=size=320x240:rate=30:duration=1", "-c:v", "libvpx", "-g", "10", clip.path])
-        let packets = try FFmpeg.packets(of: clip, rawFormat: "data")
-        let expected = try Self.referenceMD5s(of: clip)
+        let (packets, expected) = try Self.clip("clip.ivf", size: "320x240", encoding: ["-c:v", "libvpx", "-g", "10"], rawFormat: "data")
         let (md5s, decoder) = try Self.decode(packets, codec: .vp8)
         #expect(expected.count == 30)
         #expect(md5s == expected)
@@ -99,11 +98,7 @@ struct FFmpegDecoderTests {
 
     @Test("decode without output keeps later frames exact; a corrupt frame is counted and decoding goes on")
     func skipAndCorruption() throws {
-        let clip = FFmpeg.temporaryFile("skip.ts")
-        defer { try? FileManager.default.removeItem(at: clip) }
-        try FFmpeg.run(["-f", "lavfi", "-i", "testsrc=size=320x240:rate=30:duration=1", "-c:v", "libx264", "-g", "10", "-bf", "0", "-pix_fmt", "yuv420p", clip.path])
-        let packets = try FFmpeg.packets(of: clip, rawFormat: "h264")
-        let expected = try Self.referenceMD5s(of: clip)
+        let (packets, expected) = try Self.clip("skip.ts", size: "320x240", encoding: ["-c:v", "libx264", "-g", "10", "-bf", "0", "-pix_fmt", "yuv420p"], rawFormat: "h264")
 
         // Frames 3…6 decoded without output: the rest still hash exactly.
         let decoder = try FFmpegDecoder(codec: .h264, configuration: .init(threadCount: 1))

@@ -107,11 +107,8 @@ public final class Publisher: @unchecked Sendable {
 
     private let logger = Logger(label: "playout.publisher")
     private let clock = MonotonicClock()
-    private let lifecycle = ConditionLock()
-    private var stopRequested = false  // lifecycle
-    private var finished = false  // lifecycle
-    private var started = false  // lifecycle
-    private var failure: (any Error)?  // lifecycle
+    /// Start once, stop, finish with the error that ended the run early (if any).
+    private let lifecycle = RunLifecycle<PublisherOutcome>()
     private let statisticsValue = LockedValue(Statistics())
     private var tracks: [OutTrack] = []
     private let videoEncoder: FFmpegEncoder?
@@ -212,30 +209,21 @@ public final class Publisher: @unchecked Sendable {
 
     /// Starts sending on a thread of its own.
     public func start() throws {
-        try lifecycle.withLock {
-            guard !started else { throw PlayoutError(.invalidState, "a publisher starts once") }
-            started = true
-        }
+        try lifecycle.begin("a publisher")
         try startThread(named: "playout-publish") { [self] in
             do {
                 try run()
+                lifecycle.finish(PublisherOutcome(error: nil))
             } catch {
                 logger.error("publishing failed: \(error)")
-                lifecycle.withLock { failure = error }
-            }
-            lifecycle.withLock {
-                finished = true
-                lifecycle.broadcast()
+                lifecycle.finish(PublisherOutcome(error: error))
             }
         }
     }
 
     /// Stops sending after the current frame.
     public func stop() {
-        lifecycle.withLock {
-            stopRequested = true
-            lifecycle.broadcast()
-        }
+        lifecycle.requestStop()
     }
 
     /// Blocks until the publisher ends (duration, file end, ``stop()``); returns its statistics.
@@ -243,10 +231,8 @@ public final class Publisher: @unchecked Sendable {
     /// - Throws: what stopped it early (an encoder or socket error).
     @discardableResult
     public func waitUntilEnded() throws -> Statistics {
-        try lifecycle.withLock {
-            while !finished { lifecycle.wait(until: nil) }
-            if let failure { throw failure }
-        }
+        let outcome = lifecycle.wait()
+        if let error = outcome.error { throw error }
         return statistics
     }
 
@@ -264,9 +250,10 @@ public final class Publisher: @unchecked Sendable {
         var nextReport = start
         var nextFileFrame: EncodedFrame? = nil
         var fileStart: [Int: Int64] = [:]
+        var pacer = RealTimePacer(clock: clock)  // one origin for every stream, as a live sender
         var fileEnded = false
 
-        while !lifecycle.withLock({ stopRequested }) {
+        while !lifecycle.isStopRequested {
             let now = clock.now
             if let end, now >= end { break }
             var wake = end ?? now.advanced(by: .seconds(1))
@@ -319,15 +306,14 @@ public final class Publisher: @unchecked Sendable {
                     }
                     let origin = fileStart[index] ?? frame.mediaTime.ticks
                     fileStart[index] = origin
-                    let offset = MediaTime(ticks: frame.mediaTime.ticks - origin, clockRate: frame.mediaTime.clockRate).duration
-                    let due = start.advanced(by: offset)
+                    let due = pacer.dueInstant(for: frame.mediaTime.duration)
                     guard now >= due else {
                         wake = min(wake, due)
                         break
                     }
                     let rate = tracks[index].sender.clockRate
                     frame.mediaTime = MediaTime(ticks: (frame.mediaTime.ticks - origin) * Int64(rate) / Int64(max(frame.mediaTime.clockRate, 1)), clockRate: rate)
-                    try send(frame, track: index, captureTime: wallStart + offset.nanoseconds, now: now)
+                    try send(frame, track: index, captureTime: wallStart + start.duration(to: due).nanoseconds, now: now)
                     nextFileFrame = nil
                 }
             }
@@ -346,9 +332,7 @@ public final class Publisher: @unchecked Sendable {
             let networkNext = flushNetwork(now: clock.now)
             if fileEnded, networkNext == nil { break }
             wake = min(wake, networkNext ?? wake)
-            lifecycle.withLock {
-                if !stopRequested { lifecycle.wait(until: wake) }
-            }
+            lifecycle.sleep(until: wake)
         }
         // Deliver what the simulated network still holds.
         while let next = flushNetwork(now: clock.now) { sleepUntil(next) }
@@ -422,4 +406,9 @@ struct Bitmap: Equatable, Sendable {
         defer { words[word] |= mask }
         return words[word] & mask == 0
     }
+}
+
+/// How a publisher's run ended: cleanly, or with the error that stopped it.
+struct PublisherOutcome: Sendable {
+    var error: (any Error)?
 }

@@ -71,9 +71,16 @@ struct SubscribeCommand: ParsableCommand {
     func run() throws {
         _ = PlayoutCommand.logCollector
         do {
+            let key = try srtpKey.map { text in
+                do {
+                    return try SRTPKeyingMaterial(base64: text, suite: .aesCM128HMACSHA1_80)
+                } catch {
+                    throw PlayoutError(.invalidOption, "--srtp-key: \(error); give the 30-byte master key and salt in base64, e.g. from head -c 30 /dev/urandom | base64")
+                }
+            }
             let options = Subscriber.Options(
                 playoutDelay: .init(delay: playoutDelay.duration), duration: duration?.duration,
-                qosInterval: qosInterval.duration, srtpKey: srtpKey, overrides: overrides
+                qosInterval: qosInterval.duration, srtpKey: key, overrides: overrides
             )
             let subscriber = try Subscriber(source: source, options: options)
             let renderer = try Renderer(subscriber: subscriber, sink: try SinkSpec(parsing: sink))

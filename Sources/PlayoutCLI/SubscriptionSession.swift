@@ -10,9 +10,8 @@ final class SubscriptionSession: @unchecked Sendable {
     private let output = LockedValue(Output())
 
     private struct Output {
-        var writer = QoSJSONWriter()
+        let writer = QoSJSONWriter()
         var viewLines = 0
-        var previous: SubscriberQoS?
     }
 
     init(subscriber: Subscriber, renderer: Renderer, json: Bool) {
@@ -34,7 +33,7 @@ final class SubscriptionSession: @unchecked Sendable {
         let delays = renderer.playoutDelay.subscribe { [self] delay in
             guard elapsed() > .milliseconds(1) || delay.source == .override else { return }  // not the initial value
             let name = delay.source == .override ? "overrideApplied" : "overrideReleased"
-            event(name, at: elapsed(), [("playoutDelay", "\(delay.delay.seconds)")])
+            event(name, at: elapsed(), numbers: [("playoutDelay", delay.delay.seconds)])
         }
         let samples = subscriber.qos.subscribe { [self] sample in
             guard sample.elapsed > .zero, sample.state != .ended else { return }
@@ -50,9 +49,12 @@ final class SubscriptionSession: @unchecked Sendable {
         }
         try subscriber.start()
         let final = subscriber.waitUntilEnded()
+        // Samples the output could not keep up with (stdout not read) were dropped, not queued
+        // without bound: say how many.
+        let dropped = subscriber.observerDelivery.samplesDropped
         output.withLock { output in
             if writesJSON {
-                writeOut(output.writer.line(for: final, type: "summary") + "\n")
+                writeOut(output.writer.line(for: final, type: "summary", extra: [("samplesDropped", Double(dropped))]) + "\n")
             } else {
                 writeOut(SummaryTable(final, title: title).text + "\n")
             }
@@ -60,10 +62,10 @@ final class SubscriptionSession: @unchecked Sendable {
         return final
     }
 
-    private func event(_ name: String, at elapsed: Duration, _ fields: [(String, String)]) {
+    private func event(_ name: String, at elapsed: Duration, _ fields: [(String, String)] = [], numbers: [(String, Double)] = []) {
         output.withLock { output in
             if writesJSON {
-                writeOut(output.writer.event(name, at: elapsed, fields) + "\n")
+                writeOut(output.writer.event(name, at: elapsed, fields, numbers: numbers) + "\n")
             }
         }
     }
@@ -74,8 +76,7 @@ final class SubscriptionSession: @unchecked Sendable {
                 writeOut(output.writer.line(for: sample) + "\n")
                 return
             }
-            let lines = LiveView(sample, previous: output.previous, title: title).lines
-            output.previous = sample
+            let lines = LiveView(sample, title: title).lines
             var text = output.viewLines > 0 ? "\u{1B}[\(output.viewLines)A" : ""
             for line in lines { text += "\u{1B}[2K" + line + "\n" }
             output.viewLines = lines.count
@@ -88,30 +89,25 @@ final class SubscriptionSession: @unchecked Sendable {
 struct LiveView {
     var lines: [String]
 
-    init(_ sample: SubscriberQoS, previous: SubscriberQoS?, title: String) {
+    init(_ sample: SubscriberQoS, title: String) {
         let kinds = [MediaKind.video, .audio].filter { sample.tracks[$0] != nil }
         func row(_ name: String, _ value: (TrackQoS) -> String) -> String {
             padded(name, 16)
                 + kinds.map { padded(value(sample.tracks[$0]!), 24) }.joined()
         }
-        let seconds = sample.elapsed.seconds
-        let window = max(0.001, seconds - (previous?.elapsed.seconds ?? 0))
-        func rate(_ track: TrackQoS, _ value: (TrackQoS) -> Int) -> Double {
-            Double(value(track) - (previous?.tracks[track.kind].map(value) ?? 0)) / window
-        }
         lines = [
-            "\(title)  \(sample.state)  t=\(fixed(seconds, 1)) s",
+            "\(title)  \(sample.state)  t=\(fixed(sample.elapsed.seconds, 1)) s",
             "playout delay   \(Self.milliseconds(sample.playoutDelay.delay)) (\(sample.playoutDelay.source.rawValue))",
             row("", { $0.kind.rawValue + " " + $0.codec.rawValue }),
-            row("bitrate", { Self.bitrate(rate($0, \.statistics.network.bytesReceived) * 8) }),
-            row("fps (rendered)", { fixed(rate($0, \.statistics.frames.framesRendered), 1) }),
-            row("rendered", { "\($0.statistics.frames.framesRendered) of \($0.framesReceived)" }),
-            row("dropped", { "\($0.framesDropped) (skipped \($0.statistics.frames.framesSkipped))" }),
-            row("freezes", { "\($0.statistics.frames.freezeCount) (\(fixed($0.statistics.frames.totalFreezesDuration.seconds, 2)) s)" }),
-            row("delay pauses", { "\($0.statistics.frames.delayPauseCount) (\(fixed($0.statistics.frames.totalDelayPausesDuration.seconds, 2)) s)" }),
-            row("packets lost", { "\($0.statistics.network.packetsLost) of \($0.statistics.network.packetsReceived + $0.statistics.network.packetsLost)" }),
+            row("bitrate", { Self.bitrate($0.bitrate) }),
+            row("fps (rendered)", { fixed($0.framesPerSecond, 1) }),
+            row("rendered", { "\($0.framesRendered) of \($0.framesReceived)" }),
+            row("dropped", { "\($0.framesDropped) (skipped \($0.framesSkipped))" }),
+            row("freezes", { "\($0.freezeCount) (\(fixed($0.totalFreezesDuration.seconds, 2)) s)" }),
+            row("delay pauses", { "\($0.delayPauseCount) (\(fixed($0.totalDelayPausesDuration.seconds, 2)) s)" }),
+            row("packets lost", { "\($0.packetsLost) of \($0.packetsReceived + $0.packetsLost)" }),
             row("latency p50", { $0.endToEndLatency.percentile(0.5).map(Self.milliseconds) ?? "–" }),
-            row("buffer", { "\(Self.milliseconds($0.statistics.frames.bufferedDuration)), \($0.statistics.frames.bufferedFrames) frames" }),
+            row("buffer", { "\(Self.milliseconds($0.bufferedDuration)), \($0.bufferedFrames) frames" }),
         ]
     }
 
@@ -129,7 +125,7 @@ struct SummaryTable {
     var text: String
 
     init(_ sample: SubscriberQoS, title: String) {
-        var lines = LiveView(sample, previous: nil, title: title).lines
+        var lines = LiveView(sample, title: title).lines
         lines[0] = "\(title) summary: \(sample.state), \(fixed(sample.elapsed.seconds, 1)) s"
         for kind in [MediaKind.video, .audio] {
             guard let track = sample.tracks[kind] else { continue }

@@ -1,29 +1,6 @@
 public import Logging
 public import PlayoutCore
 
-/// Where the playout delay in effect comes from.
-public enum PlayoutDelaySource: String, Sendable, Hashable {
-    /// The configured delay (no override in effect).
-    case configured
-    /// An override set with ``PlayoutDelayController/overridePlayoutDelay(_:)``.
-    case override
-}
-
-/// The playout delay in effect and where it comes from.
-public struct EffectivePlayoutDelay: Equatable, Sendable, CustomStringConvertible {
-    public var delay: Duration
-    public var source: PlayoutDelaySource
-
-    public init(delay: Duration, source: PlayoutDelaySource) {
-        self.delay = delay
-        self.source = source
-    }
-
-    public var description: String {
-        "\(delay.compactDescription) (\(source.rawValue))"
-    }
-}
-
 /// Owns the playout delay of a subscription: the configured value and the overrides, with the
 /// exact rules of DESIGN.md.
 ///

@@ -49,9 +49,9 @@ struct PublishSubscribeTests {
     /// The receiver's network counters agree with what the simulated network did.
     static func expectCountsAgree(_ run: Run) {
         let tracks = run.final.tracks.values
-        let received = tracks.reduce(0) { $0 + $1.statistics.network.packetsReceived }
+        let received = tracks.reduce(0) { $0 + $1.packetsReceived }
         let duplicated = tracks.reduce(0) { $0 + $1.packetsDuplicated }
-        let lost = tracks.reduce(0) { $0 + $1.statistics.network.packetsLost }
+        let lost = tracks.reduce(0) { $0 + $1.packetsLost }
         let network = run.sent.network
         let packets = run.sent.tracks.values.reduce(0) { $0 + $1.packetsSent }
         #expect(network.datagramsSubmitted == packets, "every RTP packet went through the simulated network")
@@ -59,18 +59,18 @@ struct PublishSubscribeTests {
         #expect(duplicated == network.datagramsDuplicated)
         // The receiver sees the losses between the first and the last packet delivered.
         for (kind, track) in run.sent.tracks {
-            #expect(run.final.tracks[kind]?.statistics.network.packetsLost == track.packetsLostBetweenDelivered, "\(kind)")
-            #expect(run.final.tracks[kind]?.statistics.network.packetsReceived == track.packetsDelivered, "\(kind)")
+            #expect(run.final.tracks[kind]?.packetsLost == track.packetsLostBetweenDelivered, "\(kind)")
+            #expect(run.final.tracks[kind]?.packetsReceived == track.packetsDelivered, "\(kind)")
         }
         #expect(lost <= network.datagramsLost + network.datagramsDroppedByBandwidth)
-        #expect(tracks.allSatisfy { $0.statistics.network.packetsDiscarded == 0 }, "nothing arrived too late for a 230 ms delay")
+        #expect(tracks.allSatisfy { $0.packetsDiscarded == 0 }, "nothing arrived too late for a 230 ms delay")
         #expect(tracks.allSatisfy { $0.authFailures == 0 })
     }
 
     /// Audio keeps rendering in every second of the run and video decodes key frames again after
     /// losses: playback recovers.
     static func expectRecovers(_ run: Run) {
-        let rendered = run.samples.map { $0.tracks[.audio]?.statistics.frames.framesRendered ?? 0 }
+        let rendered = run.samples.map { $0.tracks[.audio]?.framesRendered ?? 0 }
         for (earlier, later) in zip(rendered.dropFirst(2), rendered.dropFirst(4)) where later != rendered.last {
             #expect(later > earlier, "audio rendered nothing for a second: \(rendered)")
         }
@@ -84,8 +84,8 @@ struct PublishSubscribeTests {
         let video = try #require(run.final.tracks[.video])
         let audio = try #require(run.final.tracks[.audio])
         #expect(run.sent.network.datagramsLost == 0)
-        #expect(video.statistics.frames.framesRendered == run.sent.tracks[.video]?.framesSent)
-        #expect(audio.statistics.frames.framesRendered == run.sent.tracks[.audio]?.framesSent)
+        #expect(video.framesRendered == run.sent.tracks[.video]?.framesSent)
+        #expect(audio.framesRendered == run.sent.tracks[.audio]?.framesSent)
         #expect(video.framesDropped == 0 && audio.framesDropped == 0)
         #expect(video.frameWidth == 640 && video.frameHeight == 360)
         // Latency: the delay plus what encoding and the network added (the smallest transit).
@@ -119,7 +119,7 @@ struct PublishSubscribeTests {
         let playing = try #require(run.states.firstIndex(of: .playing), "\(run.states)")
         #expect(run.states[playing...].contains(.stalled), "nothing left to render a second after the last frame: \(run.states)")
         #expect(run.states.last == .ended)
-        #expect(run.final.tracks[.video]?.statistics.frames.framesRendered == run.sent.tracks[.video]?.framesSent, "the buffer drained first")
+        #expect(run.final.tracks[.video]?.framesRendered == run.sent.tracks[.video]?.framesSent, "the buffer drained first")
     }
 
     @Test("2 % random loss: losses counted as the network made them, playback recovers")
@@ -145,7 +145,7 @@ struct PublishSubscribeTests {
         #expect(run.sent.network.datagramsDuplicated > 0)
         Self.expectCountsAgree(run)
         let video = try #require(run.final.tracks[.video])
-        #expect(video.statistics.frames.framesRendered == run.sent.tracks[.video]?.framesSent)
+        #expect(video.framesRendered == run.sent.tracks[.video]?.framesSent)
     }
 
     @Test("overrides 230 ms → 2 s → 500 ms pause rendering 1.77 s and skip 1.5 s, within a frame interval + 10 ms")
@@ -156,7 +156,7 @@ struct PublishSubscribeTests {
         ])
         #expect(run.final.playoutDelay == EffectivePlayoutDelay(delay: .milliseconds(500), source: .override))
         for (kind, interval) in [(MediaKind.video, 1.0 / 30), (.audio, 0.020)] {
-            let frames = try #require(run.final.tracks[kind]).statistics.frames
+            let frames = try #require(run.final.tracks[kind])
             let tolerance = interval + 0.010
             #expect(frames.delayPauseCount == 1)
             #expect(abs(frames.totalDelayPausesDuration.seconds - 1.77) <= tolerance, "\(kind) paused \(frames.totalDelayPausesDuration)")

@@ -48,32 +48,44 @@ struct ScheduledOverrideTests {
     func timetable() throws {
         let controller = try PlayoutDelayController(configuration: .init(delay: .milliseconds(230)))
         let start = MonotonicInstant(nanoseconds: 1_000_000_000)
-        var table = OverrideTimetable([
+        let planned = [
             ScheduledOverride(delay: .seconds(2), at: .seconds(3), hold: .seconds(2)),  // released at 5 s
             ScheduledOverride(delay: .milliseconds(500), at: .seconds(5)),  // set at 5 s, held to the end
             ScheduledOverride(delay: .seconds(9), at: .seconds(7), hold: .zero),  // set and released at 7 s
-        ], start: start)
-        let logger = Logger(label: "test")
+        ]
+        var table = OverrideTimetable(planned, start: start)
         let seen = LockedValue<[Duration]>([])
         let watch = controller.effectiveDelay.subscribe { effective in seen.withLock { $0.append(effective.delay) } }
         defer { watch.dispose() }
-        func delay(at seconds: Double) -> Duration {
-            table.apply(now: start.advanced(by: .milliseconds(Int(seconds * 1_000))), controller: controller, logger: logger)
+        var held: [Int: PlayoutDelayOverride] = [:]
+        var taken: [SubscriptionStateMachine.Action] = []
+        // The actions are plain values; carrying them out is the driver's job, done here by hand.
+        func delay(at seconds: Double) throws -> Duration {
+            let actions = table.take(now: start.advanced(by: .milliseconds(Int(seconds * 1_000))))
+            taken += actions
+            for action in actions {
+                switch action {
+                case .setOverride(let index): held[index] = try controller.overridePlayoutDelay(planned[index].delay)
+                case .releaseOverride(let index): held.removeValue(forKey: index)?.dispose()
+                default: Issue.record("unexpected \(action)")
+                }
+            }
             return controller.effectiveDelay.value.delay
         }
         #expect(table.next == start.advanced(by: .seconds(3)))
-        #expect(delay(at: 2.999) == .milliseconds(230))
-        #expect(delay(at: 3) == .seconds(2))
+        #expect(try delay(at: 2.999) == .milliseconds(230))
+        #expect(try delay(at: 3) == .seconds(2))
         #expect(table.next == start.advanced(by: .seconds(5)))
-        #expect(delay(at: 4.5) == .seconds(2))
-        #expect(delay(at: 5) == .milliseconds(500))
+        #expect(try delay(at: 4.5) == .seconds(2))
+        #expect(try delay(at: 5) == .milliseconds(500))
         #expect(controller.effectiveDelay.value.source == .override)
         // A zero hold sets and releases at once; releasing the override in effect (the last one)
         // returns to the configured delay, as the controller's rules say, even though the 500 ms
         // one is still held.
-        #expect(delay(at: 7) == .milliseconds(230))
+        #expect(try delay(at: 7) == .milliseconds(230))
         #expect(table.next == nil)
-        #expect(delay(at: 60) == .milliseconds(230))
+        #expect(try delay(at: 60) == .milliseconds(230))
+        #expect(taken == [.setOverride(index: 0), .setOverride(index: 1), .releaseOverride(index: 0), .setOverride(index: 2), .releaseOverride(index: 2)])
         // No brief return to 230 ms at 5 s: the 500 ms override took over before the 2 s one let go.
         #expect(seen.withLock { $0 } == [.milliseconds(230), .seconds(2), .milliseconds(500), .seconds(9), .milliseconds(230)])
     }

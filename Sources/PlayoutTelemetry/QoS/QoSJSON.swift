@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import PlayoutCore
-import PlayoutJitter
 
 /// Writes QoS samples as the JSON Lines of DESIGN.md's command-line contract: one object per line
 /// with a `"type"` (`"qos"`, `"summary"`), `"t"`, `"state"`, `"playoutDelay"`,
@@ -10,17 +9,12 @@ import PlayoutJitter
 /// their names (cumulative counters, durations in seconds, `bitrate` in bits/s and
 /// `framesPerSecond` over the last window).
 public struct QoSJSONWriter: Sendable {
-    private var previous: SubscriberQoS?
-
     public init() {}
 
-    /// The line for `sample` (`type` is `"qos"` or `"summary"`); rates are measured against the
-    /// previous sample written.
-    public mutating func line(for sample: SubscriberQoS, type: String = "qos") -> String {
-        // A summary's rates cover the whole run; a sample's the time since the previous one.
-        let previous = type == "summary" ? nil : self.previous
-        defer { self.previous = sample }
-        let window = previous.map { sample.elapsed.seconds - $0.elapsed.seconds } ?? sample.elapsed.seconds
+    /// The line for `sample` (`type` is `"qos"` or `"summary"`). Every number comes from the
+    /// sample itself (rates included: ``TrackQoS/framesPerSecond`` and ``TrackQoS/bitrate``);
+    /// `extra` fields (numbers) are appended, e.g. `"samplesDropped"` in a summary.
+    public func line(for sample: SubscriberQoS, type: String = "qos", extra: [(String, Double)] = []) -> String {
         var fields: [(String, String)] = [
             ("type", Self.string(type)),
             ("t", Self.number(sample.elapsed.seconds)),
@@ -28,14 +22,11 @@ public struct QoSJSONWriter: Sendable {
             ("playoutDelay", Self.number(sample.playoutDelay.delay.seconds)),
             ("playoutDelaySource", Self.string(sample.playoutDelay.source.rawValue)),
         ]
-        var total: [String: Double] = [:]
         for kind in [MediaKind.video, .audio] {
             guard let track = sample.tracks[kind] else { continue }
-            let values = Self.values(of: track, previous: previous?.tracks[kind], window: window)
-            for (name, value) in values where Self.summed.contains(name) { total[name, default: 0] += value }
-            fields.append((kind.rawValue, Self.object(values)))
+            fields.append((kind.rawValue, Self.object(Self.values(of: track))))
         }
-        fields.append(("total", Self.object(Self.summedOrder.compactMap { name in total[name].map { (name, $0) } })))
+        fields.append(("total", Self.object(Self.values(of: sample.total))))
         if type == "summary" {
             for (name, histogram) in [("endToEndLatency", \TrackQoS.endToEndLatency), ("renderError", \TrackQoS.renderError)] {
                 let merged = sample.tracks.values.reduce(into: DurationHistogram()) { $0.merge($1[keyPath: histogram]) }
@@ -45,61 +36,63 @@ public struct QoSJSONWriter: Sendable {
                 ])))
             }
         }
+        fields += extra.map { ($0.0, Self.number($0.1)) }
         return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
 
-    /// The fields that add up across tracks, in output order.
-    static let summedOrder = [
-        "packetsReceived", "packetsLost", "packetsDiscarded", "packetsDuplicated", "bytesReceived", "framesReceived", "framesDecoded",
-        "framesRendered", "framesDropped", "framesSkipped", "freezeCount", "pauseCount", "delayPauseCount", "bitrate",
-    ]
-    static let summed = Set(summedOrder)
-
-    /// An `"event"` line: `name` at `elapsed`, with string `fields`.
-    public func event(_ name: String, at elapsed: Duration, _ fields: [(String, String)] = []) -> String {
+    /// An `"event"` line: `name` at `elapsed`, with string `fields` and number `numbers`.
+    public func event(_ name: String, at elapsed: Duration, _ fields: [(String, String)] = [], numbers: [(String, Double)] = []) -> String {
         let all = [("type", Self.string("event")), ("t", Self.number(elapsed.seconds)), ("name", Self.string(name))]
-            + fields.map { ($0.0, Self.string($0.1)) }
+            + fields.map { ($0.0, Self.string($0.1)) } + numbers.map { ($0.0, Self.number($0.1)) }
         return "{" + all.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
 
-    static func values(of track: TrackQoS, previous: TrackQoS?, window: Double) -> [(String, Double)] {
-        let network = track.statistics.network
-        let frames = track.statistics.frames
-        let rendered = Double(frames.framesRendered - (previous?.statistics.frames.framesRendered ?? 0))
-        let bytes = Double(network.bytesReceived - (previous?.statistics.network.bytesReceived ?? 0))
+    static func values(of total: TotalQoS) -> [(String, Double)] {
+        [
+            ("packetsReceived", Double(total.packetsReceived)), ("packetsLost", Double(total.packetsLost)),
+            ("packetsDiscarded", Double(total.packetsDiscarded)), ("packetsDuplicated", Double(total.packetsDuplicated)),
+            ("bytesReceived", Double(total.bytesReceived)), ("framesReceived", Double(total.framesReceived)),
+            ("framesDecoded", Double(total.framesDecoded)), ("framesRendered", Double(total.framesRendered)),
+            ("framesDropped", Double(total.framesDropped)), ("framesSkipped", Double(total.framesSkipped)),
+            ("freezeCount", Double(total.freezeCount)), ("pauseCount", Double(total.pauseCount)),
+            ("delayPauseCount", Double(total.delayPauseCount)), ("bitrate", total.bitrate),
+        ]
+    }
+
+    static func values(of track: TrackQoS) -> [(String, Double)] {
         var values: [(String, Double)] = [
-            ("packetsReceived", Double(network.packetsReceived)),
-            ("packetsLost", Double(network.packetsLost)),
-            ("packetsDiscarded", Double(network.packetsDiscarded)),
+            ("packetsReceived", Double(track.packetsReceived)),
+            ("packetsLost", Double(track.packetsLost)),
+            ("packetsDiscarded", Double(track.packetsDiscarded)),
             ("packetsDuplicated", Double(track.packetsDuplicated)),
-            ("bytesReceived", Double(network.bytesReceived)),
-            ("jitter", network.jitter),
+            ("bytesReceived", Double(track.bytesReceived)),
+            ("jitter", track.jitter.seconds),
             ("framesReceived", Double(track.framesReceived)),
             ("framesDecoded", Double(track.framesDecoded)),
             ("keyFramesDecoded", Double(track.keyFramesDecoded)),
-            ("framesRendered", Double(frames.framesRendered)),
+            ("framesRendered", Double(track.framesRendered)),
             ("framesDropped", Double(track.framesDropped)),
-            ("framesSkipped", Double(frames.framesSkipped)),
+            ("framesSkipped", Double(track.framesSkipped)),
             ("framesIncomplete", Double(track.framesIncomplete)),
             ("decodeErrors", Double(track.decodeErrors)),
-            ("totalSkippedDuration", frames.totalSkippedDuration.seconds),
-            ("framesPerSecond", window > 0 ? rendered / window : 0),
+            ("totalSkippedDuration", track.totalSkippedDuration.seconds),
+            ("framesPerSecond", track.framesPerSecond),
             ("totalDecodeTime", track.totalDecodeTime.seconds),
-            ("totalInterFrameDelay", frames.totalInterFrameDelay),
-            ("totalSquaredInterFrameDelay", frames.totalSquaredInterFrameDelay),
-            ("freezeCount", Double(frames.freezeCount)),
-            ("totalFreezesDuration", frames.totalFreezesDuration.seconds),
-            ("pauseCount", Double(frames.pauseCount)),
-            ("totalPausesDuration", frames.totalPausesDuration.seconds),
-            ("delayPauseCount", Double(frames.delayPauseCount)),
-            ("totalDelayPausesDuration", frames.totalDelayPausesDuration.seconds),
-            ("jitterBufferDelay", frames.jitterBufferDelay.seconds),
-            ("jitterBufferTargetDelay", frames.jitterBufferTargetDelay.seconds),
-            ("jitterBufferMinimumDelay", frames.jitterBufferMinimumDelay.seconds),
-            ("jitterBufferEmittedCount", Double(frames.jitterBufferEmittedCount)),
-            ("bufferedDuration", frames.bufferedDuration.seconds),
-            ("bufferedBytes", Double(frames.bufferedBytes)),
-            ("bitrate", window > 0 ? bytes * 8 / window : 0),
+            ("totalInterFrameDelay", track.totalInterFrameDelay),
+            ("totalSquaredInterFrameDelay", track.totalSquaredInterFrameDelay),
+            ("freezeCount", Double(track.freezeCount)),
+            ("totalFreezesDuration", track.totalFreezesDuration.seconds),
+            ("pauseCount", Double(track.pauseCount)),
+            ("totalPausesDuration", track.totalPausesDuration.seconds),
+            ("delayPauseCount", Double(track.delayPauseCount)),
+            ("totalDelayPausesDuration", track.totalDelayPausesDuration.seconds),
+            ("jitterBufferDelay", track.jitterBufferDelay.seconds),
+            ("jitterBufferTargetDelay", track.jitterBufferTargetDelay.seconds),
+            ("jitterBufferMinimumDelay", track.jitterBufferMinimumDelay.seconds),
+            ("jitterBufferEmittedCount", Double(track.jitterBufferEmittedCount)),
+            ("bufferedDuration", track.bufferedDuration.seconds),
+            ("bufferedBytes", Double(track.bufferedBytes)),
+            ("bitrate", track.bitrate),
         ]
         if track.frameWidth > 0 {
             values += [("frameWidth", Double(track.frameWidth)), ("frameHeight", Double(track.frameHeight))]
@@ -114,7 +107,7 @@ public struct QoSJSONWriter: Sendable {
     }
 
     /// A JSON number: integers without a fraction, others with up to 6 decimals.
-    static func number(_ value: Double) -> String {
+    package static func number(_ value: Double) -> String {
         guard value.isFinite else { return "null" }
         if value == value.rounded() || abs(value) >= 1e12 {
             // Beyond 10^12 the microseconds would not fit an Int64; whole units are exact enough.
@@ -127,7 +120,7 @@ public struct QoSJSONWriter: Sendable {
     }
 
     /// `value` as a JSON string: quotes, backslashes and control characters escaped.
-    static func string(_ value: String) -> String {
+    package static func string(_ value: String) -> String {
         var escaped = "\""
         for scalar in value.unicodeScalars {
             switch scalar {

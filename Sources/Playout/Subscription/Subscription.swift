@@ -1,0 +1,153 @@
+import Logging
+import PlayoutCore
+import PlayoutJitter
+import PlayoutTelemetry
+
+/// One subscription's parts, wired, on a clock `C`: the tracks, their playout loops, the
+/// playout-delay controller, the state machine and the observer delivery. It starts no thread:
+/// a driver calls ``control(now:)`` (decisions), hands datagrams to the tracks and advances the
+/// loops — the threaded driver of ``Subscriber`` on the real clock, and deterministic tests on a
+/// manual clock with the same parts.
+final class Subscription<C: PlayoutClock>: @unchecked Sendable {
+    let clock: C
+    let options: Subscriber.Options
+    let delayController: PlayoutDelayController
+    let delivery: ObserverDelivery
+    let tracks: [SubscribedTrack]
+    let loops: [PlayoutLoop<C>]
+    let renderer: Renderer
+    private let machine: LockedValue<SubscriptionStateMachine>
+    private let logger = Logger(label: "playout.subscriber")
+    /// The scheduled overrides held now (control thread).
+    private var held: [Int: PlayoutDelayOverride] = [:]
+    /// The last periodic sample (rates are measured against it).
+    private let previousSample = LockedValue<SubscriberQoS?>(nil)
+    private var delayWatch: (any Disposable)?
+
+    /// Wires `tracks` to playout loops presenting into `renderer`, started at `start`.
+    ///
+    /// - Throws: ``PlayoutError`` when a decoder cannot be opened.
+    init(
+        clock: C, start: MonotonicInstant, options: Subscriber.Options, delayController: PlayoutDelayController, delivery: ObserverDelivery,
+        tracks: [SubscribedTrack], renderer: Renderer, wallClock: @escaping @Sendable () -> Int64
+    ) throws {
+        self.clock = clock
+        self.options = options
+        self.delayController = delayController
+        self.delivery = delivery
+        self.tracks = tracks
+        self.renderer = renderer
+        loops = try tracks.map { track in
+            try PlayoutLoop(track: track, renderer: renderer, clock: clock, start: start, decoderThreads: options.decoderThreads, wallClock: wallClock)
+        }
+        var machine = SubscriptionStateMachine(configuration: .init(
+            qosInterval: options.qosInterval, stallTimeout: options.stallTimeout, duration: options.duration, overrides: options.overrides
+        ))
+        let actions = machine.start(now: start) + machine.opened()
+        self.machine = LockedValue(machine)
+        delayWatch = delayController.effectiveDelay.subscribe { [tracks, delivery] effective in
+            for track in tracks { track.setDelay(effective.delay) }
+            delivery.post(.playoutDelay(effective))
+        }
+        perform(actions, now: start)
+    }
+
+    /// The instant the subscription started.
+    var startInstant: MonotonicInstant { machine.withLock { $0.startInstant } }
+
+    /// Whether the state machine decided the subscription is over.
+    var isFinished: Bool { machine.withLock(\.isFinished) }
+
+    /// Everything due at `now` (overrides, state, QoS sample, the end); returns when to call again
+    /// at the latest (nil: finished — stop the loops and call ``finish()``).
+    func control(now: MonotonicInstant) -> MonotonicInstant? {
+        let statuses = tracks.map { $0.status() }
+        let step = machine.withLock { $0.poll(now: now, tracks: statuses) }
+        perform(step.actions, now: now)
+        return step.wake
+    }
+
+    /// ``Subscriber/stop()``: the next ``control(now:)`` finishes.
+    func stop() {
+        machine.withLock { $0.stop() }
+    }
+
+    /// A file source ended: finish once every track rendered what it holds.
+    func inputDidEnd() {
+        machine.withLock { $0.inputDidEnd() }
+    }
+
+    /// The source failed and is being reopened (state `connecting`).
+    func sourceLost() {
+        let actions = machine.withLock { $0.sourceLost() }
+        perform(actions, now: clock.now)
+    }
+
+    /// The source was reopened (state `buffering`).
+    func sourceRestored() {
+        let actions = machine.withLock { $0.sourceRestored() }
+        perform(actions, now: clock.now)
+    }
+
+    /// Fails the subscription with `reason`.
+    func fail(reason: String) {
+        let actions = machine.withLock { $0.failed(reason: reason) }
+        perform(actions, now: clock.now)
+    }
+
+    /// After the loops ended: closes the sinks, publishes the final state and sample, lets the
+    /// observers see them; returns the final sample.
+    func finish() -> SubscriberQoS {
+        renderer.finish()
+        delayWatch?.dispose()
+        let actions = machine.withLock { $0.finalState() }
+        perform(actions, now: clock.now)
+        let final = sample(final: true)
+        delivery.post(.qos(final))
+        delivery.close()
+        return final
+    }
+
+    /// A QoS sample now. Rates cover the time since the last periodic sample, or the whole run
+    /// for the final sample.
+    func sample(final: Bool = false) -> SubscriberQoS {
+        let now = clock.now
+        let start = startInstant
+        let delay = delayController.effectiveDelay.value
+        let state = machine.withLock(\.state)
+        var sample = SubscriberQoS(elapsed: start.duration(to: now), state: state, playoutDelay: delay)
+        let previous = final ? nil : previousSample.withLock { $0 }
+        let window = sample.elapsed - (previous?.elapsed ?? .zero)
+        for track in tracks {
+            var qos = track.qos(playoutDelay: delay)
+            qos.measureRates(since: previous?.tracks[qos.kind], window: window)
+            sample.tracks[qos.kind] = qos
+        }
+        return sample
+    }
+
+    private func perform(_ actions: [SubscriptionStateMachine.Action], now: MonotonicInstant) {
+        for action in actions {
+            switch action {
+            case .publishState(let state):
+                logger.info("state \(state)")
+                delivery.post(.state(state))
+            case .sampleQoS:
+                let sample = sample()
+                previousSample.withLock { $0 = sample }
+                delivery.post(.qos(sample))
+            case .setOverride(let index):
+                let planned = options.overrides[index]
+                do {
+                    held[index] = try delayController.overridePlayoutDelay(planned.delay)
+                } catch {
+                    logger.error("override \(planned) refused: \(error)")
+                }
+            case .releaseOverride(let index):
+                held.removeValue(forKey: index)?.dispose()
+            case .finish:
+                for track in tracks { track.requestStop() }
+            }
+        }
+    }
+}

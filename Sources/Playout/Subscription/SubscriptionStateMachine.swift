@@ -1,0 +1,248 @@
+import PlayoutCore
+import PlayoutTelemetry
+
+/// The decisions of one subscription, sans-IO: its lifecycle (connecting, buffering, playing,
+/// stalled, ended, failed), when to take a QoS sample, when each scheduled override is set and
+/// released, and when the subscription ends. It reads no clock and starts nothing: the driver
+/// feeds it events with the time and carries out the actions it returns, with real sockets and
+/// threads in production and a manual clock in tests.
+///
+/// ```swift
+/// var machine = SubscriptionStateMachine(configuration: .init(qosInterval: .seconds(1)))
+/// for action in machine.start(now: clock.now) { perform(action) }
+/// let step = machine.poll(now: clock.now, tracks: statuses)
+/// for action in step.actions { perform(action) }
+/// // sleep (or wait for packets) until step.wake
+/// ```
+struct SubscriptionStateMachine {
+    /// What the machine needs to know of the subscription's options.
+    struct Configuration {
+        /// How often a QoS sample is taken.
+        var qosInterval: Duration = .seconds(1)
+        /// How long nothing may render (with nothing queued) before the state turns `stalled`.
+        var stallTimeout: Duration = .seconds(1)
+        /// How long to play (nil: until stopped).
+        var duration: Duration?
+        /// Overrides to set and release at instants after the start.
+        var overrides: [ScheduledOverride] = []
+        /// How often the tracks' render status is looked at (the state follows within this).
+        var stateCheckInterval: Duration = .milliseconds(20)
+        /// Every SRTP packet failing authentication this many times, nothing received: a wrong key.
+        var authenticationFailuresToFail = 50
+    }
+
+    /// What one track reports to the machine.
+    struct TrackStatus: Equatable {
+        /// When it last rendered a frame.
+        var lastRender: MonotonicInstant?
+        /// Whether frames wait in its scheduler (a deliberate delay pause, not a stall).
+        var hasQueuedFrames = false
+        /// Whether its playout loop waits with nothing left to render.
+        var isDrained = false
+        /// SRTP authentication failures, when nothing authenticated was received (else 0).
+        var authenticationFailuresOnly = 0
+        /// Where the track receives (for the failure message).
+        var port: UInt16 = 0
+    }
+
+    /// What the driver must do.
+    enum Action: Equatable {
+        /// Publish the new state.
+        case publishState(SubscriberState)
+        /// Take a QoS sample and publish it.
+        case sampleQoS
+        /// Set the scheduled override `index` (of ``Configuration/overrides``).
+        case setOverride(index: Int)
+        /// Release the scheduled override `index`.
+        case releaseOverride(index: Int)
+        /// The subscription is over: stop the threads, drain, publish the final sample.
+        case finish
+    }
+
+    /// One poll's result: what to do now, and when to poll again at the latest.
+    struct Step: Equatable {
+        var actions: [Action]
+        /// The next instant something is due (nil once finished).
+        var wake: MonotonicInstant?
+    }
+
+    let configuration: Configuration
+    /// The lifecycle state (what the driver last published).
+    private(set) var state = SubscriberState.idle
+    private var start = MonotonicInstant.zero
+    private var nextSample = MonotonicInstant.zero
+    private var nextStateCheck = MonotonicInstant.zero
+    private var overrides = OverrideTimetable([])
+    private var stopRequested = false
+    private var inputEnded = false
+    private var reconnecting = false
+    private(set) var isFinished = false
+
+    init(configuration: Configuration) {
+        self.configuration = configuration
+    }
+
+    /// The instant the subscription started.
+    var startInstant: MonotonicInstant { start }
+
+    /// The subscription starts: opening sockets or the source.
+    mutating func start(now: MonotonicInstant) -> [Action] {
+        start = now
+        nextSample = now.advanced(by: configuration.qosInterval)
+        nextStateCheck = now
+        overrides = OverrideTimetable(configuration.overrides, start: now)
+        return transition(to: .connecting)
+    }
+
+    /// The tracks are open (sockets bound, decoders ready): waiting for media.
+    mutating func opened() -> [Action] {
+        transition(to: .buffering)
+    }
+
+    /// The tracks could not be opened, or a thread could not start.
+    mutating func failed(reason: String) -> [Action] {
+        transition(to: .failed(reason: reason))
+    }
+
+    /// ``Subscriber/stop()`` was called: the next poll finishes.
+    mutating func stop() {
+        stopRequested = true
+    }
+
+    /// A file source reached its end: the subscription finishes once every track drained.
+    mutating func inputDidEnd() {
+        inputEnded = true
+    }
+
+    /// The source (a socket or a libavformat input) failed and is being reopened.
+    mutating func sourceLost() -> [Action] {
+        reconnecting = true
+        return transition(to: .connecting)
+    }
+
+    /// The source was reopened.
+    mutating func sourceRestored() -> [Action] {
+        reconnecting = false
+        return transition(to: .buffering)
+    }
+
+    /// Everything due at `now`: overrides, the state (from the tracks' status), the QoS sample,
+    /// and the end.
+    mutating func poll(now: MonotonicInstant, tracks: [TrackStatus]) -> Step {
+        guard !isFinished else { return Step(actions: [], wake: nil) }
+        var actions: [Action] = overrides.take(now: now)
+        if now >= nextStateCheck || stopRequested {
+            nextStateCheck = now.advanced(by: configuration.stateCheckInterval)
+            actions += updateState(now: now, tracks: tracks)
+        }
+        let end = configuration.duration.map { start.advanced(by: $0) }
+        let drained = inputEnded && tracks.allSatisfy(\.isDrained)
+        if case .failed = state {
+            isFinished = true
+        } else if stopRequested || drained || end.map({ now >= $0 }) == true {
+            isFinished = true
+        }
+        if isFinished {
+            actions.append(.finish)
+            return Step(actions: actions, wake: nil)
+        }
+        if now >= nextSample {
+            actions.append(.sampleQoS)
+            nextSample = nextSample.advanced(by: configuration.qosInterval)
+            if nextSample <= now { nextSample = now.advanced(by: configuration.qosInterval) }
+        }
+        var wake = min(nextSample, nextStateCheck)
+        if let next = overrides.next { wake = min(wake, next) }
+        if let end { wake = min(wake, end) }
+        return Step(actions: actions, wake: wake)
+    }
+
+    /// The final state: ended unless failed.
+    mutating func finalState() -> [Action] {
+        if case .failed = state { return [] }
+        return transition(to: .ended)
+    }
+
+    /// Playing / stalled / buffering from what the tracks rendered; failed when every datagram
+    /// of a track fails SRTP authentication (a wrong key).
+    private mutating func updateState(now: MonotonicInstant, tracks: [TrackStatus]) -> [Action] {
+        if case .failed = state { return [] }
+        if reconnecting { return [] }
+        let lastRender = tracks.compactMap(\.lastRender).max()
+        let next: SubscriberState
+        if let lastRender {
+            // Nothing rendered for a while is a stall only when nothing waits to be rendered
+            // either: during a delay pause (an override raised the delay) frames are queued.
+            let starved = !tracks.contains { $0.hasQueuedFrames }
+            next = lastRender.duration(to: now) > configuration.stallTimeout && starved ? .stalled : .playing
+        } else if let track = tracks.first(where: { $0.authenticationFailuresOnly >= configuration.authenticationFailuresToFail }) {
+            next = .failed(reason: "every SRTP packet on port \(track.port) fails authentication (\(track.authenticationFailuresOnly) so far): wrong key?")
+        } else {
+            next = state == .connecting ? .connecting : .buffering
+        }
+        return transition(to: next)
+    }
+
+    private mutating func transition(to next: SubscriberState) -> [Action] {
+        guard next != state else { return [] }
+        if case .failed = state { return [] }  // failed is final
+        if state == .ended { return [] }
+        state = next
+        return [.publishState(next)]
+    }
+}
+
+/// Scheduled overrides in time order, sans-IO: says which to set and which to release at `now`.
+struct OverrideTimetable {
+    private var steps: [(at: MonotonicInstant, index: Int, set: Bool)]
+
+    /// The timetable of `planned`, counted from `start`.
+    init(_ planned: [ScheduledOverride], start: MonotonicInstant = .zero) {
+        steps = planned.enumerated().flatMap { index, override in
+            [(start.advanced(by: override.at), index, true)]
+                + (override.hold.map { [(start.advanced(by: override.at + $0), index, false)] } ?? [])
+        // At one instant, sets go before releases: a new override takes over before an older one
+        // lets go (no brief return to the configured delay), and `D@T/0s` sets then releases.
+        }.sorted { ($0.at, $0.set ? 0 : 1, $0.index) < ($1.at, $1.set ? 0 : 1, $1.index) }
+    }
+
+    /// When the next step is due.
+    var next: MonotonicInstant? { steps.first?.at }
+
+    /// The steps due at `now`, in order.
+    mutating func take(now: MonotonicInstant) -> [SubscriptionStateMachine.Action] {
+        var actions: [SubscriptionStateMachine.Action] = []
+        while let step = steps.first, step.at <= now {
+            steps.removeFirst()
+            actions.append(step.set ? .setOverride(index: step.index) : .releaseOverride(index: step.index))
+        }
+        return actions
+    }
+}
+
+/// Reopening with backoff, for anything that fails and is tried again (a socket, a libavformat
+/// input): the first retry after ``initial``, each next one twice as late, at most ``maximum``;
+/// a success starts over.
+struct ReconnectBackoff: Equatable {
+    var initial: Duration
+    var maximum: Duration = .seconds(5)
+    private var current: Duration
+
+    init(initial: Duration, maximum: Duration = .seconds(5)) {
+        self.initial = initial
+        self.maximum = maximum
+        current = initial
+    }
+
+    /// A failure at `now`: the instant to try again, and how long that is.
+    mutating func failed(now: MonotonicInstant) -> (retryAt: MonotonicInstant, after: Duration) {
+        let wait = current
+        current = min(current * 2, maximum)
+        return (now.advanced(by: wait), wait)
+    }
+
+    /// Data flowed again: the next failure waits ``initial``.
+    mutating func succeeded() {
+        current = initial
+    }
+}

@@ -1,0 +1,24 @@
+/// Where the playout delay in effect comes from.
+public enum PlayoutDelaySource: String, Sendable, Hashable {
+    /// The configured delay (no override in effect).
+    case configured
+    /// An override (`overridePlayoutDelay`) is in effect.
+    case override
+}
+
+/// The playout delay in effect and where it comes from.
+public struct EffectivePlayoutDelay: Equatable, Sendable, CustomStringConvertible {
+    /// How long content is held before it renders.
+    public var delay: Duration
+    /// Whether it is the configured delay or an override.
+    public var source: PlayoutDelaySource
+
+    public init(delay: Duration, source: PlayoutDelaySource) {
+        self.delay = delay
+        self.source = source
+    }
+
+    public var description: String {
+        "\(delay.compactDescription) (\(source.rawValue))"
+    }
+}

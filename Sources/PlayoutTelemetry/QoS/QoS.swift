@@ -1,0 +1,242 @@
+public import PlayoutCore
+
+/// The states of a subscription.
+public enum SubscriberState: Equatable, Sendable, CustomStringConvertible {
+    /// Created, not started.
+    case idle
+    /// Opening sockets or the source (again, after a failure).
+    case connecting
+    /// Receiving, nothing rendered yet (or again, after the stream restarted).
+    case buffering
+    /// Frames are rendered on time.
+    case playing
+    /// Nothing rendered for a while: the sender stopped or the network dropped everything.
+    case stalled
+    /// Stopped (duration reached, `stop()`, or the source ended).
+    case ended
+    /// Cannot go on, with the reason (e.g. every packet fails SRTP authentication).
+    case failed(reason: String)
+
+    /// The state's name as the JSON output and the live view show it.
+    public var name: String {
+        switch self {
+        case .idle: "idle"
+        case .connecting: "connecting"
+        case .buffering: "buffering"
+        case .playing: "playing"
+        case .stalled: "stalled"
+        case .ended: "ended"
+        case .failed: "failed"
+        }
+    }
+
+    public var description: String {
+        if case .failed(let reason) = self { return "failed: \(reason)" }
+        return name
+    }
+}
+
+/// One QoS sample of one track: every counter at one level, by DESIGN.md's names (W3C
+/// webrtc-stats `inbound-rtp` where one exists). Counters are cumulative since the start;
+/// ``framesPerSecond`` and ``bitrate`` cover the sample's window (the time since the previous
+/// periodic sample; the whole run in a final sample).
+///
+/// ```swift
+/// let video = subscriber.qos.value.video
+/// print(video?.framesRendered ?? 0, video?.framesPerSecond ?? 0, video?.packetsLost ?? 0)
+/// ```
+public struct TrackQoS: Equatable, Sendable {
+    /// Audio or video.
+    public var kind: MediaKind
+    /// The codec received.
+    public var codec: Codec
+
+    // MARK: Network (the played source only)
+
+    /// RTP packets received (each distinct sequence number once).
+    public var packetsReceived = 0
+    /// Packets never received (RFC 3550: expected − received, per gap).
+    public var packetsLost = 0
+    /// Packets that arrived too late to be played (W3C `packetsDiscarded`).
+    public var packetsDiscarded = 0
+    /// Copies of packets already received: those the jitter buffer saw again, and those SRTP's
+    /// replay protection dropped (an exact copy of an SRTP packet is a replay).
+    public var packetsDuplicated = 0
+    /// RTP payload bytes received (for a libavformat input: the bytes of the frames it read).
+    public var bytesReceived = 0
+    /// Interarrival jitter (RFC 3550 A.8).
+    public var jitter: Duration = .zero
+    /// SRTP authentication failures (nil when not encrypted).
+    public var authFailures: Int?
+    /// SRTP replays dropped (nil when not encrypted).
+    public var replayDrops: Int?
+    /// Times the stream restarted (new SSRC, sequence or timestamp base, a reopened source).
+    public var restarts = 0
+
+    // MARK: Frames
+
+    /// Complete frames assembled from packets (or read from a libavformat input).
+    public var framesReceived = 0
+    /// Frames the decoder decoded (whether rendered or decoded to keep references).
+    public var framesDecoded = 0
+    /// Key frames decoded.
+    public var keyFramesDecoded = 0
+    /// Frames presented to the sink at their render time.
+    public var framesRendered = 0
+    /// Adobe's droppedFrames: skipped (late or by a delay decrease), undecodable, incomplete,
+    /// dropped waiting for a key frame, dropped for buffer overflow or when the stream restarted.
+    public var framesDropped = 0
+    /// Frames not rendered because their render time had passed (a delay decrease, or late).
+    public var framesSkipped = 0
+    /// Media time of the skipped frames.
+    public var totalSkippedDuration: Duration = .zero
+    /// Frames discarded because a packet of theirs was lost.
+    public var framesIncomplete = 0
+    /// Video frames dropped after a loss or at the start until a key frame came.
+    public var framesDroppedWaitingForKeyframe = 0
+    /// Frames dropped because the buffer's byte budget was full.
+    public var framesDroppedOverflow = 0
+    /// Frames still queued when the stream restarted.
+    public var framesDroppedOnRestart = 0
+    /// Frames the decoder rejected (corrupt or undecodable).
+    public var decodeErrors = 0
+    /// Frames rendered per second over the sample's window.
+    public var framesPerSecond: Double = 0
+    /// The size of the last picture rendered (0 before the first, and for audio).
+    public var frameWidth = 0
+    public var frameHeight = 0
+    /// Time spent decoding.
+    public var totalDecodeTime: Duration = .zero
+    /// Sum of the gaps between consecutive renders, and of their squares (seconds, seconds²).
+    public var totalInterFrameDelay: Double = 0
+    public var totalSquaredInterFrameDelay: Double = 0
+
+    // MARK: Smoothness (W3C rules; gaps the user asked for are counted apart)
+
+    /// Render gaps ≥ max(3 × mean frame gap, mean + 150 ms) that nobody asked for.
+    public var freezeCount = 0
+    public var totalFreezesDuration: Duration = .zero
+    /// Render gaps > 5 s that nobody asked for.
+    public var pauseCount = 0
+    public var totalPausesDuration: Duration = .zero
+    /// Pauses caused by a playout-delay increase.
+    public var delayPauseCount = 0
+    public var totalDelayPausesDuration: Duration = .zero
+
+    // MARK: Buffer
+
+    /// The playout delay in effect for this track.
+    public var playoutDelay = EffectivePlayoutDelay(delay: .zero, source: .configured)
+    /// W3C jitter-buffer counters: total hold time of emitted frames, their count, and the
+    /// target and minimum delay (these read the delay in effect, overrides included).
+    public var jitterBufferDelay: Duration = .zero
+    public var jitterBufferEmittedCount = 0
+    public var jitterBufferTargetDelay: Duration = .zero
+    public var jitterBufferMinimumDelay: Duration = .zero
+    /// What the scheduler holds now.
+    public var bufferedDuration: Duration = .zero
+    public var bufferedFrames = 0
+    public var bufferedBytes = 0
+
+    // MARK: Rates and distributions
+
+    /// Received media bits per second over the sample's window.
+    public var bitrate: Double = 0
+    /// How late each frame was presented against its render time.
+    public var renderError = DurationHistogram()
+    /// Capture to presentation: from the frame's `abs-capture-time` extension when the stream
+    /// carries one, else the sender's wall clock from RTCP sender reports.
+    public var endToEndLatency = DurationHistogram()
+    /// Capture to the arrival of each rendered frame's first packet: what the network and the
+    /// sender's encoding added before the playout delay (latency ≈ transit's minimum + delay).
+    public var transit = DurationHistogram()
+
+    /// A sample of a track of `kind` received as `codec`, every counter zero.
+    public init(kind: MediaKind, codec: Codec) {
+        self.kind = kind
+        self.codec = codec
+    }
+
+    /// Sets the windowed rates from the counters of `previous` (the same track's earlier sample)
+    /// over `window`; the whole run when `previous` is nil.
+    public mutating func measureRates(since previous: TrackQoS?, window: Duration) {
+        let seconds = window.seconds
+        guard seconds > 0 else {
+            framesPerSecond = 0
+            bitrate = 0
+            return
+        }
+        framesPerSecond = Double(framesRendered - (previous?.framesRendered ?? 0)) / seconds
+        bitrate = Double(bytesReceived - (previous?.bytesReceived ?? 0)) * 8 / seconds
+    }
+}
+
+/// One QoS sample of a subscription: its state, the delay in effect, each track and their sum.
+public struct SubscriberQoS: Equatable, Sendable {
+    /// Time since the subscription started.
+    public var elapsed: Duration
+    /// The state when the sample was taken.
+    public var state: SubscriberState
+    /// The playout delay in effect, and whether it is the configured one or an override.
+    public var playoutDelay: EffectivePlayoutDelay
+    /// Each track's sample, by kind.
+    public var tracks: [MediaKind: TrackQoS]
+
+    /// A sample with the given tracks.
+    public init(elapsed: Duration, state: SubscriberState, playoutDelay: EffectivePlayoutDelay, tracks: [MediaKind: TrackQoS] = [:]) {
+        self.elapsed = elapsed
+        self.state = state
+        self.playoutDelay = playoutDelay
+        self.tracks = tracks
+    }
+
+    /// The video track's sample, if the subscription has video.
+    public var video: TrackQoS? { tracks[.video] }
+    /// The audio track's sample, if the subscription has audio.
+    public var audio: TrackQoS? { tracks[.audio] }
+
+    /// The counters that add up across tracks, summed (rates too); `nil` fields of one track
+    /// count as 0.
+    public var total: TotalQoS {
+        TotalQoS(tracks.values)
+    }
+}
+
+/// The sum over tracks of the counters that add up.
+public struct TotalQoS: Equatable, Sendable {
+    public var packetsReceived = 0
+    public var packetsLost = 0
+    public var packetsDiscarded = 0
+    public var packetsDuplicated = 0
+    public var bytesReceived = 0
+    public var framesReceived = 0
+    public var framesDecoded = 0
+    public var framesRendered = 0
+    public var framesDropped = 0
+    public var framesSkipped = 0
+    public var freezeCount = 0
+    public var pauseCount = 0
+    public var delayPauseCount = 0
+    /// Bits per second over the sample's window, all tracks.
+    public var bitrate: Double = 0
+
+    /// The sum of `tracks`.
+    public init(_ tracks: some Sequence<TrackQoS>) {
+        for track in tracks {
+            packetsReceived += track.packetsReceived
+            packetsLost += track.packetsLost
+            packetsDiscarded += track.packetsDiscarded
+            packetsDuplicated += track.packetsDuplicated
+            bytesReceived += track.bytesReceived
+            framesReceived += track.framesReceived
+            framesDecoded += track.framesDecoded
+            framesRendered += track.framesRendered
+            framesDropped += track.framesDropped
+            framesSkipped += track.framesSkipped
+            freezeCount += track.freezeCount
+            pauseCount += track.pauseCount
+            delayPauseCount += track.delayPauseCount
+            bitrate += track.bitrate
+        }
+    }
+}

@@ -128,3 +128,46 @@ struct CLIBinaryTests {
         #expect(result.stderr.contains("publisher:"), "the publisher's counts go to stderr")
     }
 }
+
+@Suite("playout binary with a reader that stops reading")
+struct StalledOutputTests {
+    @Test("stdout not read for 10 s: no packet lost, every frame rendered, the dropped samples counted in the summary")
+    func stdoutNotRead() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let binary = root.appendingPathComponent(".build/debug/playout").path
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("playout-stalled-\(UInt32.random(in: 0...UInt32.max)).jsonl")
+        defer { try? FileManager.default.removeItem(at: output) }
+        // The reader is a shell that sleeps before it reads: 240 samples of ≈ 1.9 kB fill the
+        // 64 kB pipe after ≈ 2 s, then the observer queue (64) after ≈ 5 s.
+        #expect(FileManager.default.isExecutableFile(atPath: binary), "run swift build first")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "'\(binary)' demo --duration 12s --qos-interval 50ms --size 320x240 --playout-delay 500ms --port 47600 | (sleep 10; cat > '\(output.path)')"]
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(stderr)")
+        let lines = try String(contentsOf: output, encoding: .utf8).split(separator: "\n").map(String.init)
+        let summary = try #require(lines.last.flatMap(jsonObject), "\(lines.suffix(2))")
+        #expect(summary["type"] as? String == "summary")
+        let total = try #require(summary["total"] as? [String: Any])
+        #expect(total["packetsLost"] as? Int == 0)
+        for kind in ["video", "audio"] {
+            let track = try #require(summary[kind] as? [String: Any])
+            let received = try #require(track["framesReceived"] as? Int)
+            let rendered = try #require(track["framesRendered"] as? Int)
+            let dropped = try #require(track["framesDropped"] as? Int)
+            let buffered = try #require(track["bufferedFrames"] as? Int)
+            // Every frame received was rendered, or is still held for the 500 ms delay at the
+            // end; a debug build on a busy machine may skip one or two at the start.
+            #expect(rendered + dropped + buffered == received, "\(kind): \(track)")
+            #expect(dropped <= received / 100, "\(kind): \(track)")
+        }
+        let samples = lines.filter { $0.contains("\"type\":\"qos\"") }.count
+        let dropped = try #require(summary["samplesDropped"] as? Int)
+        #expect(dropped > 0, "the pipe stayed full for 10 s")
+        #expect(samples + dropped >= 235, "every sample written or counted: \(samples) written, \(dropped) dropped")
+    }
+}

@@ -50,6 +50,10 @@ final class PlayoutLoop<C: PlayoutClock>: @unchecked Sendable {
     private let logger = Logger(label: "playout.playout-loop")
     private var decoded: [Decoded] = []
     private var bursting = false
+    /// Time spent decoding, on the loop's clock (what the burst decision weighs; on a manual
+    /// clock decoding takes no time, so a simulation decides the same way every run).
+    private var decodeTime: Duration = .zero
+    private var decodes = 0
 
     /// The loop of `track`, presenting into `renderer`; `start` is the subscription's start (time
     /// zero of a remuxed file) and `wallClock` the wall clock in nanoseconds since 1970 (for
@@ -82,8 +86,7 @@ final class PlayoutLoop<C: PlayoutClock>: @unchecked Sendable {
             if let first = decoded.first {
                 // Another decode fits before the first render time: three average decodes plus
                 // 2 ms (a key frame costs about three).
-                let statistics = decoder.statistics
-                let average = statistics.framesDecoded > 0 ? statistics.totalDecodeTime / statistics.framesDecoded : .milliseconds(5)
+                let average = decodes > 0 ? decodeTime / decodes : .milliseconds(5)
                 let fits = now.duration(to: first.renderAt) > average * 3 + .milliseconds(2)
                 if !(bursting && fits && decoded.count < ahead.maximumAhead) {
                     bursting = false
@@ -103,6 +106,10 @@ final class PlayoutLoop<C: PlayoutClock>: @unchecked Sendable {
             case .render(let frame, let renderAt):
                 bursting = true
                 var pictures: [RetainedFrame] = []
+                defer {
+                    decodeTime += now.duration(to: clock.now)
+                    decodes += 1
+                }
                 do {
                     try decoder.decode(frame) { picture in
                         if let kept = picture.retained() { pictures.append(kept) }

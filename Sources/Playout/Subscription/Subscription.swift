@@ -85,8 +85,9 @@ final class Subscription<C: PlayoutClock>: @unchecked Sendable {
 
     /// The source was reopened (state `buffering`).
     func sourceRestored() {
-        let actions = machine.withLock { $0.sourceRestored() }
-        perform(actions, now: clock.now)
+        let now = clock.now
+        let actions = machine.withLock { $0.sourceRestored(now: now) }
+        perform(actions, now: now)
     }
 
     /// Fails the subscription with `reason`.

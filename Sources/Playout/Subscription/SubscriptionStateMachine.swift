@@ -76,6 +76,8 @@ struct SubscriptionStateMachine {
     private var stopRequested = false
     private var inputEnded = false
     private var reconnecting = false
+    /// Renders before this instant do not count (the source was reopened then).
+    private var rendersSince: MonotonicInstant?
     private(set) var isFinished = false
 
     init(configuration: Configuration) {
@@ -120,9 +122,10 @@ struct SubscriptionStateMachine {
         return transition(to: .connecting)
     }
 
-    /// The source was reopened.
-    mutating func sourceRestored() -> [Action] {
+    /// The source was reopened at `now`: buffering until a frame renders again.
+    mutating func sourceRestored(now: MonotonicInstant) -> [Action] {
         reconnecting = false
+        rendersSince = now
         return transition(to: .buffering)
     }
 
@@ -168,13 +171,20 @@ struct SubscriptionStateMachine {
     private mutating func updateState(now: MonotonicInstant, tracks: [TrackStatus]) -> [Action] {
         if case .failed = state { return [] }
         if reconnecting { return [] }
-        let lastRender = tracks.compactMap(\.lastRender).max()
+        let lastRender = tracks.compactMap(\.lastRender).filter { $0 >= (rendersSince ?? $0) }.max()
         let next: SubscriberState
         if let lastRender {
             // Nothing rendered for a while is a stall only when nothing waits to be rendered
             // either: during a delay pause (an override raised the delay) frames are queued.
-            let starved = !tracks.contains { $0.hasQueuedFrames }
-            next = lastRender.duration(to: now) > configuration.stallTimeout && starved ? .stalled : .playing
+            // Frames queued after a stall are the stream coming back: buffering until one renders.
+            let queued = tracks.contains { $0.hasQueuedFrames }
+            if lastRender.duration(to: now) <= configuration.stallTimeout {
+                next = .playing
+            } else if !queued {
+                next = .stalled
+            } else {
+                next = state == .stalled || state == .buffering ? .buffering : .playing
+            }
         } else if let track = tracks.first(where: { $0.authenticationFailuresOnly >= configuration.authenticationFailuresToFail }) {
             next = .failed(reason: "every SRTP packet on port \(track.port) fails authentication (\(track.authenticationFailuresOnly) so far): wrong key?")
         } else {

@@ -91,6 +91,7 @@ public struct QoSJSONWriter: Sendable {
             ("jitterBufferMinimumDelay", track.jitterBufferMinimumDelay.seconds),
             ("jitterBufferEmittedCount", Double(track.jitterBufferEmittedCount)),
             ("bufferedDuration", track.bufferedDuration.seconds),
+            ("bufferedFrames", Double(track.bufferedFrames)),
             ("bufferedBytes", Double(track.bufferedBytes)),
             ("bitrate", track.bitrate),
         ]

@@ -1,0 +1,118 @@
+@testable import Playout
+import PlayoutCore
+import PlayoutTelemetry
+import Testing
+
+/// The subscription's decisions as plain values: events and instants in, actions out.
+@Suite("Subscription state machine")
+struct SubscriptionStateMachineTests {
+    typealias Machine = SubscriptionStateMachine
+    static let t0 = MonotonicInstant(nanoseconds: 5_000_000_000)
+
+    static func at(_ milliseconds: Int) -> MonotonicInstant { t0.advanced(by: .milliseconds(milliseconds)) }
+
+    static func started(_ configuration: Machine.Configuration = .init()) -> Machine {
+        var machine = Machine(configuration: configuration)
+        #expect(machine.start(now: t0) == [.publishState(.connecting)])
+        #expect(machine.opened() == [.publishState(.buffering)])
+        return machine
+    }
+
+    @Test("QoS samples at exact multiples of the interval; a late poll takes one sample, not a backlog")
+    func samplingSchedule() {
+        var machine = Self.started(.init(qosInterval: .milliseconds(250)))
+        var sampledAt: [Int] = []
+        for milliseconds in stride(from: 0, through: 1_000, by: 10) where machine.poll(now: Self.at(milliseconds), tracks: []).actions.contains(.sampleQoS) {
+            sampledAt.append(milliseconds)
+        }
+        #expect(sampledAt == [250, 500, 750, 1_000])
+        // Late by 3 intervals: one sample, and the next one interval later.
+        #expect(machine.poll(now: Self.at(2_000), tracks: []).actions.filter { $0 == .sampleQoS }.count == 1)
+        #expect(machine.poll(now: Self.at(2_100), tracks: []).wake == Self.at(2_120), "the next state check comes first")
+        #expect(!machine.poll(now: Self.at(2_249), tracks: []).actions.contains(.sampleQoS))
+        #expect(machine.poll(now: Self.at(2_250), tracks: []).actions.contains(.sampleQoS))
+    }
+
+    @Test("playing after a render; stalled only when nothing rendered for the timeout and nothing is queued")
+    func stallVersusDelayPause() {
+        var machine = Self.started(.init(qosInterval: .seconds(60), stallTimeout: .seconds(1)))
+        let rendered = Machine.TrackStatus(lastRender: Self.at(100))
+        #expect(machine.poll(now: Self.at(100), tracks: [rendered]).actions == [.publishState(.playing)])
+        // 1.5 s later with frames queued (an override raised the delay): still playing.
+        var paused = rendered
+        paused.hasQueuedFrames = true
+        #expect(machine.poll(now: Self.at(1_600), tracks: [paused]).actions.isEmpty)
+        #expect(machine.poll(now: Self.at(1_620), tracks: [rendered]).actions == [.publishState(.stalled)])
+        // The stream comes back: frames queued after a stall are buffering until one renders.
+        #expect(machine.poll(now: Self.at(1_640), tracks: [paused]).actions == [.publishState(.buffering)])
+        #expect(machine.poll(now: Self.at(1_660), tracks: [Machine.TrackStatus(lastRender: Self.at(1_650))]).actions == [.publishState(.playing)])
+    }
+
+    @Test("the end: at the duration, on stop, or when an ended input drained; then nothing more")
+    func ends() {
+        var timed = Self.started(.init(duration: .seconds(2)))
+        #expect(timed.poll(now: Self.at(1_990), tracks: []).wake == Self.at(2_000))
+        #expect(timed.poll(now: Self.at(2_000), tracks: []) == .init(actions: [.finish], wake: nil))
+        #expect(timed.poll(now: Self.at(3_000), tracks: []) == .init(actions: [], wake: nil))
+        #expect(timed.finalState() == [.publishState(.ended)])
+
+        var stopped = Self.started()
+        stopped.stop()
+        #expect(stopped.poll(now: Self.at(5), tracks: []).actions == [.finish])
+
+        var file = Self.started()
+        file.inputDidEnd()
+        var busy = Machine.TrackStatus(lastRender: Self.at(100))
+        #expect(!file.poll(now: Self.at(100), tracks: [busy]).actions.contains(.finish), "frames still to render")
+        busy.isDrained = true
+        #expect(file.poll(now: Self.at(200), tracks: [busy]).actions.contains(.finish))
+    }
+
+    @Test("every SRTP packet failing authentication fails the subscription, once, and finishes it")
+    func wrongKey() {
+        var machine = Self.started()
+        let failing = Machine.TrackStatus(authenticationFailuresOnly: 50, port: 5_004)
+        let step = machine.poll(now: Self.at(500), tracks: [failing])
+        guard case .publishState(.failed(let reason)) = step.actions.first else {
+            Issue.record("\(step)")
+            return
+        }
+        #expect(reason.contains("port 5004") && reason.contains("wrong key"))
+        #expect(step.actions.last == .finish && step.wake == nil)
+        #expect(machine.finalState().isEmpty, "failed stays failed")
+    }
+
+    @Test("a lost source is connecting until restored, whatever the tracks say; then buffering")
+    func reconnecting() {
+        var machine = Self.started()
+        #expect(machine.sourceLost() == [.publishState(.connecting)])
+        #expect(machine.poll(now: Self.at(100), tracks: [Machine.TrackStatus(lastRender: Self.at(90))]).actions.isEmpty)
+        #expect(machine.sourceRestored(now: Self.at(150)) == [.publishState(.buffering)])
+        #expect(machine.poll(now: Self.at(200), tracks: [Machine.TrackStatus(lastRender: Self.at(90))]).actions.isEmpty, "a render from before the reopen")
+        #expect(machine.poll(now: Self.at(220), tracks: [Machine.TrackStatus(lastRender: Self.at(210))]).actions == [.publishState(.playing)])
+    }
+
+    @Test("scheduled overrides come out as actions at their instants, and bound the next wake")
+    func overrides() {
+        var machine = Self.started(.init(overrides: [ScheduledOverride(delay: .seconds(2), at: .milliseconds(1_005), hold: .milliseconds(500))]))
+        #expect(machine.poll(now: Self.at(1_000), tracks: []).wake == Self.at(1_005))
+        #expect(machine.poll(now: Self.at(1_005), tracks: []).actions == [.setOverride(index: 0)])
+        #expect(machine.poll(now: Self.at(1_505), tracks: []).actions == [.releaseOverride(index: 0)])
+    }
+
+    @Test("backoff doubles from its start to its cap, and starts over after a success")
+    func backoff() {
+        var backoff = ReconnectBackoff(initial: .milliseconds(100), maximum: .seconds(1))
+        var now = Self.t0
+        var waits: [Duration] = []
+        for _ in 0..<6 {
+            let retry = backoff.failed(now: now)
+            waits.append(retry.after)
+            #expect(retry.retryAt == now.advanced(by: retry.after))
+            now = retry.retryAt
+        }
+        #expect(waits == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .seconds(1), .seconds(1)])
+        backoff.succeeded()
+        #expect(backoff.failed(now: now).after == .milliseconds(100))
+    }
+}

@@ -1,0 +1,204 @@
+@testable import Playout
+import PlayoutCore
+import PlayoutJitter
+import PlayoutRTP
+import PlayoutTelemetry
+import PlayoutTesting
+import Testing
+
+/// Whole subscriptions on a manual clock: a real encoder, packetizer and SRTP on the sending side,
+/// the subscriber's own tracks, playout loops, real decoders and state machine on the receiving
+/// side, with exact instants. The deterministic twins of the real-time tests in
+/// `PublishSubscribeTests` and `SubscribeTests` (overrides, stalls, restarts, reconnects, a wrong key).
+@Suite("Subscriptions on a manual clock: exact instants, real media")
+struct SubscriptionTests {
+    static let key = SRTPKeyingMaterial.random(for: .aesCM128HMACSHA1_80)
+    static let frameInterval = Duration.seconds(1) / 30
+
+    /// Every count of every track is a consistent snapshot: rendered ≤ decoded ≤ received.
+    static func expectConsistent(_ sample: SubscriberQoS, sourceLocation: SourceLocation = #_sourceLocation) {
+        for track in sample.tracks.values {
+            #expect(track.framesRendered <= track.framesDecoded, "\(track.kind): rendered \(track.framesRendered) > decoded \(track.framesDecoded)", sourceLocation: sourceLocation)
+            #expect(track.framesDecoded <= track.framesReceived, "\(track.kind): decoded \(track.framesDecoded) > received \(track.framesReceived)", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test("clean SRTP audio + video: every frame renders at arrival + 230 ms; latency is exactly delay + transit")
+    func clean() throws {
+        let simulation = try SimulatedSubscription(
+            session: SimulatedSubscription.session(key: Self.key, audio: true),
+            options: .init(duration: .seconds(4), qosInterval: .milliseconds(500))
+        )
+        let start = simulation.clock.now
+        let datagrams = try SimulatedSender(key: Self.key).datagrams(video: Duration.zero..<Duration.seconds(3), audio: Duration.zero..<Duration.seconds(3), origin: start)
+        let final = simulation.run(datagrams)
+        let video = try #require(final.video)
+        let audio = try #require(final.audio)
+        #expect(video.framesRendered == 90 && audio.framesRendered == 150)
+        #expect(video.framesDropped == 0 && audio.framesDropped == 0)
+        #expect(video.frameWidth == 320 && video.frameHeight == 240)
+        // Presented exactly at the render time, which is the first packet's arrival + the delay;
+        // the sender's capture time is its send time, 10 ms before arrival.
+        #expect(video.renderError.percentile(1.0) == .zero)
+        for track in [video, audio] {
+            #expect(track.endToEndLatency.percentile(0.0) == .milliseconds(240))
+            #expect(track.endToEndLatency.maximum == .milliseconds(240), "\(track.kind)")
+        }
+        // The first video frame arrives at 10 ms and renders at 240 ms; the state follows at the
+        // next 20 ms check (the one at 240 ms ran just before the render).
+        #expect(simulation.firstInstant(of: .connecting) == .zero)
+        #expect(simulation.firstInstant(of: .buffering) == .zero)
+        #expect(simulation.firstInstant(of: .playing) == .milliseconds(260))
+        #expect(simulation.states.last?.state == .ended)
+        #expect(simulation.firstInstant(of: .ended) == .seconds(4))
+        // Samples every 500 ms, exactly, each consistent; the final one is the summary.
+        #expect(simulation.samples.dropFirst().dropLast().map(\.elapsed) == (1...7).map { .milliseconds(500 * $0) })
+        for sample in simulation.samples { Self.expectConsistent(sample) }
+        #expect(final.elapsed == .seconds(4))
+        #expect(abs(video.framesPerSecond - 90.0 / 4) < 1e-9, "the final sample's rate covers the whole run")
+        #expect(simulation.samples[4].video.map { $0.framesPerSecond } == 30, "1.5 s…2 s: 15 frames in 0.5 s")
+    }
+
+    @Test("overrides 230 ms → 2 s at 3 s → 500 ms at 6 s: the delay changes at those instants, pauses 1.77 s and skips 1.5 s")
+    func overrides() throws {
+        let simulation = try SimulatedSubscription(
+            session: SimulatedSubscription.session(key: Self.key, audio: true),
+            options: .init(duration: .seconds(9), qosInterval: .seconds(1), overrides: [
+                ScheduledOverride(delay: .seconds(2), at: .seconds(3)),
+                ScheduledOverride(delay: .milliseconds(500), at: .seconds(6)),
+            ])
+        )
+        let start = simulation.clock.now
+        let final = simulation.run(try SimulatedSender(key: Self.key).datagrams(video: Duration.zero..<Duration.seconds(8), audio: Duration.zero..<Duration.seconds(8), origin: start))
+        #expect(simulation.delays.map { start.duration(to: $0.at) } == [.zero, .seconds(3), .seconds(6)])
+        #expect(simulation.delays.map(\.delay) == [
+            EffectivePlayoutDelay(delay: .milliseconds(230), source: .configured),
+            EffectivePlayoutDelay(delay: .seconds(2), source: .override),
+            EffectivePlayoutDelay(delay: .milliseconds(500), source: .override),
+        ])
+        #expect(final.playoutDelay == EffectivePlayoutDelay(delay: .milliseconds(500), source: .override))
+        for (kind, interval) in [(MediaKind.video, Self.frameInterval), (.audio, .milliseconds(20))] {
+            let track = try #require(final.tracks[kind])
+            #expect(track.delayPauseCount == 1, "\(kind)")
+            #expect(abs(track.totalDelayPausesDuration - .milliseconds(1_770)) <= interval, "\(kind) paused \(track.totalDelayPausesDuration)")
+            #expect(abs(track.totalSkippedDuration - .milliseconds(1_500)) <= interval, "\(kind) skipped \(track.totalSkippedDuration)")
+            #expect(track.freezeCount == 0, "a pause the user asked for is not a freeze")
+            #expect(track.playoutDelay == EffectivePlayoutDelay(delay: .milliseconds(500), source: .override))
+        }
+        #expect(!simulation.states.contains { $0.state == .stalled }, "a delay pause is not a stall")
+        for sample in simulation.samples { Self.expectConsistent(sample) }
+    }
+
+    @Test("the same input gives the same subscription: two runs agree on every frame count and instant")
+    func deterministic() throws {
+        func run() throws -> (SubscriberQoS, [Duration]) {
+            let simulation = try SimulatedSubscription(
+                session: SimulatedSubscription.session(key: Self.key),
+                options: .init(duration: .seconds(5), overrides: [ScheduledOverride(delay: .seconds(1), at: .seconds(2), hold: .seconds(1))])
+            )
+            let start = simulation.clock.now
+            var datagrams = try SimulatedSender(key: Self.key).datagrams(video: Duration.zero..<Duration.seconds(4), origin: start)
+            datagrams.removeAll { $0.bytes.count > 1_000 && $0.bytes[3] % 7 == 0 }  // a loss pattern fixed by the content
+            let final = simulation.run(datagrams)
+            return (final, simulation.states.map { start.duration(to: $0.at) })
+        }
+        let (first, firstStates) = try run()
+        let (second, secondStates) = try run()
+        #expect(firstStates == secondStates)
+        let a = try #require(first.video)
+        let b = try #require(second.video)
+        #expect(a.framesRendered == b.framesRendered && a.framesSkipped == b.framesSkipped && a.packetsLost == b.packetsLost)
+        #expect(a.totalDelayPausesDuration == b.totalDelayPausesDuration && a.totalSkippedDuration == b.totalSkippedDuration)
+        #expect(a.framesDroppedWaitingForKeyframe == b.framesDroppedWaitingForKeyframe && a.freezeCount == b.freezeCount)
+        #expect(a.endToEndLatency == b.endToEndLatency && a.renderError == b.renderError)
+    }
+
+    @Test("a sender that stops: everything held renders, stalled exactly 1 s after the last render, ended at the duration")
+    func senderStops() throws {
+        let simulation = try SimulatedSubscription(
+            session: SimulatedSubscription.session(key: Self.key), options: .init(duration: .seconds(5), stallTimeout: .seconds(1))
+        )
+        let start = simulation.clock.now
+        let final = simulation.run(try SimulatedSender(key: Self.key).datagrams(video: Duration.zero..<Duration.seconds(2), origin: start))
+        #expect(final.video?.framesRendered == 60, "the buffer drained first")
+        // The last frame (media 1.967 s) arrived at 1.977 s and rendered at 2.207 s; the state
+        // check 20 ms after 3.207 s sees more than a second without a render.
+        let lastRender = Duration.milliseconds(1_967 + 10 + 230)
+        let stalled = try #require(simulation.firstInstant(of: .stalled))
+        #expect(stalled > lastRender + .seconds(1) && stalled <= lastRender + .seconds(1) + .milliseconds(20), "stalled at \(stalled)")
+        #expect(simulation.states.map(\.state) == [.idle, .connecting, .buffering, .playing, .stalled, .ended])
+        #expect(simulation.firstInstant(of: .ended) == .seconds(5))
+    }
+
+    @Test("a sender that comes back with a new SSRC, sequence and timestamp base is played again")
+    func senderComesBack() throws {
+        let simulation = try SimulatedSubscription(session: SimulatedSubscription.session(key: Self.key), options: .init(duration: .seconds(8)))
+        let start = simulation.clock.now
+        let first = try SimulatedSender(key: Self.key).datagrams(video: Duration.zero..<Duration.seconds(2), origin: start)
+        let second = try SimulatedSender(key: Self.key, ssrc: 0xCAFE, firstSequenceNumber: 100, firstTimestamp: 12_345)
+            .datagrams(video: Duration.zero..<Duration.seconds(2), origin: start.advanced(by: .seconds(4)))
+        let final = simulation.run(first + second)
+        let states = simulation.states.map(\.state)
+        // Stalled a second after the first send's last render; buffering when the new stream's
+        // first frames queue (4.02 s); playing at the first state check that sees one rendered
+        // (4.010 s arrival + 230 ms; the timeline's fastest path puts it a few µs before 4.24 s);
+        // stalled again after the second send.
+        #expect(states == [.idle, .connecting, .buffering, .playing, .stalled, .buffering, .playing, .stalled, .ended], "\(states)")
+        #expect(simulation.states.map { start.duration(to: $0.at) }[5...6] == [.milliseconds(4_020), .milliseconds(4_240)])
+        #expect(final.video?.framesRendered == 120, "both sends rendered whole")
+        #expect(final.video?.restarts == 1)
+    }
+
+    @Test("a wrong SRTP key fails the subscription at the state check after 50 failed packets")
+    func wrongKey() throws {
+        let simulation = try SimulatedSubscription(session: SimulatedSubscription.session(key: Self.key), options: .init(duration: .seconds(5)))
+        let start = simulation.clock.now
+        let datagrams = try SimulatedSender(key: .random(for: .aesCM128HMACSHA1_80)).datagrams(video: Duration.zero..<Duration.seconds(4), origin: start)
+        let final = simulation.run(datagrams)
+        guard case .failed(let reason) = final.state else {
+            Issue.record("state \(final.state)")
+            return
+        }
+        #expect(reason.contains("wrong key"))
+        // The 50th datagram's arrival, then the next 20 ms state check.
+        let fiftieth = start.duration(to: datagrams.sorted { $0.arrival < $1.arrival }[49].arrival)
+        let failed = try #require(simulation.firstInstant(of: final.state))
+        #expect(failed >= fiftieth && failed < fiftieth + .milliseconds(20), "failed at \(failed), 50th packet at \(fiftieth)")
+        #expect(final.elapsed == failed, "a failure ends the subscription at once")
+        #expect(final.video?.framesRendered == 0)
+    }
+
+    @Test("a source lost and restored: connecting at once, buffering when restored, playing again from the restarted stream")
+    func reconnect() throws {
+        let simulation = try SimulatedSubscription(session: SimulatedSubscription.session(key: Self.key), options: .init(duration: .seconds(6)))
+        let start = simulation.clock.now
+        let first = try SimulatedSender(key: Self.key).datagrams(video: Duration.zero..<Duration.seconds(2), origin: start)
+        let second = try SimulatedSender(key: Self.key, ssrc: 0xD00D).datagrams(video: Duration.zero..<Duration.seconds(2), origin: start.advanced(by: .seconds(3)))
+        // The driver's part: the source fails at 2.5 s and is reopened after the backoff, 100 ms
+        // then 200 ms (the first reopen fails).
+        var backoff = ReconnectBackoff(initial: .milliseconds(100))
+        let lost = start.advanced(by: .milliseconds(2_500))
+        let firstRetry = backoff.failed(now: lost).retryAt
+        let secondRetry = backoff.failed(now: firstRetry).retryAt
+        #expect(start.duration(to: secondRetry) == .milliseconds(2_800))
+        let final = simulation.run(first + second, at: [
+            (lost, { $0.subscription.sourceLost() }),
+            (secondRetry, { simulation in
+                for track in simulation.subscription.tracks { track.restart() }
+                simulation.subscription.sourceRestored()
+            }),
+        ])
+        let timeline = simulation.states.map { (start.duration(to: $0.at), $0.state) }
+        let expected: [(Duration, SubscriberState)] = [
+            (.zero, .idle), (.zero, .connecting), (.zero, .buffering), (.milliseconds(260), .playing),
+            (.milliseconds(2_500), .connecting), (.milliseconds(2_800), .buffering), (.milliseconds(3_260), .playing), (.seconds(6), .ended),
+        ]
+        #expect(timeline.map(\.0) == expected.map(\.0) && timeline.map(\.1) == expected.map(\.1), "\(timeline)")
+        #expect(final.video?.framesRendered == 120)
+    }
+}
+
+private func abs(_ duration: Duration) -> Duration {
+    duration < .zero ? .zero - duration : duration
+}
+

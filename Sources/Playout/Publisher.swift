@@ -30,6 +30,7 @@ public final class Publisher: @unchecked Sendable {
 
     /// Publisher settings.
     public struct Options: Sendable {
+        /// What is sent: the test pattern or a file.
         public var source: Source
         /// Where video goes; audio goes to its port + 2.
         public var destination: SocketAddress
@@ -46,6 +47,7 @@ public final class Publisher: @unchecked Sendable {
         /// How often each track sends an RTCP sender report.
         public var senderReportInterval: Duration
 
+        /// Options with the documented defaults: the test pattern (720p30 H.264 + Opus), plain RTP, no impairment, until stopped, a sender report every second.
         public init(
             source: Source = .testPattern, destination: SocketAddress, video: FFmpegEncoder.VideoSettings = .init(),
             sendsAudio: Bool = true, keyingMaterial: SRTPKeyingMaterial? = nil,
@@ -65,11 +67,15 @@ public final class Publisher: @unchecked Sendable {
 
     /// What the publisher did, per track and on the simulated link.
     public struct Statistics: Equatable, Sendable {
+        /// What one track sent, and what the simulated network delivered of it.
         public struct Track: Equatable, Sendable {
+            /// The codec sent.
             public var codec: Codec
+            /// Frames handed to the packetizer.
             public var framesSent = 0
             /// RTP packets produced (before the simulated network).
             public var packetsSent = 0
+            /// RTP payload bytes produced.
             public var payloadBytesSent = 0
             /// Distinct RTP packets the simulated network delivered.
             public var packetsDelivered = 0
@@ -85,12 +91,15 @@ public final class Publisher: @unchecked Sendable {
             var delivered = Bitmap()
         }
 
+        /// Per track, by kind.
         public var tracks: [MediaKind: Track] = [:]
         /// What the simulated network did to the RTP packets (RTCP is not impaired).
         public var network = NetworkImpairment.Statistics()
+        /// RTCP sender reports sent (all tracks).
         public var senderReportsSent = 0
     }
 
+    /// The options it was created with.
     public let options: Options
     /// The SDP a receiver needs (`a=crypto` when SRTP).
     public let sessionDescription: SessionDescription

@@ -10,6 +10,7 @@ public struct ScheduledOverride: Equatable, Sendable, CustomStringConvertible {
     /// How long it is held (nil: until the end).
     public var hold: Duration?
 
+    /// An override of `delay` set `at` after the start and released `hold` later (nil: held to the end).
     public init(delay: Duration, at: Duration, hold: Duration? = nil) {
         self.delay = delay
         self.at = at

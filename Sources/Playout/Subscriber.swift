@@ -76,6 +76,7 @@ public final class Subscriber: @unchecked Sendable {
     public let mediaKinds: Set<MediaKind>
     /// The video frame rate the source announces, if it does.
     public let announcedFrameRate: Double?
+    /// The options it was created with.
     public let options: Options
     /// The subscription's state (callbacks on the delivery thread).
     public var state: ReadOnlyObservable<SubscriberState> { delivery.state.readOnly }

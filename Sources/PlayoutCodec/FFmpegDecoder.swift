@@ -40,6 +40,7 @@ public struct DecodedFrame: ~Copyable {
 
     /// Width and height in pixels (0 for audio).
     public var width: Int { Int(frame.pointee.width) }
+    /// The picture height (0 for audio).
     public var height: Int { Int(frame.pointee.height) }
     /// Audio: samples per channel in this frame (0 for video).
     public var sampleCount: Int { Int(frame.pointee.nb_samples) }
@@ -170,8 +171,10 @@ public final class FFmpegDecoder {
 
         /// Decoding threads (default 2: this machine's cores; 1 disables threading).
         public var threadCount: Int
+        /// How the threads split the work.
         public var threading: Threading
 
+        /// A configuration; the default is two slice threads.
         public init(threadCount: Int = 2, threading: Threading = .slice) {
             self.threadCount = max(1, threadCount)
             self.threading = threading
@@ -185,7 +188,9 @@ public final class FFmpegDecoder {
 
     /// Counters since creation (W3C names where they exist).
     public struct Statistics: Equatable, Sendable {
+        /// Frames the decoder output.
         public var framesDecoded = 0
+        /// Key frames among them.
         public var keyFramesDecoded = 0
         /// Encoded frames libavcodec rejected (corrupt, truncated); decoding went on.
         public var decodeErrors = 0
@@ -195,8 +200,11 @@ public final class FFmpegDecoder {
         public init() {}
     }
 
+    /// The codec it decodes.
     public let codec: Codec
+    /// The threading it was opened with.
     public let configuration: Configuration
+    /// The counters so far.
     public private(set) var statistics = Statistics()
 
     private let context: UnsafeMutablePointer<AVCodecContext>

@@ -19,12 +19,17 @@ public final class FFmpegDemuxer {
         public var codec: Codec?
         /// FFmpeg's name of the codec (e.g. `"h264"`, `"mp3"`), also for unsupported ones.
         public var codecName: String
+        /// Audio or video (nil for other streams).
         public var kind: MediaKind?
         /// Codec configuration (avcC/hvcC for MP4 video, AudioSpecificConfig for AAC, …).
         public var extradata: [UInt8]
+        /// Picture width (video).
         public var width: Int
+        /// Picture height (video).
         public var height: Int
+        /// Sample rate (audio).
         public var sampleRate: Int
+        /// Channels (audio).
         public var channelCount: Int
         /// Ticks per second of the frames' media times.
         public var clockRate: Int32
@@ -210,9 +215,11 @@ extension Codec {
 /// when as much time has passed on `clock` since the first as media time since the first frame.
 /// Generic over the clock, so tests drive it with a manual clock.
 public struct RealTimePacer<C: PlayoutClock>: Sendable {
+    /// The clock it paces on.
     public let clock: C
     private var origin: (local: MonotonicInstant, media: Duration)?
 
+    /// A pacer on `clock`; the first frame sets the origin.
     public init(clock: C) {
         self.clock = clock
     }

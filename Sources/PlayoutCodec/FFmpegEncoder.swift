@@ -10,15 +10,20 @@ public import PlayoutCore
 public final class FFmpegEncoder {
     /// Video encoder settings.
     public struct VideoSettings: Equatable, Sendable {
+        /// The codec to encode with.
         public var codec: Codec
+        /// Picture width in pixels.
         public var width: Int
+        /// Picture height in pixels.
         public var height: Int
+        /// Frames per second.
         public var frameRate: Int
         /// Target bitrate in bits per second.
         public var bitrate: Int
         /// Frames between key frames.
         public var keyframeInterval: Int
 
+        /// Settings with the defaults: 720p30 H.264 at 2.5 Mbit/s, a key frame every 60 frames.
         public init(codec: Codec = .h264, width: Int = 1280, height: Int = 720, frameRate: Int = 30, bitrate: Int = 2_500_000, keyframeInterval: Int = 60) {
             self.codec = codec
             self.width = width
@@ -31,11 +36,16 @@ public final class FFmpegEncoder {
 
     /// Audio encoder settings.
     public struct AudioSettings: Equatable, Sendable {
+        /// The codec to encode with.
         public var codec: Codec
+        /// Samples per second.
         public var sampleRate: Int
+        /// Channels.
         public var channelCount: Int
+        /// Bits per second.
         public var bitrate: Int
 
+        /// Settings with the defaults: 48 kHz stereo Opus at 64 kbit/s.
         public init(codec: Codec = .opus, sampleRate: Int = 48_000, channelCount: Int = 2, bitrate: Int = 64_000) {
             self.codec = codec
             self.sampleRate = sampleRate
@@ -44,6 +54,7 @@ public final class FFmpegEncoder {
         }
     }
 
+    /// The codec it encodes.
     public let codec: Codec
     /// The RTP clock rate of the frames produced.
     public let clockRate: Int32

@@ -3,17 +3,23 @@ public import PlayoutCore
 
 /// What a remux sink needs to know of one encoded stream.
 public struct EncodedStreamDescription: Equatable, Sendable {
+    /// The codec of the stream.
     public var codec: Codec
     /// Ticks per second of the frames' media times (90,000 for RTP video, 48,000 for Opus, …).
     public var clockRate: Int32
     /// Codec configuration; for H.264/H.265 left empty, the first key frame's parameter sets are
     /// used.
     public var extradata: [UInt8]
+    /// Picture width (video; 0 until known).
     public var width: Int
+    /// Picture height (video; 0 until known).
     public var height: Int
+    /// Sample rate (audio).
     public var sampleRate: Int
+    /// Channels (audio).
     public var channelCount: Int
 
+    /// A stream description.
     public init(codec: Codec, clockRate: Int32, extradata: [UInt8] = [], width: Int = 0, height: Int = 0, sampleRate: Int = 0, channelCount: Int = 0) {
         self.codec = codec
         self.clockRate = clockRate
@@ -35,8 +41,11 @@ public struct EncodedStreamDescription: Equatable, Sendable {
 /// and counted), then written in order. Opus without extradata gets an `OpusHead` built from the
 /// channel count. The index is written at ``finish()``.
 public final class RemuxSink {
+    /// The file written.
     public let path: String
+    /// The streams, completed as the first frames arrive.
     public private(set) var streams: [EncodedStreamDescription]
+    /// Frames written so far.
     public private(set) var framesWritten = 0
     /// Frames dropped because they waited too long for the header (see ``maximumHeldFrames``).
     public private(set) var framesDropped = 0

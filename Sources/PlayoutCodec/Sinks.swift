@@ -79,6 +79,7 @@ public final class NullSink {
     /// Whether to hash every picture (costs a copy and an MD5 per frame).
     public let hashes: Bool
 
+    /// A null sink; with `hashes`, it keeps each picture's MD5 (for tests).
     public init(hashes: Bool = false) {
         self.hashes = hashes
     }
@@ -93,10 +94,12 @@ public final class NullSink {
 /// Writes rendered pictures to a YUV4MPEG2 file (`ffplay out.y4m`, `ffmpeg -i out.y4m …`).
 /// Frames must all have the first frame's size and a planar YUV format.
 public final class Y4MSink {
+    /// The file written.
     public let path: String
     private let file: UnsafeMutablePointer<FILE>
     private var headerWritten = false
     private let frameRate: (numerator: Int, denominator: Int)
+    /// Frames written so far.
     public private(set) var framesWritten = 0
 
     /// Creates (truncates) `path`.
@@ -168,11 +171,13 @@ extension DecodedFrame {
 /// Writes rendered audio to a 32-bit float WAV file (`ffplay out.wav`). The sample rate and
 /// channel count come from the first frame; the header's sizes are written at ``finish()``.
 public final class WAVSink {
+    /// The file written.
     public let path: String
     private let file: UnsafeMutablePointer<FILE>
     private var format: (sampleRate: Int, channels: Int)?
     private var dataBytes = 0
     private var finished = false
+    /// Frames written so far.
     public private(set) var framesWritten = 0
 
     /// Creates (truncates) `path`.

@@ -13,7 +13,9 @@ public struct TestPattern: Sendable {
     /// Bits per row.
     static let bits = 32
 
+    /// Picture width in pixels.
     public let width: Int
+    /// Picture height in pixels.
     public let height: Int
 
     /// A pattern of `width × height` (even, at least 256 × 32 so the code fits).

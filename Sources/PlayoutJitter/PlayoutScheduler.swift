@@ -70,7 +70,9 @@ public struct PlayoutScheduler<Frame> {
         var arrival: MonotonicInstant
     }
 
+    /// The tunables it was created with.
     public let configuration: Configuration
+    /// The counters so far.
     public private(set) var statistics = Statistics()
     /// The playout delay in effect.
     public private(set) var delay: Duration
@@ -270,6 +272,7 @@ public struct PlayoutSchedulerConfiguration: Equatable, Sendable {
     /// dropped and counted (default 64 MiB).
     public var maximumBytes: Int
 
+    /// A configuration with the documented defaults.
     public init(
         decodeLead: Duration = .milliseconds(20), lateTolerance: Duration = .milliseconds(20),
         decodeCost: Duration = .milliseconds(2), maximumBytes: Int = 64 << 20
@@ -283,12 +286,14 @@ public struct PlayoutSchedulerConfiguration: Equatable, Sendable {
 
 /// Counters and smoothness measures (W3C webrtc-stats names where they exist).
 public struct PlayoutSchedulerStatistics: Equatable, Sendable {
+    /// Frames released for rendering.
     public var framesRendered = 0
     /// Frames skipped because their render time had passed (delay decreases, late arrivals).
     public var framesSkipped = 0
     /// How far playout jumped ahead in media time by skipping: the media the viewer never
     /// saw, measured against the schedule (a 5 s → 1 s decrease skips 4 s).
     public var totalSkippedDuration: Duration = .zero
+    /// Skipped frames decoded to keep the decoder consistent.
     public var framesDecodedWithoutRender = 0
     /// Skipped frames not decoded, because a key frame made them unnecessary.
     public var framesDroppedToKeyFrame = 0
@@ -298,20 +303,26 @@ public struct PlayoutSchedulerStatistics: Equatable, Sendable {
     public var framesDroppedOnRestart = 0
     /// Pauses caused by delay increases, and their total length.
     public var delayPauseCount = 0
+    /// Total duration of the delay pauses.
     public var totalDelayPausesDuration: Duration = .zero
     /// W3C freezes: a render gap ≥ max(3 × mean gap, mean + 150 ms), not asked for.
     public var freezeCount = 0
+    /// Total duration of the freezes.
     public var totalFreezesDuration: Duration = .zero
     /// W3C pauses: a render gap > 5 s, not asked for.
     public var pauseCount = 0
+    /// Total duration of the pauses.
     public var totalPausesDuration: Duration = .zero
     /// Sum of render gaps and of their squares (W3C totalInterFrameDelay and
     /// totalSquaredInterFrameDelay), in seconds.
     public var totalInterFrameDelay: Double = 0
+    /// Sum of the squared gaps between releases (seconds²).
     public var totalSquaredInterFrameDelay: Double = 0
     /// Frames and bytes waiting, and the media time they span.
     public var bufferedFrames = 0
+    /// Bytes queued now.
     public var bufferedBytes = 0
+    /// Media time queued now.
     public var bufferedDuration: Duration = .zero
     /// W3C jitterBufferDelay: for every frame released, the time from its arrival to its
     /// render time, summed (under a 5 s override, each frame adds ≈ 5 s).
@@ -331,10 +342,14 @@ public struct PlayoutSchedulerStatistics: Equatable, Sendable {
 /// (``JitterBufferStatistics``), the frame side (``PlayoutSchedulerStatistics``) and the playout
 /// delay in effect with its source.
 public struct TrackPlayoutStatistics: Equatable, Sendable {
+    /// The jitter buffer's counters (packets).
     public var network: JitterBufferStatistics
+    /// The scheduler's counters (frames).
     public var frames: PlayoutSchedulerStatistics
+    /// The playout delay in effect.
     public var playoutDelay: EffectivePlayoutDelay
 
+    /// A snapshot of these counters.
     public init(network: JitterBufferStatistics, frames: PlayoutSchedulerStatistics, playoutDelay: EffectivePlayoutDelay) {
         self.network = network
         self.frames = frames

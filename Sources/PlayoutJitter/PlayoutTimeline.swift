@@ -29,6 +29,7 @@ public struct PlayoutTimeline: Sendable {
         /// (default 1 s). Transits above the path are queuing and never reset it.
         public var discontinuityThreshold: Duration
 
+        /// A configuration; the defaults track drift over 30 one-second windows.
         public init(windowDuration: Duration = .seconds(1), windowCount: Int = 30, discontinuityThreshold: Duration = .seconds(1)) {
             self.windowDuration = windowDuration
             self.windowCount = max(2, windowCount)
@@ -42,6 +43,7 @@ public struct PlayoutTimeline: Sendable {
         let transit: Int64
     }
 
+    /// The tunables it was created with.
     public let configuration: Configuration
     /// Window minima, oldest first (a ring of at most `windowCount`).
     private var history: [Sample] = []
@@ -55,6 +57,7 @@ public struct PlayoutTimeline: Sendable {
     private var slope: Double = 0
     private var hasFit = false
 
+    /// An empty timeline.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         history.reserveCapacity(configuration.windowCount)

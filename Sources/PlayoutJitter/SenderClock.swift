@@ -15,6 +15,7 @@ public struct SenderClock: Sendable {
     private var reference: (ntp: Int64, rtp: Int64)?
     private var unwrapper = RTPTimestampUnwrapper()
 
+    /// A sender clock for a stream with RTP clock rate `clockRate` (Hz).
     public init(clockRate: Int32) {
         precondition(clockRate > 0, "a clock rate is positive")
         self.clockRate = clockRate

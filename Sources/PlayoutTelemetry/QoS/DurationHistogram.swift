@@ -51,10 +51,15 @@ public struct DurationHistogram: Equatable, Sendable {
 
     /// The percentiles a report shows.
     public struct Summary: Equatable, Sendable {
+        /// The median.
         public var p50: Duration
+        /// The 95th percentile.
         public var p95: Duration
+        /// The 99th percentile.
         public var p99: Duration
+        /// The largest value.
         public var max: Duration
+        /// How many values.
         public var count: Int
     }
 

@@ -104,23 +104,28 @@ public struct TrackQoS: Equatable, Sendable {
     public var framesPerSecond: Double = 0
     /// The size of the last picture rendered (0 before the first, and for audio).
     public var frameWidth = 0
+    /// The height of the last picture rendered.
     public var frameHeight = 0
     /// Time spent decoding.
     public var totalDecodeTime: Duration = .zero
     /// Sum of the gaps between consecutive renders, and of their squares (seconds, seconds²).
     public var totalInterFrameDelay: Double = 0
+    /// Sum of the squared gaps between consecutive renders (seconds²).
     public var totalSquaredInterFrameDelay: Double = 0
 
     // MARK: Smoothness (W3C rules; gaps the user asked for are counted apart)
 
     /// Render gaps ≥ max(3 × mean frame gap, mean + 150 ms) that nobody asked for.
     public var freezeCount = 0
+    /// Total duration of those freezes.
     public var totalFreezesDuration: Duration = .zero
     /// Render gaps > 5 s that nobody asked for.
     public var pauseCount = 0
+    /// Total duration of those pauses.
     public var totalPausesDuration: Duration = .zero
     /// Pauses caused by a playout-delay increase.
     public var delayPauseCount = 0
+    /// Total duration of the delay pauses.
     public var totalDelayPausesDuration: Duration = .zero
 
     // MARK: Buffer
@@ -130,12 +135,17 @@ public struct TrackQoS: Equatable, Sendable {
     /// W3C jitter-buffer counters: total hold time of emitted frames, their count, and the
     /// target and minimum delay (these read the delay in effect, overrides included).
     public var jitterBufferDelay: Duration = .zero
+    /// Frames emitted from the jitter buffer (the divisor of the three delays).
     public var jitterBufferEmittedCount = 0
+    /// Sum over emitted frames of the delay in effect when each was emitted.
     public var jitterBufferTargetDelay: Duration = .zero
+    /// Sum over emitted frames of the least delay each could have had (its network jitter).
     public var jitterBufferMinimumDelay: Duration = .zero
     /// What the scheduler holds now.
     public var bufferedDuration: Duration = .zero
+    /// Frames held now.
     public var bufferedFrames = 0
+    /// Bytes of the frames held now.
     public var bufferedBytes = 0
 
     // MARK: Rates and distributions
@@ -204,18 +214,31 @@ public struct SubscriberQoS: Equatable, Sendable {
 
 /// The sum over tracks of the counters that add up.
 public struct TotalQoS: Equatable, Sendable {
+    /// RTP packets received, all tracks.
     public var packetsReceived = 0
+    /// Packets lost, all tracks.
     public var packetsLost = 0
+    /// Packets that came too late, all tracks.
     public var packetsDiscarded = 0
+    /// Duplicate packets, all tracks.
     public var packetsDuplicated = 0
+    /// Payload bytes received, all tracks.
     public var bytesReceived = 0
+    /// Frames received, all tracks.
     public var framesReceived = 0
+    /// Frames decoded, all tracks.
     public var framesDecoded = 0
+    /// Frames rendered, all tracks.
     public var framesRendered = 0
+    /// Frames dropped (every reason), all tracks.
     public var framesDropped = 0
+    /// Frames skipped, all tracks.
     public var framesSkipped = 0
+    /// Freezes, all tracks.
     public var freezeCount = 0
+    /// Pauses, all tracks.
     public var pauseCount = 0
+    /// Delay pauses, all tracks.
     public var delayPauseCount = 0
     /// Bits per second over the sample's window, all tracks.
     public var bitrate: Double = 0

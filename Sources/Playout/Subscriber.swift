@@ -125,6 +125,8 @@ public final class Subscriber: @unchecked Sendable {
         mediaKinds = source.mediaKinds
         announcedFrameRate = source.sessionDescription?.media.first { $0.kind == .video }?.frameRate
         delayController = try PlayoutDelayController(configuration: options.playoutDelay)
+        // A scheduled override the cap refuses is refused now, as the configured delay is.
+        for override in options.overrides { _ = try options.playoutDelay.validate(override.delay) }
         let delay = delayController.effectiveDelay.value
         delivery = ObserverDelivery(
             state: .idle, qos: SubscriberQoS(elapsed: .zero, state: .idle, playoutDelay: delay), playoutDelay: delay,

@@ -127,6 +127,9 @@ struct SummaryTable {
     init(_ sample: SubscriberQoS, title: String) {
         var lines = LiveView(sample, title: title).lines
         lines[0] = "\(title) summary: \(sample.state), \(fixed(sample.elapsed.seconds, 1)) s"
+        for track in sample.tracks.values where track.framesRenderedLate > 0 {
+            lines.append("\(track.kind.rawValue): decoding could not keep up: \(track.framesRenderedLate) frames rendered late (> 20 ms)")
+        }
         for kind in [MediaKind.video, .audio] {
             guard let track = sample.tracks[kind] else { continue }
             for (name, histogram) in [("latency", track.endToEndLatency), ("render error", track.renderError)] {

@@ -16,12 +16,18 @@ final class PlayoutLoop<C: PlayoutClock>: @unchecked Sendable {
     /// for another decode. Decoding back to back keeps the decoder's caches warm: live 720p
     /// H.264 costs ≈ 12 % less CPU per frame in bursts of three or four than decoded one per
     /// wake-up (`Benchmarks/live-subscribe.sh`). Three decoded pictures ahead keep the peak RSS
-    /// below GStreamer's.
+    /// below GStreamer's; `maximumBytesAhead` caps what is held by size, so memory stays
+    /// proportional to the picture size (an 8192×8192 stream decodes one frame ahead).
     struct DecodeAhead {
         var wakeLead: Duration = .milliseconds(50)
         var horizon: Duration = .milliseconds(150)
         var maximumAhead = 3
+        var maximumBytesAhead = 16 << 20
     }
+
+    /// A frame presented this long after its render time was late because decoding it did not
+    /// finish in time (``TrackQoS/framesRenderedLate``).
+    static var lateThreshold: Duration { .milliseconds(20) }
 
     /// When to call ``advance(now:)`` again.
     enum Wake: Equatable {
@@ -38,6 +44,8 @@ final class PlayoutLoop<C: PlayoutClock>: @unchecked Sendable {
         var frame: EncodedFrame
         var renderAt: MonotonicInstant
         var pictures: [RetainedFrame]
+        /// Decoded bytes held (YUV 4:2:0 pictures, float samples).
+        var bytes: Int
     }
 
     let track: SubscribedTrack
@@ -49,6 +57,7 @@ final class PlayoutLoop<C: PlayoutClock>: @unchecked Sendable {
     private let ahead: DecodeAhead
     private let logger = Logger(label: "playout.playout-loop")
     private var decoded: [Decoded] = []
+    private var decodedBytes = 0
     private var bursting = false
     /// Time spent decoding, on the loop's clock (what the burst decision weighs; on a manual
     /// clock decoding takes no time, so a simulation decides the same way every run).
@@ -88,10 +97,12 @@ final class PlayoutLoop<C: PlayoutClock>: @unchecked Sendable {
                 // 2 ms (a key frame costs about three).
                 let average = decodes > 0 ? decodeTime / decodes : .milliseconds(5)
                 let fits = now.duration(to: first.renderAt) > average * 3 + .milliseconds(2)
-                if !(bursting && fits && decoded.count < ahead.maximumAhead) {
+                let room = decoded.count < ahead.maximumAhead && decodedBytes < ahead.maximumBytesAhead
+                if !(bursting && fits && room) {
                     bursting = false
                     guard first.renderAt <= now else { return .present(at: first.renderAt) }
                     decoded.removeFirst()
+                    decodedBytes -= first.bytes
                     present(first)
                     now = clock.now
                     continue
@@ -106,18 +117,21 @@ final class PlayoutLoop<C: PlayoutClock>: @unchecked Sendable {
             case .render(let frame, let renderAt):
                 bursting = true
                 var pictures: [RetainedFrame] = []
+                var bytes = 0
                 defer {
                     decodeTime += now.duration(to: clock.now)
                     decodes += 1
                 }
                 do {
                     try decoder.decode(frame) { picture in
+                        bytes += picture.width * picture.height * 3 / 2 + picture.sampleCount * picture.channelCount * 4
                         if let kept = picture.retained() { pictures.append(kept) }
                     }
                 } catch {
                     logger.debug("\(track.kind.rawValue) frame at \(frame.mediaTime) did not decode: \(error)")
                 }
-                decoded.append(Decoded(frame: frame, renderAt: renderAt, pictures: pictures))
+                decoded.append(Decoded(frame: frame, renderAt: renderAt, pictures: pictures, bytes: bytes))
+                decodedBytes += bytes
                 remux(frame, renderAt: renderAt, picture: pictures.first)
             case .skip(let frame, .decodeWithoutRender):
                 try? decoder.decode(frame, output: false)
@@ -141,6 +155,7 @@ final class PlayoutLoop<C: PlayoutClock>: @unchecked Sendable {
     func drain() {
         for frame in decoded { present(frame) }
         decoded.removeAll()
+        decodedBytes = 0
         var flushed = 0
         try? decoder.flush { picture in
             renderer.present(picture, kind: track.kind)
@@ -185,7 +200,9 @@ final class PlayoutLoop<C: PlayoutClock>: @unchecked Sendable {
             guard let presented else { return }
             playback.framesPresented += pictures
             playback.lastRender = presented
-            playback.renderError.record(decoded.renderAt.duration(to: presented))
+            let error = decoded.renderAt.duration(to: presented)
+            playback.renderError.record(error)
+            if error > Self.lateThreshold { playback.framesPresentedLate += 1 }
             if let capture {
                 playback.latency.record(.nanoseconds(wall - capture))
                 // The first packet's arrival on the wall clock, less the capture time.

@@ -26,6 +26,7 @@ final class SubscribedTrack: @unchecked Sendable {
     struct Playback {
         var lastRender: MonotonicInstant?
         var framesPresented = 0
+        var framesPresentedLate = 0
         var renderError = DurationHistogram()
         var latency = DurationHistogram()
         var transit = DurationHistogram()
@@ -267,6 +268,7 @@ final class SubscribedTrack: @unchecked Sendable {
             // Rendered means presented: a frame released for rendering counts once its picture
             // reached the sink.
             qos.framesRendered = playback.framesPresented
+            qos.framesRenderedLate = playback.framesPresentedLate
             qos.framesSkipped = frames.framesSkipped
             qos.totalSkippedDuration = frames.totalSkippedDuration
             qos.framesIncomplete = pipeline.depacketizerStatistics.framesDiscarded

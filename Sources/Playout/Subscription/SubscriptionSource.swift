@@ -15,14 +15,13 @@ enum SubscriptionSource {
     /// A libavformat input.
     case demuxer(DemuxedInput)
 
-    /// The largest SDP file read.
-    static let maximumSDPSize = 1 << 20
-
     /// The source `text` names: an SDP file, or any input libavformat opens (a media file or a
-    /// URL), opened now so a bad one fails before anything starts.
+    /// URL), opened now so a bad one fails before anything starts. Reading an SDP from a FIFO or a
+    /// device waits at most `options.duration` (a writer that never comes does not hang the run).
     init(parsing source: String, options: Subscriber.Options) throws {
         let isURL = source.contains("://") && !source.hasPrefix("file://")
-        if !isURL, let text = Self.sdpText(at: source) {
+        let path = source.hasPrefix("file://") ? String(source.dropFirst(7)) : source
+        if !isURL, let text = try SDPFile.read(path, deadline: options.duration.map { MonotonicClock().now.advanced(by: $0) }) {
             let description: SessionDescription
             do {
                 description = try SessionDescription(parsing: text)
@@ -32,7 +31,7 @@ enum SubscriptionSource {
             try self.init(sessionDescription: description, options: options)
             return
         }
-        if !isURL, access(source.hasPrefix("file://") ? String(source.dropFirst(7)) : source, R_OK) != 0 {
+        if !isURL, access(path, R_OK) != 0 {
             throw PlayoutError(.invalidSource, "cannot read \(source): no such file (give an SDP file, a media file or a URL)")
         }
         self = .demuxer(try DemuxedInput(url: source, isFile: !isURL, options: options))
@@ -58,17 +57,6 @@ enum SubscriptionSource {
         }
         guard !media.isEmpty else { throw PlayoutError(.unsupportedMedia, "the SDP has no audio or video section to receive") }
         self = .rtp(session: sessionDescription, media: media.map { (kind: $0.0, description: $0.1) })
-    }
-
-    /// The text of `path` when it is an SDP file (starts with `v=`).
-    private static func sdpText(at path: String) -> String? {
-        guard let file = fopen(path, "rb") else { return nil }
-        defer { fclose(file) }
-        // An SDP is small; a larger file is media (or not an SDP).
-        var bytes = [UInt8](repeating: 0, count: maximumSDPSize)
-        let count = fread(&bytes, 1, bytes.count, file)
-        guard count >= 2, count < bytes.count, bytes[0] == UInt8(ascii: "v"), bytes[1] == UInt8(ascii: "=") else { return nil }
-        return String(decoding: bytes[..<count], as: UTF8.self)
     }
 
     /// The kinds of media received.
@@ -124,6 +112,62 @@ enum SubscriptionSource {
                 )
             }
         }
+    }
+}
+
+/// Reads an SDP file without ever blocking for good or reading more than an SDP may hold.
+enum SDPFile {
+    /// The text of `path` when it is an SDP (starts with `v=`); nil when it is something else (a
+    /// media file) or cannot be opened. Reads at most ``SessionDescription/maximumSize`` + 1
+    /// bytes: a larger file that starts with `v=` is refused with the parser's size message.
+    /// A FIFO, socket or device is read without blocking past `deadline` (nil: until its writer
+    /// closes), polling every 100 ms.
+    ///
+    /// - Throws: ``PlayoutError`` for an SDP over the size limit, a FIFO that is not an SDP, or a
+    ///   read that did not finish by `deadline`.
+    static func read(_ path: String, deadline: MonotonicInstant?, limit: Int = SessionDescription.maximumSize) throws -> String? {
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return nil }
+        let isRegular = status.st_mode & S_IFMT == S_IFREG
+        guard isRegular || status.st_mode & S_IFMT != S_IFDIR else { return nil }
+        var bytes = [UInt8](repeating: 0, count: limit + 1)
+        var count = 0
+        let clock = MonotonicClock()
+        while count < bytes.count {
+            let got = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + count, $0.count - count) }
+            if got > 0 {
+                count += got
+                // Not an SDP: stop reading at once (a regular media file goes to libavformat).
+                if count >= 2, !(bytes[0] == UInt8(ascii: "v") && bytes[1] == UInt8(ascii: "=")) { break }
+                continue
+            }
+            // A regular file ends here; a FIFO reads 0 also before its first writer came.
+            if got == 0, isRegular { break }
+            guard got == 0 || errno == EAGAIN || errno == EINTR else {
+                throw PlayoutError(.invalidSource, "cannot read \(path): \(String(cString: strerror(errno)))")
+            }
+            let now = clock.now
+            if let deadline, now >= deadline {
+                throw PlayoutError(.invalidSource, "\(path): no complete SDP before the end of the run (\(count) bytes read); a FIFO needs a writer that writes the SDP and closes it")
+            }
+            var descriptors = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
+            let wait = deadline.map { min(100, max(1, now.duration(to: $0).nanoseconds / 1_000_000)) } ?? 100
+            // POLLHUP: a writer came and went (the end); nothing at all: no writer yet, wait on.
+            if poll(&descriptors, 1, Int32(wait)) > 0, descriptors[0].revents & Int16(POLLHUP) != 0, descriptors[0].revents & Int16(POLLIN) == 0 { break }
+        }
+        guard count >= 2, bytes[0] == UInt8(ascii: "v"), bytes[1] == UInt8(ascii: "=") else {
+            if !isRegular, count > 0 {
+                throw PlayoutError(.invalidSource, "\(path) is not a regular file and does not start with v=: only an SDP can be read from a FIFO or a device")
+            }
+            return nil
+        }
+        guard count <= limit else {
+            throw PlayoutError(.invalidSource, "\(path): \(SDPParseError.tooLarge(bytes: isRegular ? Int(status.st_size) : count, limit: limit))")
+        }
+        return String(decoding: bytes[..<count], as: UTF8.self)
     }
 }
 

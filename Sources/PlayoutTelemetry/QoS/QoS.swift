@@ -83,6 +83,9 @@ public struct TrackQoS: Equatable, Sendable {
     public var keyFramesDecoded = 0
     /// Frames presented to the sink at their render time.
     public var framesRendered = 0
+    /// Frames rendered more than 20 ms after their render time because decoding them did not
+    /// finish in time: decoding cannot keep up (a picture too large for the machine).
+    public var framesRenderedLate = 0
     /// Adobe's droppedFrames: skipped (late or by a delay decrease), undecodable, incomplete,
     /// dropped waiting for a key frame, dropped for buffer overflow or when the stream restarted.
     public var framesDropped = 0

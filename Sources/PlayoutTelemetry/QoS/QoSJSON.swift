@@ -71,6 +71,7 @@ public struct QoSJSONWriter: Sendable {
             ("framesDecoded", Double(track.framesDecoded)),
             ("keyFramesDecoded", Double(track.keyFramesDecoded)),
             ("framesRendered", Double(track.framesRendered)),
+            ("framesRenderedLate", Double(track.framesRenderedLate)),
             ("framesDropped", Double(track.framesDropped)),
             ("framesSkipped", Double(track.framesSkipped)),
             ("framesIncomplete", Double(track.framesIncomplete)),

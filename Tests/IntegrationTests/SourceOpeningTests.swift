@@ -1,0 +1,89 @@
+import Foundation
+import PlayoutTesting
+import Testing
+
+/// Opening a source honours the run's bounds (issue 14, items 1, 2 and 9), on the built binary.
+@Suite("playout subscribe: opening a source")
+struct SourceOpeningTests {
+    static func temporaryPath(_ name: String) -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("playout-\(UInt32.random(in: 0...UInt32.max))-\(name)").path
+    }
+
+    static let sdp = """
+        v=0
+        o=- 0 0 IN IP4 127.0.0.1
+        s=test
+        c=IN IP4 127.0.0.1
+        t=0 0
+        m=video 47650 RTP/AVP 96
+        a=rtpmap:96 H264/90000
+
+        """
+
+    @Test("a FIFO with no writer ends at --duration with one line, not a hang")
+    func fifoWithoutWriter() throws {
+        let path = Self.temporaryPath("fifo.sdp")
+        #expect(mkfifo(path, 0o600) == 0)
+        defer { unlink(path) }
+        let started = ContinuousClock.now
+        let result = try runPlayout(["subscribe", path, "--duration", "1s"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("no complete SDP before the end of the run"), "\(result.stderr)")
+        #expect(ContinuousClock.now - started < .seconds(10))
+    }
+
+    @Test("a FIFO whose writer holds it open after v=0 ends at --duration too")
+    func fifoHeldOpen() throws {
+        let path = Self.temporaryPath("held.sdp")
+        #expect(mkfifo(path, 0o600) == 0)
+        defer { unlink(path) }
+        // The writer: a shell that writes v=0 and keeps the FIFO open for 20 s.
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: "/bin/sh")
+        writer.arguments = ["-c", "exec 3>'\(path)'; printf 'v=0\\n' >&3; sleep 20"]
+        try writer.run()
+        defer { writer.terminate() }
+        let result = try runPlayout(["subscribe", path, "--duration", "1s"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("(4 bytes read)"), "\(result.stderr)")
+    }
+
+    @Test("an SDP from a FIFO whose writer closes it plays as from a file")
+    func fifoWithSDP() throws {
+        let path = Self.temporaryPath("ok.sdp")
+        #expect(mkfifo(path, 0o600) == 0)
+        defer { unlink(path) }
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: "/bin/sh")
+        writer.arguments = ["-c", "printf '%s' '\(Self.sdp)' > '\(path)'"]
+        try writer.run()
+        let result = try runPlayout(["subscribe", path, "--duration", "1s", "--json"])
+        writer.waitUntilExit()
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("\"type\":\"summary\""))
+    }
+
+    @Test("a 1 GB file that starts with v= is refused with the size limit, without reading it whole")
+    func hugeSDP() throws {
+        let path = Self.temporaryPath("huge.sdp")
+        #expect(FileManager.default.createFile(atPath: path, contents: Data("v=0\n".utf8)))
+        defer { unlink(path) }
+        #expect(truncate(path, 1 << 30) == 0)  // sparse
+        let started = ContinuousClock.now
+        let result = try runPlayout(["subscribe", path, "--duration", "1s"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("SDP is 1073741824 bytes: at most 65536 bytes are accepted"), "\(result.stderr)")
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+
+    @Test("an --override above the cap is refused at start, as --playout-delay is")
+    func overrideAboveCap() throws {
+        let path = Self.temporaryPath("cap.sdp")
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(Self.sdp.utf8)))
+        defer { unlink(path) }
+        let result = try runPlayout(["subscribe", path, "--override", "40s@1s", "--duration", "2s"])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("above the cap"), "\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1)
+    }
+}

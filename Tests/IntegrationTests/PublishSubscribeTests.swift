@@ -43,7 +43,14 @@ struct PublishSubscribeTests {
         try publisher.start()
         let sent = try publisher.waitUntilEnded()
         let final = subscriber.waitUntilEnded()
-        return Run(sent: sent, final: final, samples: samples.withLock { $0 }, states: states.withLock { $0 })
+        let run = Run(sent: sent, final: final, samples: samples.withLock { $0 }, states: states.withLock { $0 })
+        // Every sample is one consistent snapshot: rendered ≤ decoded ≤ received, every track.
+        for sample in run.samples + [run.final] {
+            for track in sample.tracks.values {
+                #expect(track.framesRendered <= track.framesDecoded && track.framesDecoded <= track.framesReceived, "\(track.kind) at \(sample.elapsed): \(track.framesRendered) rendered, \(track.framesDecoded) decoded, \(track.framesReceived) received")
+            }
+        }
+        return run
     }
 
     /// The receiver's network counters agree with what the simulated network did.

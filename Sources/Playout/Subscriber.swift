@@ -35,9 +35,11 @@ public final class Subscriber: @unchecked Sendable {
         public var qosInterval: Duration
         /// How long nothing may render before the state turns `stalled`.
         public var stallTimeout: Duration
-        /// An SRTP master key and salt (base64, AES_CM_128_HMAC_SHA1_80) for every track,
-        /// replacing the SDP's `a=crypto` lines.
-        public var srtpKey: String?
+        /// The SRTP master key and salt for every track, replacing the SDP's `a=crypto` lines
+        /// (nil: the SDP's keys, or none). For a libavformat `srtp://` input it is passed to
+        /// FFmpeg as `srtp_in_suite` and `srtp_in_params` (base64); FFmpeg takes the
+        /// AES_CM_128_HMAC_SHA1_80 and _32 suites.
+        public var srtpKey: SRTPKeyingMaterial?
         /// Decoder threads per track (1 decodes single-slice live streams best).
         public var decoderThreads: Int
         /// Playout-delay overrides to set and release at instants after the start.
@@ -45,7 +47,7 @@ public final class Subscriber: @unchecked Sendable {
 
         public init(
             playoutDelay: PlayoutDelay.Configuration = .init(), duration: Duration? = nil, qosInterval: Duration = .seconds(1),
-            stallTimeout: Duration = .seconds(1), srtpKey: String? = nil, decoderThreads: Int = 1, overrides: [ScheduledOverride] = []
+            stallTimeout: Duration = .seconds(1), srtpKey: SRTPKeyingMaterial? = nil, decoderThreads: Int = 1, overrides: [ScheduledOverride] = []
         ) {
             self.overrides = overrides
             self.playoutDelay = playoutDelay
@@ -130,8 +132,8 @@ public final class Subscriber: @unchecked Sendable {
         // A live input that stops sending fails after 2 s instead of blocking; it is reopened.
         var formatOptions: [String: String] = isFile ? [:] : ["rw_timeout": "2000000", "timeout": "2000000"]
         if let key = options.srtpKey {
-            formatOptions["srtp_in_suite"] = "AES_CM_128_HMAC_SHA1_80"
-            formatOptions["srtp_in_params"] = key
+            formatOptions["srtp_in_suite"] = key.suite.name
+            formatOptions["srtp_in_params"] = key.base64
         }
         let demuxer = try FFmpegDemuxer(url: url, options: formatOptions)
         var streams: [FFmpegDemuxer.Stream] = []
@@ -168,13 +170,7 @@ public final class Subscriber: @unchecked Sendable {
                 continue
             }
             if let key = options.srtpKey {
-                let keyAndSalt: [UInt8]
-                do {
-                    keyAndSalt = try Base64.decode(key)
-                } catch {
-                    throw PlayoutError(.invalidSource, "--srtp-key is not base64 (\(error)); give the 30-byte master key and salt, e.g. from head -c 30 /dev/urandom | base64")
-                }
-                section.crypto = [CryptoAttribute(suite: .aesCM128HMACSHA1_80, keys: [.init(keyAndSalt: keyAndSalt)])]
+                section.crypto = [CryptoAttribute(suite: SDPCryptoSuite(rawValue: key.suite.name), keys: [.init(keyAndSalt: key.concatenated)])]
             }
             // Fail now, not after start, on a codec or key the pipeline cannot take.
             _ = try TrackPipeline(track: TrackID(rawValue: UInt32(media.count)), media: section, delay: options.playoutDelay.delay)

@@ -1,11 +1,13 @@
 // Observe a value, dispose the subscription, and collect the logs — public API only.
-import Logging
 import Playout
 
-// The application, not the library, sets up logging: console at PLAYOUT_LOG_LEVEL, plus a
-// collector that keeps the first and the most recent lines whatever the console level.
-let collector = LogCollector(configuration: .init(firstCount: 3, recentCount: 2, level: .info))
-LoggingSystem.bootstrap(LoggingSetup(consoleLevel: .critical).makeFactory(collector: collector))
+// The application, not the library, sets up logging, once: the console (here only critical lines;
+// by default PLAYOUT_LOG_LEVEL's), plus a collector that keeps the first and the most recent lines
+// whatever the console level.
+let collector = LoggingSetup.bootstrap(
+    collector: LogCollector(configuration: .init(firstCount: 3, recentCount: 2, level: .info)),
+    setup: LoggingSetup(consoleLevel: .critical)
+)
 let logger = Logger(label: "sample.observe")
 
 // An observable delay, handed out read-only.

@@ -1,6 +1,8 @@
 // The facade re-exports the shared vocabulary (Observable, Disposable, clocks, media time), the
-// playout-delay and statistics types of the playout stage, and the telemetry/logging API, so
-// `import Playout` is all an application needs.
+// playout-delay and statistics types of the playout stage, the telemetry/logging API and swift-log
+// itself (`Logger`, `LoggingSystem`), so `import Playout` is all an application needs — also to
+// set up logging with `LoggingSetup.bootstrap(collector:)`.
+@_exported public import Logging
 @_exported public import PlayoutCore
 @_exported public import PlayoutJitter
 @_exported public import PlayoutTelemetry

@@ -8,8 +8,9 @@ import Darwin
 #endif
 
 extension PlayoutError.Code {
-    /// A network impairment setting (`--loss`, `--jitter`, `--bandwidth`, …) is out of range or
-    /// cannot be parsed.
+    /// A network impairment setting (``NetworkImpairment/Configuration/loss``,
+    /// ``NetworkImpairment/Configuration/jitter``, …) is out of range, or a percentage cannot be
+    /// parsed.
     public static let invalidImpairment = Self("invalidImpairment")
 }
 
@@ -412,43 +413,43 @@ extension NetworkImpairment {
 
     /// Checks every setting of `configuration`, with a message that says what to type.
     private static func validate(_ configuration: Configuration) throws(PlayoutError) {
-        func probability(_ value: Double, _ option: String, example: String) throws(PlayoutError) {
+        // Messages name the setting as the API spells it; the CLI words its own options.
+        let prefix = "NetworkImpairment.Configuration."
+        func probability(_ value: Double, _ name: String, example: String) throws(PlayoutError) {
             guard (0...1).contains(value) else {
-                throw PlayoutError(.invalidImpairment, "\(option) must be between 0% and 100% (got \(describe(value))), e.g. \(option) \(example)")
+                throw PlayoutError(.invalidImpairment, "\(prefix)\(name) must be from 0 to 1, i.e. 0% to 100% (got \(format(value)), i.e. \(describe(value))), e.g. \(example)")
             }
         }
         func duration(_ value: Duration, _ name: String, example: String) throws(PlayoutError) {
-            // Options are shown as they are typed (`--jitter 20ms`), other settings by name.
-            let instance = name.hasPrefix("--") ? "\(name) \(example)" : example
             guard value >= .zero else {
-                throw PlayoutError(.invalidImpairment, "\(name) must be 0 or more (got \(value.compactDescription)), e.g. \(instance)")
+                throw PlayoutError(.invalidImpairment, "\(prefix)\(name) must be 0 or more (got \(value.compactDescription)), e.g. \(example)")
             }
             guard value <= Configuration.maximumDuration else {
-                throw PlayoutError(.invalidImpairment, "\(name) must be at most 1h (got \(value.compactDescription)), e.g. \(instance)")
+                throw PlayoutError(.invalidImpairment, "\(prefix)\(name) must be at most 1h (got \(value.compactDescription)), e.g. \(example)")
             }
         }
-        try probability(configuration.loss, "--loss", example: "2%")
-        try probability(configuration.reorder, "--reorder", example: "1%")
-        try probability(configuration.duplicate, "--duplicate", example: "1%")
-        try duration(configuration.jitter, "--jitter", example: "20ms")
-        try duration(configuration.reorderDelay, "the reorder delay", example: "10ms")
-        try duration(configuration.queueLimit, "the bandwidth queue limit", example: "200ms")
+        try probability(configuration.loss, "loss", example: "0.02 for 2%")
+        try probability(configuration.reorder, "reorder", example: "0.01 for 1%")
+        try probability(configuration.duplicate, "duplicate", example: "0.01 for 1%")
+        try duration(configuration.jitter, "jitter", example: ".milliseconds(20)")
+        try duration(configuration.reorderDelay, "reorderDelay", example: ".milliseconds(10)")
+        try duration(configuration.queueLimit, "queueLimit", example: ".milliseconds(200)")
         if let bandwidth = configuration.bandwidth, bandwidth <= 0 {
-            throw PlayoutError(.invalidImpairment, "--bandwidth must be more than 0 bits per second (got \(bandwidth)), e.g. --bandwidth 2M")
+            throw PlayoutError(.invalidImpairment, "\(prefix)bandwidth must be more than 0 bits per second (got \(bandwidth)), e.g. 2_000_000 for 2 Mbit/s")
         }
         if let burst = configuration.burstLoss {
             guard burst.rate >= 0, burst.rate < 1 else {
-                throw PlayoutError(.invalidImpairment, "the --burst-loss rate must be at least 0% and below 100% (got \(describe(burst.rate))), e.g. --burst-loss 10%/8")
+                throw PlayoutError(.invalidImpairment, "\(prefix)burstLoss rate must be at least 0 and below 1, i.e. below 100% (got \(format(burst.rate)), i.e. \(describe(burst.rate))), e.g. 0.1 for 10%")
             }
             guard burst.meanBurstLength >= 1, burst.meanBurstLength.isFinite else {
-                throw PlayoutError(.invalidImpairment, "the --burst-loss mean burst length must be 1 packet or more (got \(format(burst.meanBurstLength))), e.g. --burst-loss 10%/8")
+                throw PlayoutError(.invalidImpairment, "\(prefix)burstLoss meanBurstLength must be 1 packet or more (got \(format(burst.meanBurstLength))), e.g. 8")
             }
             guard burst.enterProbability <= 1 + 1e-9 else {  // at the limit the chain always re-enters
                 let shortest = (burst.rate / (1 - burst.rate) * 100 - 1e-6).rounded(.up) / 100  // 2 decimals, up
                 let rate = describe(burst.rate)
                 throw PlayoutError(
                     .invalidImpairment,
-                    "--burst-loss \(rate)/\(format(burst.meanBurstLength)): a loss rate of \(rate) needs bursts of at least \(format(shortest)) packets on average: raise the length or lower the rate, e.g. --burst-loss \(rate)/\(format(shortest))"
+                    "\(prefix)burstLoss: a loss rate of \(rate) needs bursts of at least \(format(shortest)) packets on average (got a mean burst length of \(format(burst.meanBurstLength))): raise the mean burst length or lower the rate"
                 )
             }
         }

@@ -63,6 +63,24 @@ public final class Publisher: @unchecked Sendable {
             self.duration = duration
             self.senderReportInterval = senderReportInterval
         }
+
+        /// The destination ports a publisher can send to: it uses four from the destination's
+        /// port PORT — video RTP on PORT, its RTCP on PORT+1, audio RTP on PORT+2, its RTCP on
+        /// PORT+3 — so PORT is 1…65532.
+        public static let destinationPorts: ClosedRange<UInt16> = 1...(UInt16.max - 3)
+
+        /// Checks the options a ``Publisher`` is created with (its initializer calls this).
+        ///
+        /// - Throws: ``PlayoutError`` with code `invalidAddress` when the destination's port is
+        ///   outside ``destinationPorts`` (0, or so high that PORT+3 passes 65535).
+        public func validate() throws(PlayoutError) {
+            guard Self.destinationPorts.contains(destination.port) else {
+                throw PlayoutError(
+                    .invalidAddress,
+                    "Publisher.Options.destination \(destination): the publisher sends to PORT (video), PORT+1 (its RTCP), PORT+2 (audio) and PORT+3 (its RTCP), so the port must be from \(Self.destinationPorts.lowerBound) to \(Self.destinationPorts.upperBound); Publisher.freeLoopbackDestination() gives four free ones on 127.0.0.1"
+                )
+            }
+        }
     }
 
     /// What the publisher did, per track and on the simulated link.
@@ -136,6 +154,7 @@ public final class Publisher: @unchecked Sendable {
     /// - Throws: ``PlayoutError`` for a file without H.264, VP8 or Opus, an encoder that cannot
     ///   open, an unreachable destination or an invalid impairment.
     public init(options: Options) throws {
+        try options.validate()
         self.options = options
         impairment = try NetworkImpairment(configuration: options.impairment)
         var streams: [(kind: MediaKind, codec: Codec, clockRate: Int32, channels: Int, streamIndex: Int?, streamClockRate: Int32, width: Int, height: Int)] = []

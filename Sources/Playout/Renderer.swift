@@ -76,11 +76,11 @@ public final class Renderer: @unchecked Sendable {
         switch sink {
         case .null: break
         case .y4m(let path):
-            guard kinds.contains(.video) else { throw SinkError(.sink, "sink \(sink): the stream has no video to write as .y4m") }
+            guard kinds.contains(.video) else { throw SinkError(.sink, "sink \(sink): the stream has no video to write as .y4m (use .wav for audio, or .mkv/.mp4 to remux)") }
             let rate = frameRate.map { Int($0.rounded()) } ?? 30
             video.video = try Y4MSink(path: path, frameRate: (max(1, rate), 1))
         case .wav(let path):
-            guard kinds.contains(.audio) else { throw SinkError(.sink, "sink \(sink): the stream has no audio to write as .wav") }
+            guard kinds.contains(.audio) else { throw SinkError(.sink, "sink \(sink): the stream has no audio to write as .wav (use .y4m for video, or .mkv/.mp4 to remux)") }
             audio.audio = try WAVSink(path: path)
         case .remux(let path):
             remux = try RemuxSink(path: path, streams: streams)

@@ -19,16 +19,17 @@ public struct ScheduledOverride: Equatable, Sendable, CustomStringConvertible {
 
     /// Parses `DELAY@AT[/FOR]` (durations with `ms` or `s`).
     ///
-    /// - Throws: ``PlayoutError`` with code `invalidOption` and an example of the right form.
+    /// - Throws: ``PlayoutError`` with code `invalidOption` and an example of the right form,
+    ///   e.g. "'soon' is not an override: write DELAY@AT[/FOR], e.g. 2s@5s/10s …".
     public init(parsing text: String) throws(PlayoutError) {
         let example = "write DELAY@AT[/FOR], e.g. 2s@5s/10s (2 s, 5 s after start, for 10 s) or 500ms@12s"
         let parts = text.split(separator: "@", omittingEmptySubsequences: false)
-        guard parts.count == 2 else { throw PlayoutError(.invalidOption, "--override \(text): \(example)") }
+        guard parts.count == 2 else { throw PlayoutError(.invalidOption, "'\(text)' is not an override: \(example)") }
         let timing = parts[1].split(separator: "/", omittingEmptySubsequences: false)
-        guard timing.count <= 2 else { throw PlayoutError(.invalidOption, "--override \(text): \(example)") }
+        guard timing.count <= 2 else { throw PlayoutError(.invalidOption, "'\(text)' is not an override: \(example)") }
         func duration(_ part: Substring, _ name: String) throws(PlayoutError) -> Duration {
             guard let value = try? Duration(parsing: String(part)), value >= .zero else {
-                throw PlayoutError(.invalidOption, "--override \(text): \(name) '\(part)' is not a duration ≥ 0; \(example)")
+                throw PlayoutError(.invalidOption, "'\(text)' is not an override: \(name) '\(part)' is not a duration ≥ 0; \(example)")
             }
             return value
         }
@@ -43,6 +44,6 @@ public struct ScheduledOverride: Equatable, Sendable, CustomStringConvertible {
 }
 
 extension PlayoutError.Code {
-    /// A command-line option or its value is wrong.
+    /// An option or its value is wrong (in the API or on the command line).
     public static let invalidOption = Self("invalidOption")
 }

@@ -42,8 +42,10 @@ public final class Subscriber: @unchecked Sendable {
         /// How long nothing may render, with nothing queued, before the state turns `stalled`
         /// (default 1 s).
         public var stallTimeout: Duration
-        /// SRTP keying for every track, replacing the SDP's `a=crypto` lines (and, for an
-        /// `srtp://` URL, the key libavformat decrypts with).
+        /// The SRTP master key and salt for every track, replacing the SDP's `a=crypto` lines
+        /// (nil: the SDP's keys, or none). For a libavformat `srtp://` input it is passed to
+        /// FFmpeg as `srtp_in_suite` and `srtp_in_params` (base64); FFmpeg takes the
+        /// AES_CM_128_HMAC_SHA1_80 and _32 suites.
         public var srtpKey: SRTPKeyingMaterial?
         /// Decoder threads per track (1 decodes single-slice live streams best).
         public var decoderThreads: Int

@@ -9,7 +9,6 @@ struct VersionCommand: ParsableCommand {
     )
 
     func run() throws {
-        _ = PlayoutCommand.logCollector
         print(LinkedLibraries.report)
     }
 }

@@ -23,10 +23,10 @@ public enum SinkSpec: Equatable, Sendable, CustomStringConvertible {
             return
         }
         guard text.hasPrefix("file:") else {
-            throw SinkError("unknown sink '\(text)': use null or file:PATH, e.g. --sink file:out.y4m")
+            throw SinkError("unknown sink '\(text)': use null or file:PATH, e.g. file:out.y4m")
         }
         let path = String(text.dropFirst(5))
-        guard !path.isEmpty else { throw SinkError("--sink file needs a path, e.g. --sink file:out.y4m") }
+        guard !path.isEmpty else { throw SinkError("sink '\(text)' needs a path after file:, e.g. file:out.y4m") }
         switch path.split(separator: ".").last.map({ $0.lowercased() }) {
         case "y4m": self = .y4m(path: path)
         case "wav": self = .wav(path: path)

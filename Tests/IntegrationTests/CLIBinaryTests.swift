@@ -1,4 +1,5 @@
 import Foundation
+import Playout
 import PlayoutTesting
 import Testing
 
@@ -69,16 +70,24 @@ struct CLIBinaryTests {
     }
 
     @Test("bad options: one line on stderr that names the option and the help to read", arguments: [
-        (["subscribe", "x.sdp", "--override", "soon"], ["--override", "playout subscribe --help"]),
-        (["subscribe", "x.sdp", "--playout-delay", "forever"], ["forever"]),
-        (["subscribe", "x.sdp", "--sink", "ftp:out"], ["ftp:out"]),
+        (["subscribe", "x.sdp", "--override", "soon"], ["--override soon:", "DELAY@AT[/FOR]", "playout subscribe --help"]),
+        (["subscribe", "x.sdp", "--playout-delay", "forever"], ["--playout-delay forever:", "e.g. 230ms"]),
+        (["subscribe", "x.sdp", "--sink", "ftp:out"], ["--sink ftp:out:", "file:PATH"]),
+        (["subscribe", "x.sdp", "--srtp-key", "zRxmKMKpñ"], ["--srtp-key:", "'ñ' (character 9) is not base64", "head -c 30 /dev/urandom | base64"]),
+        (["subscribe", "x.sdp", "--qos-interval", "0s"], ["--qos-interval 0s:", "e.g. 1s"]),
         (["subscribe", "x.sdp", "--frobnicate"], ["--frobnicate", "playout subscribe --help"]),
         (["subscribe"], ["source", "playout subscribe --help"]),
-        (["publish", "testsrc", "--to", "nowhere"], ["nowhere"]),
-        (["demo", "--loss", "150%"], ["150%"]),
+        (["publish", "testsrc", "--to", "nowhere"], ["--to nowhere:", "127.0.0.1:5004"]),
+        (["publish", "testsrc", "--to", "127.0.0.1:0"], ["--to 127.0.0.1:0:", "from 1 to 65532", "playout publish --help"]),
+        (["publish", "testsrc", "--to", "127.0.0.1:65534"], ["--to 127.0.0.1:65534:", "from 1 to 65532"]),
+        (["demo", "--port", "0"], ["--port 0:", "from 1 to 65532", "playout demo --help"]),
+        (["demo", "--loss", "150%"], ["--loss 150%:", "0% and 100%"]),
     ])
     func badOptions(arguments: [String], words: [String]) throws {
         try Self.expectOneLineFailure(arguments, mentioning: words)
+        let result = try runPlayout(arguments)
+        #expect(result.status == 64, "a bad option exits 64 (EX_USAGE)")
+        #expect(!result.stderr.contains("Ã"), "no mojibake: \(result.stderr)")
     }
 
     @Test("a missing SDP, an SDP that does not parse and a non-media file: one line each, before anything starts")
@@ -94,7 +103,7 @@ struct CLIBinaryTests {
 
     @Test("a port in use: one line naming the port, non-zero exit")
     func portInUse() throws {
-        let port: UInt16 = 47_330
+        let port = try SocketAddress.freeLoopbackPorts(count: 2).lowerBound
         let holder = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
         #expect(holder >= 0)
         defer { close(holder) }
@@ -112,9 +121,16 @@ struct CLIBinaryTests {
         try Self.expectOneLineFailure(["subscribe", sdp.path, "--json", "--duration", "2s"], mentioning: ["\(port)"], started: true)
     }
 
+}
+
+/// The tests that run the whole demo, one at a time: each encodes and decodes 720p in real time,
+/// and several at once on two cores would starve one another.
+@Suite("playout demo binary", .serialized)
+struct DemoBinaryTests {
     @Test("`playout demo` runs publisher and subscriber on loopback and reports what it rendered")
     func demo() throws {
-        let result = try runPlayout(["demo", "--duration", "3s", "--json", "--port", "47340"])
+        let port = try Publisher.freeLoopbackDestination().port
+        let result = try runPlayout(["demo", "--duration", "3s", "--json", "--port", "\(port)"])
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.stdout.split(separator: "\n").map(String.init)
         let summary = try #require(lines.last.flatMap(jsonObject))
@@ -126,6 +142,34 @@ struct CLIBinaryTests {
         #expect((video["framesRendered"] as? Int ?? 0) >= 60, "\(video)")
         #expect((audio["framesRendered"] as? Int ?? 0) >= 100, "\(audio)")
         #expect(result.stderr.contains("publisher:"), "the publisher's counts go to stderr")
+    }
+
+    /// stderr's lines, less the one line the demo prints about its publisher.
+    static func linesBesidesPublisher(_ stderr: String) -> [Substring] {
+        stderr.split(separator: "\n").filter { !$0.hasPrefix("publisher: ") }
+    }
+
+    @Test("at PLAYOUT_LOG_LEVEL=error or warning, stderr holds the publisher line and nothing else: no x264, no FFmpeg, even on a lossy link", arguments: [
+        ("error", [String]()), ("warning", ["--loss", "5%"]),
+    ])
+    func quietAtDefaultLevels(level: String, impairment: [String]) throws {
+        let port = try Publisher.freeLoopbackDestination().port
+        let small = ["--size", "640x360", "--bitrate", "800k"]
+        let result = try runPlayout(["demo", "--duration", "2s", "--json", "--port", "\(port)"] + small + impairment, environment: ["PLAYOUT_LOG_LEVEL": level])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count(where: { $0.hasPrefix("publisher: ") }) == 1, "\(result.stderr)")
+        #expect(Self.linesBesidesPublisher(result.stderr).isEmpty, "\(result.stderr)")
+        #expect(!result.stdout.contains("libx264") && !result.stdout.contains("playout.ffmpeg"), "logs never go into the JSON stream")
+    }
+
+    @Test("at PLAYOUT_LOG_LEVEL=trace FFmpeg's own lines (libx264's too) arrive through swift-log, on stderr, never on stdout")
+    func ffmpegLinesThroughSwiftLog() throws {
+        let port = try Publisher.freeLoopbackDestination().port
+        let result = try runPlayout(["demo", "--duration", "1s", "--json", "--port", "\(port)", "--size", "640x360"], environment: ["PLAYOUT_LOG_LEVEL": "trace"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let ffmpeg = result.stderr.split(separator: "\n").filter { $0.contains("playout.ffmpeg") }
+        #expect(ffmpeg.contains { $0.contains("[libx264 @ ") }, "\(ffmpeg.prefix(5))")
+        #expect(!result.stdout.contains("libx264"))
     }
 }
 

@@ -83,7 +83,7 @@ struct SourceOpeningTests {
         defer { unlink(path) }
         let result = try runPlayout(["subscribe", path, "--override", "40s@1s", "--duration", "2s"])
         #expect(result.status != 0)
-        #expect(result.stderr.contains("above the cap"), "\(result.stderr)")
+        #expect(result.stderr.contains("at most 30s"), "\(result.stderr)")
         #expect(result.stderr.split(separator: "\n").count == 1)
     }
 }

@@ -16,7 +16,7 @@ struct SinkTests {
     }
 
     @Test("bad specs", arguments: [
-        ("file", "unknown sink 'file'"), ("file:", "--sink file needs a path, e.g. --sink file:out.y4m"),
+        ("file", "unknown sink 'file'"), ("file:", "sink 'file:' needs a path after file:, e.g. file:out.y4m"),
         ("file:out.txt", "cannot tell what to write"), ("screen", "unknown sink 'screen'"),
     ])
     func rejects(text: String, message: String) {

@@ -63,11 +63,11 @@ struct SRTPKeyingTests {
         }
         #expect(
             SRTPError.invalidKeyLength(suite: .aesCM128HMACSHA1_80, actual: 24).description
-                == "SRTP key for AES_CM_128_HMAC_SHA1_80 must be 30 bytes (16 key + 14 salt), got 24: check --srtp-key"
+                == "SRTP key for AES_CM_128_HMAC_SHA1_80 must be 30 bytes (16 key + 14 salt), got 24"
         )
         #expect(
             SRTPError.invalidKeyLength(suite: .aeadAES256GCM, actual: 30).description
-                == "SRTP key for AEAD_AES_256_GCM must be 44 bytes (32 key + 12 salt), got 30: check --srtp-key"
+                == "SRTP key for AEAD_AES_256_GCM must be 44 bytes (32 key + 12 salt), got 30"
         )
         #expect(throws: SRTPError.invalidKeyLength(suite: .aeadAES128GCM, actual: 30)) {
             try SRTPKeyingMaterial(masterKey: Array(repeating: 1, count: 16), masterSalt: Array(repeating: 2, count: 14), suite: .aeadAES128GCM)
@@ -79,7 +79,7 @@ struct SRTPKeyingTests {
         #expect(throws: SRTPError.invalidKeyEncoding(.invalidCharacter("!", offset: 3))) {
             try SRTPKeyingMaterial(base64: "abc!", suite: .aesCM128HMACSHA1_80)
         }
-        #expect(SRTPError.invalidKeyEncoding(.invalidLength(1)).description.hasSuffix("check --srtp-key"))
+        #expect(SRTPError.invalidKeyEncoding(.invalidLength(1)).description == "SRTP key is not valid base64 (invalid base64: 1 characters cannot encode whole bytes)")
         #expect(throws: SRTPError.self) {
             try SRTPKeyingMaterial(base64: "inline:L4hW4UUM4+GbxYfLAr4a0TCTb8zLWzGjb7ZRAiN0|2^20|1:4", suite: .aesCM128HMACSHA1_80)
         }

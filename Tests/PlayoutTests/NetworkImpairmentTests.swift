@@ -340,26 +340,27 @@ struct NetworkImpairmentTests {
 
     // MARK: - Validation and parsing
 
-    @Test("invalid settings are refused with a message that names the option and an example", arguments: [
-        (NetworkImpairment.Configuration(loss: 1.5), "--loss must be between 0% and 100% (got 150%), e.g. --loss 2%"),
-        (NetworkImpairment.Configuration(loss: -0.1), "e.g. --loss 2%"),
-        (NetworkImpairment.Configuration(loss: .nan), "--loss"),
-        (NetworkImpairment.Configuration(reorder: 2), "--reorder must be between 0% and 100%"),
-        (NetworkImpairment.Configuration(duplicate: .infinity), "--duplicate"),
-        (NetworkImpairment.Configuration(jitter: .milliseconds(-1)), "--jitter must be 0 or more (got -1ms), e.g. --jitter 20ms"),
-        (NetworkImpairment.Configuration(jitter: .seconds(7_200)), "--jitter must be at most 1h"),
-        (NetworkImpairment.Configuration(reorderDelay: .milliseconds(-5)), "the reorder delay must be 0 or more (got -5ms), e.g. 10ms"),
-        (NetworkImpairment.Configuration(bandwidth: 0), "--bandwidth must be more than 0 bits per second (got 0), e.g. --bandwidth 2M"),
-        (NetworkImpairment.Configuration(queueLimit: .seconds(-1)), "the bandwidth queue limit must be 0 or more"),
-        (NetworkImpairment.Configuration(burstLoss: .init(rate: 1, meanBurstLength: 4)), "the --burst-loss rate must be at least 0% and below 100% (got 100%)"),
-        (NetworkImpairment.Configuration(burstLoss: .init(rate: 0.05, meanBurstLength: 0.5)), "the --burst-loss mean burst length must be 1 packet or more (got 0.5), e.g. --burst-loss 10%/8"),
+    @Test("invalid settings are refused with a message that names the setting as the API spells it, and an example", arguments: [
+        (NetworkImpairment.Configuration(loss: 1.5), "NetworkImpairment.Configuration.loss must be from 0 to 1, i.e. 0% to 100% (got 1.5, i.e. 150%), e.g. 0.02 for 2%"),
+        (NetworkImpairment.Configuration(loss: -0.1), "e.g. 0.02 for 2%"),
+        (NetworkImpairment.Configuration(loss: .nan), "NetworkImpairment.Configuration.loss"),
+        (NetworkImpairment.Configuration(reorder: 2), "NetworkImpairment.Configuration.reorder must be from 0 to 1"),
+        (NetworkImpairment.Configuration(duplicate: .infinity), "NetworkImpairment.Configuration.duplicate"),
+        (NetworkImpairment.Configuration(jitter: .milliseconds(-1)), "NetworkImpairment.Configuration.jitter must be 0 or more (got -1ms), e.g. .milliseconds(20)"),
+        (NetworkImpairment.Configuration(jitter: .seconds(7_200)), "NetworkImpairment.Configuration.jitter must be at most 1h"),
+        (NetworkImpairment.Configuration(reorderDelay: .milliseconds(-5)), "NetworkImpairment.Configuration.reorderDelay must be 0 or more (got -5ms), e.g. .milliseconds(10)"),
+        (NetworkImpairment.Configuration(bandwidth: 0), "NetworkImpairment.Configuration.bandwidth must be more than 0 bits per second (got 0), e.g. 2_000_000 for 2 Mbit/s"),
+        (NetworkImpairment.Configuration(queueLimit: .seconds(-1)), "NetworkImpairment.Configuration.queueLimit must be 0 or more"),
+        (NetworkImpairment.Configuration(burstLoss: .init(rate: 1, meanBurstLength: 4)), "NetworkImpairment.Configuration.burstLoss rate must be at least 0 and below 1, i.e. below 100% (got 1, i.e. 100%)"),
+        (NetworkImpairment.Configuration(burstLoss: .init(rate: 0.05, meanBurstLength: 0.5)), "NetworkImpairment.Configuration.burstLoss meanBurstLength must be 1 packet or more (got 0.5), e.g. 8"),
         (NetworkImpairment.Configuration(burstLoss: .init(rate: 0.7, meanBurstLength: 2)), "needs bursts of at least 2.34 packets"),
-        (NetworkImpairment.Configuration(burstLoss: .init(rate: 0.8, meanBurstLength: 2)), "--burst-loss 80%/2: a loss rate of 80% needs bursts of at least 4 packets on average: raise the length or lower the rate, e.g. --burst-loss 80%/4"),
+        (NetworkImpairment.Configuration(burstLoss: .init(rate: 0.8, meanBurstLength: 2)), "NetworkImpairment.Configuration.burstLoss: a loss rate of 80% needs bursts of at least 4 packets on average (got a mean burst length of 2): raise the mean burst length or lower the rate"),
     ])
     func invalid(configuration: NetworkImpairment.Configuration, message: String) {
         let error = #expect(throws: PlayoutError.self) { try NetworkImpairment(configuration: configuration) }
         #expect(error?.code == .invalidImpairment)
         #expect(error?.message.contains(message) == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains("--") == false, "library messages name the API, not command-line options")
     }
 
     @Test("the edges of every range are accepted")

@@ -28,7 +28,7 @@ struct ScheduledOverrideTests {
             try ScheduledOverride(parsing: text)
         } throws: { error in
             let message = "\(error)"
-            return (error as? PlayoutError)?.code == .invalidOption && message.contains("--override") && message.contains("e.g. 2s@5s/10s")
+            return (error as? PlayoutError)?.code == .invalidOption && message.contains("DELAY@AT[/FOR]") && message.contains("e.g. 2s@5s/10s") && !message.contains("--")
         }
     }
 

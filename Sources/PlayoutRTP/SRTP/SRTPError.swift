@@ -85,9 +85,9 @@ public enum SRTPError: Error, Equatable, Sendable, CustomStringConvertible {
         case .badParameter(let reason):
             return reason
         case .invalidKeyLength(let suite, let actual):
-            return "SRTP key for \(suite) must be \(suite.keyingMaterialLength) bytes (\(suite.masterKeyLength) key + \(suite.masterSaltLength) salt), got \(actual): check --srtp-key"
+            return "SRTP key for \(suite) must be \(suite.keyingMaterialLength) bytes (\(suite.masterKeyLength) key + \(suite.masterSaltLength) salt), got \(actual)"
         case .invalidKeyEncoding(let error):
-            return "SRTP key is not valid base64 (\(error)): check --srtp-key"
+            return "SRTP key is not valid base64 (\(error))"
         case .unknownSuite(let name):
             let names = SRTPCryptoSuite.allCases.map(\.name).joined(separator: ", ")
             return "unknown SRTP crypto suite '\(name)': use one of \(names)"

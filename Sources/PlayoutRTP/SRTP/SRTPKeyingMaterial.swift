@@ -34,7 +34,7 @@ public struct SRTPKeyingMaterial: Sendable, Hashable, CustomStringConvertible {
     /// Key ‖ salt concatenated, as SDES and ffmpeg carry them.
     ///
     /// - Throws: ``SRTPError/invalidKeyLength(suite:actual:)``, e.g. "SRTP key for
-    ///   AES_CM_128_HMAC_SHA1_80 must be 30 bytes (16 key + 14 salt), got 24: check --srtp-key".
+    ///   AES_CM_128_HMAC_SHA1_80 must be 30 bytes (16 key + 14 salt), got 24".
     public init(concatenated bytes: some Collection<UInt8>, suite: SRTPCryptoSuite) throws(SRTPError) {
         let bytes = Array(bytes)
         guard bytes.count == suite.keyingMaterialLength else {

@@ -1,0 +1,86 @@
+import ArgumentParser
+import Playout
+
+/// The defaults a command gives the ``SubscriptionOptions`` it shares; only what differs between
+/// commands is here, everything else comes from the library's own defaults.
+protocol SubscriptionDefaults {
+    /// How long to play when `--duration` is not given.
+    static var duration: RunLength { get }
+}
+
+/// `subscribe` plays until Ctrl-C (or the end of a file).
+enum SubscribeDefaults: SubscriptionDefaults {
+    static var duration: RunLength { .untilStopped }
+}
+
+/// `demo` plays 20 s.
+enum DemoDefaults: SubscriptionDefaults {
+    static var duration: RunLength { .limited(.seconds(20)) }
+}
+
+/// The options of every command that subscribes and renders — `subscribe`, `demo`, and the
+/// playout-delay benchmark — as one `@OptionGroup`: the playout delay and its overrides, the
+/// sink, how long to play, how often to sample QoS, and JSON output.
+///
+/// ```swift
+/// @OptionGroup var subscription: SubscriptionOptions<DemoDefaults>
+/// let subscriber = try Subscriber(source: source, options: subscription.subscriberOptions())
+/// ```
+struct SubscriptionOptions<Defaults: SubscriptionDefaults>: ParsableArguments {
+    @Option(name: .customLong("playout-delay"), help: DurationArgument.help("How long content is held before it renders, e.g. 230ms or 1.5s."))
+    var playoutDelay = DurationArgument(PlayoutDelay.defaultDelay)
+
+    @Option(
+        name: .customLong("override"),
+        help: OverrideArgument.help("Override the playout delay: DELAY@AT[/FOR], e.g. 2s@5s/10s (2 s from 5 s after the start, for 10 s). Repeatable.")
+    )
+    var overrides: [OverrideArgument] = []
+
+    @Option(help: SinkArgument.help("Where rendered frames go: null, file:PATH.y4m (video), file:PATH.wav (audio), or file:PATH.mkv / .mp4 (the received streams remuxed, no re-encode)."))
+    var sink = SinkArgument(.null)
+
+    @Option(help: RunLength.help("How long to play, e.g. 30s (a file source also ends at its end)."))
+    var duration = Defaults.duration
+
+    @Option(name: .customLong("qos-interval"), help: DurationArgument.help("How often to sample and report QoS, e.g. 1s."))
+    var qosInterval = DurationArgument(Subscriber.Options().qosInterval)
+
+    @Flag(help: "Write JSON Lines on stdout (also when stdout is not a terminal).")
+    var json = false
+
+    func validate() throws {
+        guard qosInterval.duration > .zero else { throw ValidationError("--qos-interval \(qosInterval.text): must be more than 0s, e.g. 1s") }
+        if let limit = duration.duration, limit <= .zero {
+            throw ValidationError("--duration \(duration.limit?.text ?? ""): must be more than 0s, e.g. 30s")
+        }
+        let configuration = PlayoutDelay.Configuration()
+        do {
+            _ = try configuration.validate(playoutDelay.duration)
+        } catch {
+            throw ValidationError("--playout-delay \(playoutDelay.text): \(Self.words(for: error))")
+        }
+        for override in overrides {
+            do {
+                _ = try configuration.validate(override.override.delay)
+            } catch {
+                throw ValidationError("--override \(override.defaultValueDescription): \(Self.words(for: error))")
+            }
+        }
+    }
+
+    /// A refused delay in the command line's words (the library's speak of its configuration).
+    static func words(for error: PlayoutDelayError) -> String {
+        switch error {
+        case .aboveMaximum(_, let maximum): "a delay must be at most \(maximum.typedDescription) (memory grows with delay × bitrate)"
+        case .negative, .notFinite: "\(error)"
+        }
+    }
+
+    /// The subscriber's options, with `srtpKey` replacing the SDP's keys when given.
+    func subscriberOptions(srtpKey: SRTPKeyingMaterial? = nil) -> Subscriber.Options {
+        Subscriber.Options(
+            playoutDelay: .init(delay: playoutDelay.duration), duration: duration.duration, qosInterval: qosInterval.duration,
+            srtpKey: srtpKey, overrides: overrides.map(\.override)
+        )
+    }
+}

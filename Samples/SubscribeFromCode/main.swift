@@ -3,9 +3,14 @@
 // public API only.
 import Playout
 
-// The publisher sends a 320×240 test pattern and a tone over SRTP for 6 s; its SDP says where.
+// Logging once per process: the console at PLAYOUT_LOG_LEVEL (warning by default), FFmpeg's own
+// lines included.
+LoggingSetup.bootstrap()
+
+// The publisher sends a 320×240 test pattern and a tone over SRTP for 6 s to four free loopback
+// ports (video, its RTCP, audio, its RTCP); its SDP says where.
 let publisher = try Publisher(options: .init(
-    destination: try SocketAddress(host: "127.0.0.1", port: 47_700),
+    destination: try Publisher.freeLoopbackDestination(),
     video: .init(codec: .h264, width: 320, height: 240, frameRate: 30, bitrate: 300_000, keyframeInterval: 30),
     keyingMaterial: .random(for: .aesCM128HMACSHA1_80), duration: .seconds(6)
 ))

@@ -220,6 +220,7 @@ public final class FFmpegDecoder {
     ///   - sampleRate, channelCount: for audio codecs whose configuration does not carry them.
     /// - Throws: ``CodecError`` when this FFmpeg has no decoder for the codec or cannot open it.
     public init(codec: Codec, extradata: [UInt8] = [], sampleRate: Int = 0, channelCount: Int = 0, configuration: Configuration = Configuration()) throws(CodecError) {
+        FFmpegLibrary.routeLogs()
         self.codec = codec
         self.configuration = configuration
         guard let decoder = avcodec_find_decoder(codec.avCodecID) else {

@@ -57,6 +57,7 @@ public final class FFmpegDemuxer {
     /// - Parameter options: libavformat options, e.g. `["rtsp_transport": "tcp"]`.
     /// - Throws: ``CodecError`` naming the input when it cannot be opened or understood.
     public init(url: String, options: [String: String] = [:]) throws(CodecError) {
+        FFmpegLibrary.routeLogs()
         self.url = url
         var dictionary: OpaquePointer?
         for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }

@@ -71,6 +71,7 @@ public final class FFmpegEncoder {
     /// - Throws: ``CodecError`` when this FFmpeg lacks the encoder (libx264, libvpx) or refuses
     ///   the settings.
     public init(video settings: VideoSettings, track: TrackID = 0) throws(CodecError) {
+        FFmpegLibrary.routeLogs()
         codec = settings.codec
         clockRate = 90_000
         audioFrameSize = 0
@@ -112,6 +113,7 @@ public final class FFmpegEncoder {
 
     /// Opens an audio encoder (Opus).
     public init(audio settings: AudioSettings, track: TrackID = 1) throws(CodecError) {
+        FFmpegLibrary.routeLogs()
         codec = settings.codec
         clockRate = Int32(settings.sampleRate)
         self.track = track

@@ -93,6 +93,13 @@ extension FFmpegLibrary {
         level <= AV_LOG_WARNING ? .debug : .trace
     }
 
+    /// Routes FFmpeg's lines into swift-log (at whatever level FFmpeg is set to) if nothing did
+    /// yet: every encoder, decoder and input calls it before it opens, so FFmpeg never writes on
+    /// a library user's standard error, whether or not the application called ``setLogLevel(_:)``.
+    static func routeLogs() {
+        _ = installLogCallback
+    }
+
     /// Installs ``forwardLogLine`` as FFmpeg's log callback, once.
     private static let installLogCallback: Void = {
         av_log_set_callback(forwardLogLine)

@@ -181,12 +181,13 @@ struct StalledOutputTests {
         let binary = root.appendingPathComponent(".build/debug/playout").path
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("playout-stalled-\(UInt32.random(in: 0...UInt32.max)).jsonl")
         defer { try? FileManager.default.removeItem(at: output) }
+        let port = try Publisher.freeLoopbackDestination().port
         // The reader is a shell that sleeps before it reads: 240 samples of ≈ 1.9 kB fill the
         // 64 kB pipe after ≈ 2 s, then the observer queue (64) after ≈ 5 s.
         #expect(FileManager.default.isExecutableFile(atPath: binary), "run swift build first")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "'\(binary)' demo --duration 12s --qos-interval 50ms --size 320x240 --playout-delay 500ms --port 47600 | (sleep 10; cat > '\(output.path)')"]
+        process.arguments = ["-c", "'\(binary)' demo --duration 12s --qos-interval 50ms --size 320x240 --playout-delay 500ms --port \(port) | (sleep 10; cat > '\(output.path)')"]
         let errors = Pipe()
         process.standardError = errors
         try process.run()
@@ -213,5 +214,26 @@ struct StalledOutputTests {
         let dropped = try #require(summary["samplesDropped"] as? Int)
         #expect(dropped > 0, "the pipe stayed full for 10 s")
         #expect(samples + dropped >= 235, "every sample written or counted: \(samples) written, \(dropped) dropped")
+    }
+}
+
+@Suite("a library user's program")
+struct LibraryProgramTests {
+    @Test("the SubscribeFromCode sample prints nothing on stderr: FFmpeg's and libx264's lines go through swift-log")
+    func quietStderr() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let process = Process()
+        process.executableURL = root.appendingPathComponent(".build/debug/SubscribeFromCode")
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(stdout.contains("packets lost: 0"))
+        #expect(stderr.isEmpty, "\(stderr)")
     }
 }

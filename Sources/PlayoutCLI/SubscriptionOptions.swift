@@ -27,7 +27,8 @@ enum DemoDefaults: SubscriptionDefaults {
 /// let subscriber = try Subscriber(source: source, options: subscription.subscriberOptions())
 /// ```
 struct SubscriptionOptions<Defaults: SubscriptionDefaults>: ParsableArguments {
-    @Option(name: .customLong("playout-delay"), help: DurationArgument.help("How long content is held before it renders, e.g. 230ms or 1.5s."))
+    // `.unconditional`: `--duration -1s` is a (refused) negative value, not a missing one.
+    @Option(name: .customLong("playout-delay"), parsing: .unconditional, help: DurationArgument.help("How long content is held before it renders, e.g. 230ms or 1.5s."))
     var playoutDelay = DurationArgument(PlayoutDelay.defaultDelay)
 
     @Option(
@@ -39,10 +40,10 @@ struct SubscriptionOptions<Defaults: SubscriptionDefaults>: ParsableArguments {
     @Option(help: SinkArgument.help("Where rendered frames go: null, file:PATH.y4m (video), file:PATH.wav (audio), or file:PATH.mkv / .mp4 (the received streams remuxed, no re-encode)."))
     var sink = SinkArgument(.null)
 
-    @Option(help: RunLength.help("How long to play, e.g. 30s (a file source also ends at its end)."))
+    @Option(parsing: .unconditional, help: RunLength.help("How long to play, e.g. 30s (a file source also ends at its end)."))
     var duration = Defaults.duration
 
-    @Option(name: .customLong("qos-interval"), help: DurationArgument.help("How often to sample and report QoS, e.g. 1s."))
+    @Option(name: .customLong("qos-interval"), parsing: .unconditional, help: DurationArgument.help("How often to sample and report QoS, e.g. 1s."))
     var qosInterval = DurationArgument(Subscriber.Options().qosInterval)
 
     @Flag(help: "Write JSON Lines on stdout (also when stdout is not a terminal).")

@@ -11,7 +11,7 @@ public enum DurationParseError: Error, Equatable, Sendable, CustomStringConverti
     case invalidNumber(String)
     /// A negative duration where only non-negative ones make sense.
     case negative(String)
-    /// More than about 292 years.
+    /// More than ``Duration/maximumParsed`` (100 years).
     case outOfRange(String)
 
     public var description: String {
@@ -27,12 +27,16 @@ public enum DurationParseError: Error, Equatable, Sendable, CustomStringConverti
         case .negative(let text):
             return "duration '\(text)' is negative: durations here are 0 or more"
         case .outOfRange(let text):
-            return "duration '\(text)' is too large"
+            return "duration '\(text)' is too large: at most \(Duration.maximumParsed.compactDescription) (100 years)"
         }
     }
 }
 
 extension Duration {
+    /// The longest duration ``init(parsing:)`` accepts: 100 years (36,525 days), far inside what
+    /// the monotonic clock's nanoseconds hold, so that now + a parsed duration never overflows.
+    public static let maximumParsed: Duration = .seconds(36_525 * 86_400)
+
     /// The units accepted by ``init(parsing:)``, with their length in nanoseconds.
     static let parsingUnits: [(suffix: String, nanoseconds: Int64)] = [
         ("ns", 1), ("us", 1_000), ("µs", 1_000), ("ms", 1_000_000), ("s", 1_000_000_000),
@@ -88,7 +92,7 @@ extension Duration {
             if remainder >= 5 { fraction += 1 }
         }
         let (nanos, o4) = wholeNanos.addingReportingOverflow(fraction)
-        guard !o4 else { throw .outOfRange(trimmed) }
+        guard !o4, nanos <= Duration.maximumParsed.nanoseconds else { throw .outOfRange(trimmed) }
         self = .nanoseconds(nanos)
     }
 

@@ -189,6 +189,11 @@ struct TypedOptionTests {
         (["demo", "--codec", "mpeg2"], "--codec mpeg2: the test pattern is encoded as h264 or vp8"),
         (["demo", "--size", "big"], "--size big: write WIDTHxHEIGHT, e.g. 1280x720"),
         (["publish", "testsrc", "--to", "nowhere"], "--to nowhere: 'nowhere' is not HOST:PORT, e.g. 127.0.0.1:5004"),
+        // Issue 14, items 6 and 9: durations the clock cannot hold, and a negative one.
+        (["subscribe", "x.sdp", "--duration=9223370362s"], "--duration 9223370362s: duration '9223370362s' is too large: at most 3155760000s (100 years)"),
+        (["subscribe", "x.sdp", "--qos-interval=9223372000s"], "--qos-interval 9223372000s: duration '9223372000s' is too large: at most 3155760000s"),
+        (["subscribe", "x.sdp", "--duration", "-1s"], "--duration -1s: duration '-1s' is negative"),
+        (["subscribe", "x.sdp", "--playout-delay", "-5ms"], "--playout-delay -5ms: duration '-5ms' is negative"),
     ])
     func unparsable(arguments: [String], expected: String) {
         let message = Self.message(arguments) ?? "(parsed)"

@@ -68,6 +68,14 @@ struct SubscriptionStateMachineTests {
         #expect(file.poll(now: Self.at(200), tracks: [busy]).actions.contains(.finish))
     }
 
+    @Test("durations as large as Duration holds never wrap the end or the sampling instant")
+    func hugeDurations() {
+        var machine = Self.started(.init(qosInterval: .seconds(Int64.max / 2), duration: .seconds(Int64.max / 2)))
+        let step = machine.poll(now: Self.at(1_000), tracks: [])
+        #expect(!step.actions.contains(.finish) && !step.actions.contains(.sampleQoS))
+        #expect(step.wake == Self.at(1_020))
+    }
+
     @Test("every SRTP packet failing authentication fails the subscription, once, and finishes it")
     func wrongKey() {
         var machine = Self.started()

@@ -87,10 +87,17 @@ struct SubscriptionStateMachine {
     /// The instant the subscription started.
     var startInstant: MonotonicInstant { start }
 
+    /// `instant` + `duration`, saturating: a duration from code may be as large as `Duration`
+    /// holds (the command line refuses more than 100 years), and an instant must not wrap.
+    static func later(_ instant: MonotonicInstant, by duration: Duration) -> MonotonicInstant {
+        let (sum, overflow) = instant.nanoseconds.addingReportingOverflow(duration.nanoseconds)
+        return overflow ? MonotonicInstant(nanoseconds: duration > .zero ? .max : .min) : MonotonicInstant(nanoseconds: sum)
+    }
+
     /// The subscription starts: opening sockets or the source.
     mutating func start(now: MonotonicInstant) -> [Action] {
         start = now
-        nextSample = now.advanced(by: configuration.qosInterval)
+        nextSample = Self.later(now, by: configuration.qosInterval)
         nextStateCheck = now
         overrides = OverrideTimetable(configuration.overrides, start: now)
         return transition(to: .connecting)
@@ -138,7 +145,7 @@ struct SubscriptionStateMachine {
             nextStateCheck = now.advanced(by: configuration.stateCheckInterval)
             actions += updateState(now: now, tracks: tracks)
         }
-        let end = configuration.duration.map { start.advanced(by: $0) }
+        let end = configuration.duration.map { Self.later(start, by: $0) }
         let drained = inputEnded && tracks.allSatisfy(\.isDrained)
         if case .failed = state {
             isFinished = true
@@ -151,8 +158,8 @@ struct SubscriptionStateMachine {
         }
         if now >= nextSample {
             actions.append(.sampleQoS)
-            nextSample = nextSample.advanced(by: configuration.qosInterval)
-            if nextSample <= now { nextSample = now.advanced(by: configuration.qosInterval) }
+            nextSample = Self.later(nextSample, by: configuration.qosInterval)
+            if nextSample <= now { nextSample = Self.later(now, by: configuration.qosInterval) }
         }
         var wake = min(nextSample, nextStateCheck)
         if let next = overrides.next { wake = min(wake, next) }

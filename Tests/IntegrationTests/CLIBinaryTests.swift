@@ -138,10 +138,25 @@ struct DemoBinaryTests {
         #expect(summary["state"] as? String == "ended")
         let video = try #require(summary["video"] as? [String: Any])
         let audio = try #require(summary["audio"] as? [String: Any])
-        // 3 s at 30 fps and 50 packets/s, less the 230 ms delay and the start: most frames render.
-        #expect((video["framesRendered"] as? Int ?? 0) >= 60, "\(video)")
-        #expect((audio["framesRendered"] as? Int ?? 0) >= 100, "\(audio)")
         #expect(result.stderr.contains("publisher:"), "the publisher's counts go to stderr")
+        // 3 s at 30 fps and 50 packets/s: most of what the publisher sent renders, less the
+        // 230 ms delay. Measured against what it sent, since on a loaded machine the real-time
+        // encoder itself falls behind.
+        let sentVideo = try #require(Self.framesSent("video", in: result.stderr), "\(result.stderr)")
+        let sentAudio = try #require(Self.framesSent("audio", in: result.stderr), "\(result.stderr)")
+        #expect(sentVideo >= 45 && sentAudio >= 75, "the publisher ran: \(result.stderr)")
+        #expect(Double(video["framesRendered"] as? Int ?? 0) >= 0.6 * Double(sentVideo), "\(video), \(sentVideo) sent")
+        #expect(Double(audio["framesRendered"] as? Int ?? 0) >= 0.6 * Double(sentAudio), "\(audio), \(sentAudio) sent")
+    }
+
+    /// The frames the demo's publisher line says it sent of `kind`: "publisher: video H264: 94 frames, …".
+    static func framesSent(_ kind: String, in stderr: String) -> Int? {
+        guard let line = stderr.split(separator: "\n").first(where: { $0.hasPrefix("publisher: ") }) else { return nil }
+        for part in line.dropFirst("publisher: ".count).split(separator: ";") {
+            let words = part.split(separator: " ")
+            if words.first == Substring(kind), words.count >= 4, words[3].hasPrefix("frames") { return Int(words[2]) }
+        }
+        return nil
     }
 
     /// stderr's lines, less the one line the demo prints about its publisher.

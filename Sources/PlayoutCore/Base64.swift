@@ -51,7 +51,7 @@ public enum Base64 {
             let value = values[Int(byte)]
             if value == 0xFF {
                 if byte == UInt8(ascii: "=") { throw .misplacedPadding(offset: offset) }
-                throw .invalidCharacter(Character(Unicode.Scalar(byte)), offset: offset)
+                throw .invalidCharacter(Self.character(in: utf8, at: offset), offset: offset)
             }
             accumulator = (accumulator << 6) | UInt32(value)
             bits += 6
@@ -63,6 +63,16 @@ public enum Base64 {
         if end % 4 == 1 { throw .invalidLength(end) }
         if padding > 0, (end + padding) % 4 != 0 { throw .invalidLength(utf8.count) }
         return output
+    }
+
+    /// The whole character whose UTF-8 encoding starts or continues at `offset` (a non-ASCII
+    /// character is named as itself, `ñ`, not as one of its bytes, `Ã`).
+    private static func character(in utf8: [UInt8], at offset: Int) -> Character {
+        var start = offset
+        while start > 0, utf8[start] & 0xC0 == 0x80 { start -= 1 }
+        var end = start + 1
+        while end < utf8.count, utf8[end] & 0xC0 == 0x80 { end += 1 }
+        return String(decoding: utf8[start..<end], as: UTF8.self).first ?? "\u{FFFD}"
     }
 
     /// Encodes `bytes` with padding.

@@ -41,4 +41,10 @@ struct Base64Tests {
             _ = try? Base64.decode(text)
         }
     }
+
+    @Test("a non-ASCII character is named as itself, at the offset of its first byte")
+    func nonASCII() {
+        #expect(throws: Base64.DecodingError.invalidCharacter("ñ", offset: 3)) { try Base64.decode("abcñdef") }
+        #expect(throws: Base64.DecodingError.invalidCharacter("🎬", offset: 0)) { try Base64.decode("🎬AAA") }
+    }
 }

@@ -163,7 +163,7 @@ public final class RemuxSink {
         guard index < streams.count, width > 0, height > 0,
               let parameters = format?.pointee.streams[index]?.pointee.codecpar else { return }
         guard !headerWritten else {
-            noteSize(width: width, height: height, stream: index)
+            if failure == nil { noteSize(width: width, height: height, stream: index) }
             return
         }
         streams[index].width = width

@@ -353,14 +353,19 @@ public final class WAVSink {
     }
 
     /// Writes what the resampler still holds, the final sizes into the header, and closes the
-    /// file. A failure is kept in ``failure``. Idempotent.
+    /// file. A failure is kept in ``failure``; after one, the header still gets the sizes of the
+    /// whole frames the file kept (best effort). Idempotent.
     public func finish() {
         guard !finished else { return }
         finished = true
         if failure == nil, let held = resampler?.flush(), !held.isEmpty { try? append(held, what: "the last resampled samples") }
         do {
-            if format != nil, failure == nil {
-                try file.overwrite(headerBytes(), at: 0, what: "the header's sizes")
+            if format != nil, file.size >= Self.headerSize {
+                do {
+                    try file.overwrite(headerBytes(), at: 0, what: "the header's sizes")
+                } catch where failure != nil {
+                    // The file failed before; its first error is the one to report.
+                }
             }
             try file.close()
         } catch {

@@ -217,6 +217,10 @@ struct SinkDiskFullTests {
         #expect(sink.failure == failure)
         let size = try #require(SinkFailureTests.fileSize(path))
         #expect(size == 44 + sink.samplesWritten * 8 && sink.samplesWritten > 0)
+        // The header's RIFF and data sizes say exactly that.
+        let header = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)).prefix(44))
+        func field(_ offset: Int) -> Int { header[offset..<offset + 4].reversed().reduce(0) { $0 << 8 | Int($1) } }
+        #expect(field(4) == size - 8 && field(40) == size - 44)
         #expect(try FFmpeg.probe(["-v", "error", "-show_entries", "stream=duration_ts", "-of", "csv=p=0", path]) == "\(sink.samplesWritten)")
         #expect(try FFmpeg.decodingErrors(of: URL(fileURLWithPath: path)) == "")
     }

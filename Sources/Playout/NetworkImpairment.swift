@@ -49,6 +49,16 @@ extension PlayoutError.Code {
 /// }
 /// ```
 ///
+/// **The end of a run.** A run stops sending at its end (``Publisher/Options/duration``, a file's
+/// end, a stop) while the simulated network may still hold datagrams — with `--jitter 10s`, nearly
+/// everything submitted in the last seconds. The run then drains with
+/// ``drain(now:deadline:)`` for at most ``Configuration/drainLimit`` (between 1 s and 2 s): what
+/// is due by then is sent, and what would leave later is dropped and counted in
+/// ``Statistics/datagramsDroppedAtEnd``, as a link that goes down at the end of a run. So a run
+/// never outlives its end by more than 2 s, however large the jitter, and nothing is lost
+/// silently. A jitter of up to ``Configuration/maximumDuration`` is still accepted: a stream
+/// longer than the jitter plays through it.
+///
 /// Memory is bounded: with a bandwidth cap the queue holds at most ``Configuration/queueLimit``
 /// worth of datagrams at that rate plus those in flight for jitter and reordering; without one,
 /// only the datagrams submitted within the largest jitter delay plus ``Configuration/reorderDelay``.
@@ -66,6 +76,10 @@ public struct NetworkImpairment: Sendable {
         public static let defaultSeed: UInt64 = 1
         /// The longest ``jitter``, ``reorderDelay`` and ``queueLimit`` accepted: 1 hour.
         public static let maximumDuration: Duration = .seconds(3_600)
+        /// The shortest ``drainLimit``: 1 s.
+        public static let minimumDrain: Duration = .seconds(1)
+        /// The longest ``drainLimit``: 2 s.
+        public static let maximumDrain: Duration = .seconds(2)
 
         /// The probability, 0...1, that a datagram is lost, independently of every other
         /// (Bernoulli loss; default 0). Adds to ``burstLoss``: a datagram is lost when either
@@ -122,6 +136,16 @@ public struct NetworkImpairment: Sendable {
             self.seed = seed
         }
 
+        /// How long a run drains the simulated network after it stops sending (see
+        /// ``NetworkImpairment/drain(now:deadline:)``): twice the ``jitter``, at least
+        /// ``minimumDrain`` and at most ``maximumDrain``. A jitter of tens of milliseconds drains
+        /// completely (1 s is dozens of its standard deviations); with a jitter near a second or
+        /// more, what would arrive later than that after the end is dropped and counted, so that
+        /// no jitter, reordering or bandwidth queue holds a run open for long after its end.
+        public var drainLimit: Duration {
+            min(Self.maximumDrain, max(Self.minimumDrain, jitter * 2))
+        }
+
         /// Whether nothing is impaired: every datagram is sent once, unchanged, in order, the
         /// instant it is submitted.
         public var isNone: Bool {
@@ -164,8 +188,9 @@ public struct NetworkImpairment: Sendable {
     }
 
     /// A snapshot of the simulation's counters, cumulative since it was created. Once every
-    /// pending datagram has been polled, `datagramsSubmitted − datagramsLost −
-    /// datagramsDroppedByBandwidth + datagramsDuplicated == datagramsSent`.
+    /// pending datagram has been polled or dropped at the end, `datagramsSubmitted −
+    /// datagramsLost − datagramsDroppedByBandwidth − datagramsDroppedAtEnd + datagramsDuplicated
+    /// == datagramsSent`.
     public struct Statistics: Equatable, Sendable {
         /// Datagrams handed to ``NetworkImpairment/submit(_:label:now:)``.
         public var datagramsSubmitted = 0
@@ -175,6 +200,10 @@ public struct NetworkImpairment: Sendable {
         public var datagramsLost = 0
         /// Datagram copies dropped because the bandwidth queue was longer than the queue limit.
         public var datagramsDroppedByBandwidth = 0
+        /// Datagram copies still held (by jitter, reordering or the bandwidth queue) when the run
+        /// ended: not sent, dropped by ``NetworkImpairment/drain(now:deadline:)`` or
+        /// ``NetworkImpairment/discardPending()``.
+        public var datagramsDroppedAtEnd = 0
         /// Datagrams sent twice (the extra copies).
         public var datagramsDuplicated = 0
         /// Datagrams sent after a datagram submitted later than them: those held back by
@@ -297,6 +326,41 @@ public struct NetworkImpairment: Sendable {
             highestIndexSent = next.index
         }
         return .send(next.bytes, label: next.label)
+    }
+
+    /// Polls at the end of a run: like ``poll(now:)``, but once the next datagram would leave
+    /// after `deadline` (the run's end plus ``Configuration/drainLimit``), every datagram still
+    /// held is dropped, counted in ``Statistics/datagramsDroppedAtEnd``, and the answer is
+    /// ``Output/idle``. A datagram due at `deadline` exactly is still sent.
+    ///
+    /// ```swift
+    /// let deadline = clock.now.advanced(by: impairment.configuration.drainLimit)
+    /// while true {
+    ///     switch impairment.drain(now: clock.now, deadline: deadline) {
+    ///     case .send(let bytes, _): socket.send(bytes)
+    ///     case .wait(until: let instant): clock.sleep(until: instant)
+    ///     case .idle: return
+    ///     }
+    /// }
+    /// ```
+    public mutating func drain(now: MonotonicInstant, deadline: MonotonicInstant) -> Output {
+        let output = poll(now: now)
+        if case .wait(let instant) = output, instant > deadline {
+            discardPending()
+            return .idle
+        }
+        return output
+    }
+
+    /// Drops every datagram still held, counting each copy in
+    /// ``Statistics/datagramsDroppedAtEnd`` (a run stopped before its end, or a drain past its
+    /// deadline); returns how many.
+    @discardableResult
+    public mutating func discardPending() -> Int {
+        let count = pending.count
+        statistics.datagramsDroppedAtEnd += count
+        pending.removeAll()
+        return count
     }
 
     /// How many datagram copies wait for their send time.

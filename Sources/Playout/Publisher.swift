@@ -358,12 +358,31 @@ public final class Publisher: @unchecked Sendable {
             wake = min(wake, nextReport)
             // The simulated network releases what is due.
             let networkNext = flushNetwork(now: clock.now)
-            if fileEnded, networkNext == nil { break }
+            if fileEnded { break }
             wake = min(wake, networkNext ?? wake)
             lifecycle.sleep(until: wake)
         }
-        // Deliver what the simulated network still holds.
-        while let next = flushNetwork(now: clock.now) { sleepUntil(next) }
+        drainNetwork()
+    }
+
+    /// The end of a run: delivers what the simulated network still holds for at most its
+    /// ``NetworkImpairment/Configuration/drainLimit`` (1–2 s), then drops the rest, counted in
+    /// ``NetworkImpairment/Statistics/datagramsDroppedAtEnd`` — so `--duration` bounds the run
+    /// whatever the jitter. A stop (Ctrl-C, ``stop()``) ends the drain at once.
+    private func drainNetwork() {
+        let limit = impairment.configuration.drainLimit
+        let deadline = clock.now.advanced(by: limit)
+        while let next = flushNetwork(now: clock.now, drainDeadline: deadline), lifecycle.sleep(until: next) {}
+        impairment.discardPending()
+        let network = impairment.statistics
+        statisticsValue.withLock { $0.network = network }
+        let dropped = network.datagramsDroppedAtEnd
+        guard dropped > 0 else { return }
+        if lifecycle.isStopRequested {
+            logger.info("stopped with \(dropped) datagrams still in the simulated network: dropped")
+        } else {
+            logger.warning("\(dropped) datagrams would have left the simulated network more than \(limit.compactDescription) after the end: dropped (datagramsDroppedAtEnd)")
+        }
     }
 
     /// Sends `frame` on track `index` into the simulated network.
@@ -384,15 +403,17 @@ public final class Publisher: @unchecked Sendable {
     }
 
     /// Sends every datagram the simulated network releases by `now`; returns when it releases
-    /// the next (nil: it holds nothing).
+    /// the next (nil: it holds nothing). With a `drainDeadline` (the end of a run), what would
+    /// leave after it is dropped instead (see ``NetworkImpairment/drain(now:deadline:)``).
     @discardableResult
-    private func flushNetwork(now: MonotonicInstant) -> MonotonicInstant? {
+    private func flushNetwork(now: MonotonicInstant, drainDeadline: MonotonicInstant? = nil) -> MonotonicInstant? {
         defer {
             let network = impairment.statistics
             statisticsValue.withLock { $0.network = network }
         }
         while true {
-            switch impairment.poll(now: now) {
+            let output = drainDeadline.map { impairment.drain(now: now, deadline: $0) } ?? impairment.poll(now: now)
+            switch output {
             case .send(let datagram, let label):
                 let track = tracks[label & 0xFF]
                 statisticsValue.withLock { statistics in

@@ -1,4 +1,5 @@
 internal import CFFmpeg
+public import Logging
 public import PlayoutCore
 
 /// What a remux sink needs to know of one encoded stream.
@@ -40,13 +41,38 @@ public struct EncodedStreamDescription: Equatable, Sendable {
 /// sets. Frames that come before are held (at most ``maximumHeldFrames``; older ones are dropped
 /// and counted), then written in order. Opus without extradata gets an `OpusHead` built from the
 /// channel count. The index is written at ``finish()``.
+///
+/// **A video stream that changes size after the header** (a sender switching 320x240 → 1280x720,
+/// as simulcast and adaptive senders do) is kept in the one file, its frames written unchanged:
+/// H.264 and H.265 key frames carry their new parameter sets in-band and VP8/VP9 key frames their
+/// new size, so ffmpeg, ffprobe and players decode every frame at its own size, as they do for
+/// `ffmpeg -c copy` of such a stream. Only the header's size (what `ffprobe -show_streams`
+/// reports) stays the first one. We chose this over the alternatives because each loses
+/// something a user wants: re-encoding to the first size would change the received bits the
+/// remux sink exists to keep, and starting a new numbered file would split one recording into
+/// several and break players' seeking across the change. A warning is logged once per change
+/// ("video stream 0 changed size from 320x240 to 1280x720: …"), and ``pictureSizeChanges``
+/// counts them.
+///
+/// A write that fails (a full disk, an I/O error; through libavformat, so for Matroska met at the
+/// end of a cluster, for MP4 with the packet) is thrown as a ``SinkError`` with code
+/// ``PlayoutError/Code/sinkFailed`` naming the path and the reason, and kept in ``failure``:
+/// every later ``write(_:stream:timestamp:)`` throws it again at once, and ``finish()`` only
+/// closes the file.
+///
+/// Owned by one thread at a time (not `Sendable`).
 public final class RemuxSink {
     /// The file written.
     public let path: String
     /// The streams, completed as the first frames arrive.
     public private(set) var streams: [EncodedStreamDescription]
-    /// Frames written so far.
+    /// Frames handed to the container so far.
     public private(set) var framesWritten = 0
+    /// Times a video stream's pictures changed size after the header was written.
+    public private(set) var pictureSizeChanges = 0
+    /// The write failure that stopped the sink, or nil while it writes. Once set, it never
+    /// clears: ``write(_:stream:timestamp:)`` throws it for every later frame.
+    public private(set) var failure: SinkError?
     /// Frames dropped because they waited too long for the header (see ``maximumHeldFrames``).
     public private(set) var framesDropped = 0
     /// How many frames are held while a stream is not yet described (≈ 10 s of 30 fps video
@@ -58,11 +84,16 @@ public final class RemuxSink {
     private var headerWritten = false
     private var finished = false
     private var held: [(frame: EncodedFrame, stream: Int, timestamp: MediaTime?)] = []
+    /// Per video stream, the picture size last seen after the header (to warn once per change).
+    private var currentSizes: [Int: (width: Int, height: Int)] = [:]
+    private let logger: Logger
+    private var warnings = ChangeWarnings()
 
     /// Prepares `path` (created now, so a bad path fails before anything starts).
     ///
+    /// - Parameter logger: where the once-per-change picture-size warnings go.
     /// - Throws: ``SinkError`` for an unwritable path or a container libavformat cannot write.
-    public init(path: String, streams: [EncodedStreamDescription]) throws(SinkError) {
+    public init(path: String, streams: [EncodedStreamDescription], logger: Logger = Logger(label: "playout.sink")) throws(SinkError) {
         try SinkError.checkWritable(path)
         var format: UnsafeMutablePointer<AVFormatContext>?
         let allocated = avformat_alloc_output_context2(&format, nil, nil, path)
@@ -73,6 +104,10 @@ public final class RemuxSink {
         self.streams = streams
         self.format = format
         self.packet = packet
+        self.logger = logger
+        // Every packet goes to the file as it is written, so a failing file fails the write
+        // that meets it (the container may still hold a cluster back).
+        format.pointee.flush_packets = 1
         for description in streams {
             guard let stream = avformat_new_stream(format, nil), let parameters = stream.pointee.codecpar else {
                 throw SinkError("cannot add a \(description.codec.rawValue) stream to \(path)")
@@ -121,10 +156,16 @@ public final class RemuxSink {
         Array("OpusHead".utf8) + [1, UInt8(clamping: min(channelCount, 2)), 0, 0] + [0x80, 0xBB, 0, 0] + [0, 0, 0]
     }
 
-    /// Sets a video stream's picture size (before the header; later calls are ignored).
+    /// Sets a video stream's picture size: before the header, the size it declares; after it,
+    /// the size of the pictures now coming (a change is logged once and counted in
+    /// ``pictureSizeChanges``; the frames go on being written unchanged).
     public func setPictureSize(width: Int, height: Int, stream index: Int) {
-        guard !headerWritten, index < streams.count, width > 0, height > 0,
+        guard index < streams.count, width > 0, height > 0,
               let parameters = format?.pointee.streams[index]?.pointee.codecpar else { return }
+        guard !headerWritten else {
+            if failure == nil { noteSize(width: width, height: height, stream: index) }
+            return
+        }
         streams[index].width = width
         streams[index].height = height
         parameters.pointee.width = Int32(clamping: width)
@@ -135,8 +176,15 @@ public final class RemuxSink {
     /// (default: the frame's media time) as its decoding time and that plus its
     /// ``EncodedFrame/presentationOffset`` as its presentation time; held until the header can
     /// be written.
+    ///
+    /// - Throws: ``SinkError``: with code ``PlayoutError/Code/sinkFailed`` when the file cannot be
+    ///   written or the container cannot take the streams (kept in ``failure``, and thrown again
+    ///   for every later frame); with code ``PlayoutError/Code/sink`` for a stream index that
+    ///   does not exist.
     public func write(_ frame: EncodedFrame, stream index: Int, timestamp: MediaTime? = nil) throws(SinkError) {
+        if let failure { throw failure }
         guard format != nil, index < streams.count else { throw SinkError("no stream \(index) in \(path)") }
+        guard !finished else { throw SinkError(.sinkFailed, "\(path) is finished: no more frames") }
         if !headerWritten {
             takeParameterSets(from: frame, stream: index)
             held.append((frame, index, timestamp))
@@ -173,11 +221,24 @@ public final class RemuxSink {
         if !sets.isEmpty { Self.setExtradata(sets, on: parameters) }
     }
 
+    /// Logs a video stream's size change after the header, once per change.
+    private func noteSize(width: Int, height: Int, stream index: Int) {
+        let previous = currentSizes[index] ?? (streams[index].width, streams[index].height)
+        currentSizes[index] = (width, height)
+        guard previous != (width, height) else { return }
+        pictureSizeChanges += 1
+        let header = "\(streams[index].width)x\(streams[index].height)"
+        warnings.warn(
+            "video stream \(index) changed size from \(previous.width)x\(previous.height) to \(width)x\(height): written unchanged, the new size travels in the stream itself (the header keeps \(header))",
+            logger: logger, path: path
+        )
+    }
+
     /// Writes the header, then the frames held until now.
     private func writeHeader() throws(SinkError) {
         guard let format else { return }
         let written = avformat_write_header(format, nil)
-        guard written >= 0 else { throw SinkError("cannot start \(path): \(ffmpegErrorText(written))") }
+        guard written >= 0 else { throw fail(SinkError(.sinkFailed, "cannot start \(path): \(ffmpegErrorText(written))")) }
         headerWritten = true
         let waiting = held
         held = []
@@ -187,7 +248,7 @@ public final class RemuxSink {
     private func put(_ frame: EncodedFrame, stream index: Int, timestamp: MediaTime?) throws(SinkError) {
         guard let format, let stream = format.pointee.streams[index] else { throw SinkError("no stream \(index) in \(path)") }
         av_packet_unref(packet)
-        guard av_new_packet(packet, Int32(frame.bytes.count)) >= 0 else { throw SinkError("out of memory writing \(path)") }
+        guard av_new_packet(packet, Int32(frame.bytes.count)) >= 0 else { throw fail(SinkError(.sinkFailed, "out of memory writing \(path)")) }
         frame.bytes.withUnsafeBufferPointer { packet.pointee.data.update(from: $0.baseAddress!, count: frame.bytes.count) }
         let time = timestamp ?? frame.mediaTime
         let ticks = av_rescale_q(time.ticks, AVRational(num: 1, den: max(1, time.clockRate)), stream.pointee.time_base)
@@ -198,24 +259,41 @@ public final class RemuxSink {
         packet.pointee.stream_index = Int32(index)
         if frame.isKeyframe { packet.pointee.flags |= 1 }  // AV_PKT_FLAG_KEY
         let result = av_interleaved_write_frame(format, packet)
-        guard result >= 0 else { throw SinkError("writing \(path) failed: \(ffmpegErrorText(result))") }
+        guard result >= 0 else { throw fail(SinkError(.sinkFailed, "writing \(path) failed: \(ffmpegErrorText(result))")) }
         framesWritten += 1
     }
 
+    /// Keeps the first failure; returns `error` to throw.
+    private func fail(_ error: SinkError) -> SinkError {
+        if failure == nil { failure = error }
+        return error
+    }
+
     /// Writes what is held (the header as described so far), the trailer (index), and closes the
-    /// file. Idempotent.
+    /// file; after a ``failure`` it only closes the file (the failure was thrown by the write that
+    /// met it). Idempotent.
     ///
-    /// - Throws: ``SinkError`` when the container cannot take the streams as described (e.g. no
-    ///   key frame or picture size ever came for a video stream).
+    /// - Throws: ``SinkError`` with code ``PlayoutError/Code/sinkFailed`` when the container
+    ///   cannot take the streams as described (e.g. no key frame or picture size ever came for a
+    ///   video stream) or the file fails now; kept in ``failure``.
     public func finish() throws(SinkError) {
         guard !finished, let format else { return }
         finished = true
-        defer { avio_closep(&format.pointee.pb) }
-        if !headerWritten, !held.isEmpty { try writeHeader() }
-        if headerWritten {
-            let result = av_write_trailer(format)
-            guard result >= 0 else { throw SinkError("finishing \(path) failed: \(ffmpegErrorText(result))") }
+        var error: SinkError?
+        if failure == nil {
+            do {
+                if !headerWritten, !held.isEmpty { try writeHeader() }
+                if headerWritten {
+                    let result = av_write_trailer(format)
+                    if result < 0 { error = fail(SinkError(.sinkFailed, "finishing \(path) failed: \(ffmpegErrorText(result))")) }
+                }
+            } catch let failed {
+                error = failed
+            }
         }
+        let closed = avio_closep(&format.pointee.pb)
+        if closed < 0, error == nil, failure == nil { error = fail(SinkError(.sinkFailed, "closing \(path) failed: \(ffmpegErrorText(closed))")) }
+        if let error { throw error }
     }
 
     /// The Annex B parameter-set NAL units (with start codes) of an access unit.

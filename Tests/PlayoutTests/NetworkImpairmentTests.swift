@@ -1,5 +1,6 @@
 @testable import Playout
 import PlayoutCore
+import PlayoutTesting
 import Testing
 
 /// The publisher's network impairment on a simulated timeline: datagrams carry their submission
@@ -72,7 +73,10 @@ struct NetworkImpairmentTests {
     }
 
     static func expectStatisticsAddUp(_ statistics: NetworkImpairment.Statistics, sent: [Sent]) {
-        #expect(statistics.datagramsSubmitted - statistics.datagramsLost - statistics.datagramsDroppedByBandwidth + statistics.datagramsDuplicated == statistics.datagramsSent)
+        #expect(
+            statistics.datagramsSubmitted - statistics.datagramsLost - statistics.datagramsDroppedByBandwidth - statistics.datagramsDroppedAtEnd
+                + statistics.datagramsDuplicated == statistics.datagramsSent
+        )
         #expect(statistics.datagramsSent == sent.count)
         #expect(statistics.bytesSent == sent.reduce(0) { $0 + $1.bytes })
     }
@@ -396,5 +400,132 @@ struct NetworkImpairmentTests {
         let error = #expect(throws: PlayoutError.self) { try NetworkImpairment.parsePercentage(text) }
         #expect(error?.code == .invalidImpairment)
         #expect(error?.message.contains(message) == true, "\(error?.message ?? "")")
+    }
+}
+
+// MARK: - The end of a run (issue 14, item 7)
+
+extension NetworkImpairmentTests {
+    /// What a publisher's run does, on a manual clock: submits a datagram every `interval` until
+    /// `duration`, sending what the simulation releases; then drains for at most the drain
+    /// limit. Returns what was sent and when the drain ended.
+    static func publish(
+        _ impairment: inout NetworkImpairment, duration: Duration, every interval: Duration = .milliseconds(10)
+    ) -> (sent: [Sent], end: MonotonicInstant, drainEnded: MonotonicInstant) {
+        let clock = ManualClock(start: start)
+        let end = start.advanced(by: duration)
+        var sent: [Sent] = []
+        var index = 0
+        var nextSubmission = start
+        while clock.now < end {
+            while nextSubmission <= clock.now {
+                impairment.submit(datagram(index), now: clock.now)
+                index += 1
+                nextSubmission = nextSubmission.advanced(by: interval)
+            }
+            var wake = min(nextSubmission, end)
+            polling: while true {
+                switch impairment.poll(now: clock.now) {
+                case .send(let bytes, _): sent.append(Sent(index: Self.index(of: bytes), bytes: bytes.count, at: clock.now))
+                case .wait(until: let instant):
+                    wake = min(wake, instant)
+                    break polling
+                case .idle: break polling
+                }
+            }
+            clock.advance(to: wake)
+        }
+        let deadline = clock.now.advanced(by: impairment.configuration.drainLimit)
+        draining: while true {
+            switch impairment.drain(now: clock.now, deadline: deadline) {
+            case .send(let bytes, _): sent.append(Sent(index: Self.index(of: bytes), bytes: bytes.count, at: clock.now))
+            case .wait(until: let instant):
+                #expect(instant <= deadline, "the drain never waits past its deadline")
+                clock.advance(to: instant)
+            case .idle: break draining
+            }
+        }
+        return (sent, end, clock.now)
+    }
+
+    @Test("the drain limit is twice the jitter, between 1 s and 2 s", arguments: [
+        (Duration.zero, Duration.seconds(1)), (.milliseconds(20), .seconds(1)), (.milliseconds(500), .seconds(1)),
+        (.milliseconds(750), .milliseconds(1_500)), (.seconds(1), .seconds(2)), (.seconds(10), .seconds(2)), (.seconds(3_600), .seconds(2)),
+    ])
+    func drainLimit(jitter: Duration, limit: Duration) {
+        #expect(NetworkImpairment.Configuration(jitter: jitter).drainLimit == limit)
+    }
+
+    @Test("a 2 s run with 10 s of jitter ends 2 s after its end at the latest; what the network still holds is dropped and counted, deterministically")
+    func largeJitterIsBounded() throws {
+        var impairment = try Self.impairment(.init(jitter: .seconds(10), seed: 3))
+        let run = Self.publish(&impairment, duration: .seconds(2))
+        #expect(run.drainEnded <= run.end.advanced(by: .seconds(2)), "ended \(run.end.duration(to: run.drainEnded)) after the end")
+        let statistics = impairment.statistics
+        #expect(statistics.datagramsSubmitted == 200)
+        #expect(statistics.datagramsDroppedAtEnd > 150, "almost everything waits behind the first long delay: \(statistics)")
+        #expect(statistics.datagramsDroppedAtEnd + statistics.datagramsSent == 200)
+        #expect(impairment.pendingCount == 0)
+        #expect(impairment.poll(now: run.drainEnded) == .idle)
+        Self.expectStatisticsAddUp(statistics, sent: run.sent)
+        #expect(run.sent.allSatisfy { $0.at <= run.end.advanced(by: .seconds(2)) })
+        // The same seed gives the same run, instant for instant.
+        var again = try Self.impairment(.init(jitter: .seconds(10), seed: 3))
+        let replay = Self.publish(&again, duration: .seconds(2))
+        #expect(replay.sent == run.sent && replay.drainEnded == run.drainEnded && again.statistics == statistics)
+    }
+
+    @Test("a 1 h jitter, a 1 h reorder delay and a full 1 h bandwidth queue are all bounded by the same drain", arguments: [
+        NetworkImpairment.Configuration(jitter: .seconds(3_600)),
+        NetworkImpairment.Configuration(reorder: 0.5, reorderDelay: .seconds(3_600)),
+        NetworkImpairment.Configuration(bandwidth: 1_000, queueLimit: .seconds(3_600)),  // 32 ms a datagram, one every 10 ms
+    ])
+    func everyHoldIsBounded(configuration: NetworkImpairment.Configuration) throws {
+        var impairment = try Self.impairment(configuration)
+        let run = Self.publish(&impairment, duration: .seconds(2))
+        #expect(run.end.duration(to: run.drainEnded) <= .seconds(2))
+        #expect(impairment.statistics.datagramsDroppedAtEnd > 0 && impairment.pendingCount == 0)
+        Self.expectStatisticsAddUp(impairment.statistics, sent: run.sent)
+    }
+
+    @Test("a jitter of 20 ms drains completely, well before the limit: nothing dropped at the end")
+    func smallJitterDrainsCompletely() throws {
+        var impairment = try Self.impairment(.init(jitter: .milliseconds(20), seed: 5))
+        let run = Self.publish(&impairment, duration: .seconds(2))
+        #expect(impairment.statistics.datagramsDroppedAtEnd == 0)
+        #expect(impairment.statistics.datagramsSent == 200)
+        #expect(run.end.duration(to: run.drainEnded) < .milliseconds(200), "idle as soon as the last datagram left")
+        Self.expectStatisticsAddUp(impairment.statistics, sent: run.sent)
+    }
+
+    @Test("a datagram due at the drain deadline exactly is sent; one due a nanosecond later is dropped, with what follows it")
+    func deadlineEdge() throws {
+        var impairment = try Self.impairment(.init(reorder: 1, reorderDelay: .seconds(2)))
+        let deadline = Self.start.advanced(by: .seconds(2))
+        impairment.submit(Self.datagram(0), now: Self.start)  // leaves at the deadline
+        impairment.submit(Self.datagram(1), now: Self.start.advanced(by: .nanoseconds(1)))
+        impairment.submit(Self.datagram(2), now: Self.start.advanced(by: .seconds(1)))
+        #expect(impairment.drain(now: Self.start.advanced(by: .seconds(1)), deadline: deadline) == .wait(until: deadline))
+        #expect(impairment.drain(now: deadline, deadline: deadline) == .send(Self.datagram(0), label: 0))
+        #expect(impairment.drain(now: deadline, deadline: deadline) == .idle)
+        #expect(impairment.statistics.datagramsDroppedAtEnd == 2 && impairment.statistics.datagramsSent == 1 && impairment.pendingCount == 0)
+    }
+
+    @Test("hostile ends: a deadline already past sends what is due and drops the rest; draining nothing counts nothing; duplicates are dropped copy by copy")
+    func hostileEnds() throws {
+        var impairment = try Self.impairment(.init(jitter: .seconds(1), duplicate: 1, seed: 9))
+        #expect(impairment.drain(now: Self.start, deadline: Self.start.advanced(by: .seconds(-5))) == .idle)
+        #expect(impairment.statistics == NetworkImpairment.Statistics())
+        for index in 0..<10 { impairment.submit(Self.datagram(index), now: Self.start) }
+        #expect(impairment.pendingCount == 20)
+        var sent = 0
+        let late = Self.start.advanced(by: .seconds(2))
+        while case .send = impairment.drain(now: late, deadline: Self.start) { sent += 1 }
+        #expect(sent + impairment.statistics.datagramsDroppedAtEnd == 20 && impairment.pendingCount == 0)
+        #expect(impairment.discardPending() == 0)
+        // A stop: everything held is dropped at once.
+        impairment.submit(Self.datagram(10), now: late)
+        #expect(impairment.discardPending() == 2)
+        #expect(impairment.statistics.datagramsDroppedAtEnd + sent == 22)
     }
 }

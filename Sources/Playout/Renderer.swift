@@ -108,18 +108,44 @@ public final class Renderer: @unchecked Sendable {
         outputs.values.reduce(0) { $0 + $1.withLock(\.errors) } + (remuxOutput?.withLock(\.errors) ?? 0)
     }
 
-    /// Presents one decoded picture or audio frame of `kind` (a playout loop, at its render time).
-    func present(_ frame: borrowing DecodedFrame, kind: MediaKind) {
-        outputs[kind]?.withLock { output in
-            output.null.render(frame)
+    /// Why the sink's file cannot be written any more (full disk, I/O error), once it happened:
+    /// the subscription then ends as failed with this reason, and no later frame counts as
+    /// rendered.
+    public var failure: SinkError? { failureValue.withLock { $0 } }
+    private let failureValue = LockedValue<SinkError?>(nil)
+
+    /// Records a sink error: a failed file is logged once and ends the run; an error with one
+    /// frame is logged the first time and counted.
+    private func record(_ error: any Error, errors: inout Int) {
+        if let sinkError = error as? SinkError, sinkError.code == .sinkFailed {
+            let first = failureValue.withLock { failure in
+                defer { failure = failure ?? sinkError }
+                return failure == nil
+            }
+            if first { logger.notice("\(sinkError)") }  // the run ends failed with this reason
+        } else if errors == 0 {
+            logger.error("\(error)")
+        }
+        errors += 1
+    }
+
+    /// Presents one decoded picture or audio frame of `kind` (a playout loop, at its render time);
+    /// false when the sink did not take it (its file failed).
+    @discardableResult
+    func present(_ frame: borrowing DecodedFrame, kind: MediaKind) -> Bool {
+        // Once the file failed (the remux file too), nothing more is rendered.
+        guard failureValue.withLock({ $0 == nil }) else { return false }
+        return outputs[kind]?.withLock { output in
             do {
                 try output.video?.render(frame)
                 try output.audio?.render(frame)
             } catch {
-                if output.errors == 0 { logger.error("\(error)") }
-                output.errors += 1
+                record(error, errors: &output.errors)
+                return false
             }
-        }
+            output.null.render(frame)
+            return true
+        } ?? true
     }
 
     /// Whether the sink remuxes encoded frames (then the playout loops call ``remux(_:stream:at:pictureSize:)``).
@@ -143,8 +169,7 @@ public final class Renderer: @unchecked Sendable {
             do {
                 try output.sink.write(frame, stream: stream, timestamp: MediaTime(ticks: ticks, clockRate: Int32(rate)))
             } catch {
-                if output.errors == 0 { logger.error("\(error)") }
-                output.errors += 1
+                record(error, errors: &output.errors)
             }
         }
     }
@@ -155,14 +180,14 @@ public final class Renderer: @unchecked Sendable {
             do {
                 try output.sink.finish()
             } catch {
-                logger.error("\(error)")
-                output.errors += 1
+                record(error, errors: &output.errors)
             }
         }
         for output in outputs.values {
             output.withLock { output in
                 output.video?.finish()
                 output.audio?.finish()
+                for failure in [output.video?.failure, output.audio?.failure].compactMap({ $0 }) { record(failure, errors: &output.errors) }
             }
         }
     }

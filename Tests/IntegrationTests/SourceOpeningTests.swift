@@ -87,3 +87,30 @@ struct SourceOpeningTests {
         #expect(result.stderr.split(separator: "\n").count == 1)
     }
 }
+
+/// A sink whose file cannot be written ends the run (issue 14, item 5), on the built binary.
+@Suite("playout subscribe: a sink that fails")
+struct FailedSinkTests {
+    @Test("a full disk (.y4m, .wav, .mp4 on /dev/full): one line, exit 1, no frame counted as rendered", arguments: ["y4m", "wav", "mp4"])
+    func fullDisk(format: String) throws {
+        let clip = FFmpeg.temporaryFile("clip.mkv")
+        let sink = FFmpeg.temporaryFile("full.\(format)")
+        defer {
+            try? FileManager.default.removeItem(at: clip)
+            try? FileManager.default.removeItem(at: sink)
+        }
+        _ = try FFmpeg.run([
+            "-f", "lavfi", "-i", "testsrc=size=320x240:rate=30:duration=1", "-f", "lavfi", "-i", "sine=duration=1",
+            "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "libopus", "-y", clip.path,
+        ])
+        try FileManager.default.createSymbolicLink(atPath: sink.path, withDestinationPath: "/dev/full")
+        let result = try runPlayout(["subscribe", clip.path, "--sink", "file:\(sink.path)", "--json"])
+        #expect(result.status == 1)
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1 && lines.first?.contains("No space left on device") == true, "\(result.stderr)")
+        let summary = try #require(result.stdout.split(separator: "\n").last.flatMap { jsonObject(String($0)) })
+        #expect(summary["state"] as? String == "failed")
+        let kind = format == "wav" ? "audio" : "video"
+        #expect((summary[kind] as? [String: Any])?["framesRendered"] as? Int == 0, "\(summary)")
+    }
+}

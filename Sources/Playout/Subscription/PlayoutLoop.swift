@@ -158,8 +158,7 @@ final class PlayoutLoop<C: PlayoutClock>: @unchecked Sendable {
         decodedBytes = 0
         var flushed = 0
         try? decoder.flush { picture in
-            renderer.present(picture, kind: track.kind)
-            flushed += 1
+            if renderer.present(picture, kind: track.kind) { flushed += 1 }
         }
         track.record(decoder: decoder.statistics) { $0.framesPresented += flushed }
     }
@@ -184,10 +183,14 @@ final class PlayoutLoop<C: PlayoutClock>: @unchecked Sendable {
     private func present(_ decoded: Decoded) {
         var presented: MonotonicInstant?
         var size: (Int, Int)?
+        var pictures = 0
         for picture in decoded.pictures {
-            presented = presented ?? clock.now
+            let now = clock.now
             picture.withDecodedFrame { frame in
-                renderer.present(frame, kind: track.kind)
+                // A picture the sink could not write (its file failed) is not rendered.
+                guard renderer.present(frame, kind: track.kind) else { return }
+                presented = presented ?? now
+                pictures += 1
                 if frame.width > 0 { size = (frame.width, frame.height) }
             }
         }
@@ -195,7 +198,6 @@ final class PlayoutLoop<C: PlayoutClock>: @unchecked Sendable {
         let capture = presented == nil ? nil : track.captureTime(of: frame.mediaTime)
         let wall = wallClock()
         let now = clock.now
-        let pictures = decoded.pictures.count
         track.finished(frame, decoder: decoder.statistics) { playback in
             guard let presented else { return }
             playback.framesPresented += pictures

@@ -61,6 +61,7 @@ final class Subscription<C: PlayoutClock>: @unchecked Sendable {
     /// Everything due at `now` (overrides, state, QoS sample, the end); returns when to call again
     /// at the latest (nil: finished — stop the loops and call ``finish()``).
     func control(now: MonotonicInstant) -> MonotonicInstant? {
+        if let failure = renderer.failure, !isFinished { fail(reason: failure.message) }
         let statuses = tracks.map { $0.status() }
         let step = machine.withLock { $0.poll(now: now, tracks: statuses) }
         perform(step.actions, now: now)
@@ -101,6 +102,8 @@ final class Subscription<C: PlayoutClock>: @unchecked Sendable {
     func finish() -> SubscriberQoS {
         renderer.finish()
         delayWatch?.dispose()
+        // A file that failed only as it was closed (a full disk at the last write) fails the run.
+        if let failure = renderer.failure { fail(reason: failure.message) }
         let actions = machine.withLock { $0.finalState() }
         perform(actions, now: clock.now)
         let final = sample(final: true)

@@ -1,4 +1,7 @@
 import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
 import Playout
 
 /// `playout`: subscribe to live test streams, render them on time, and report QoS.
@@ -19,6 +22,7 @@ struct PlayoutCommand: ParsableCommand {
     /// stderr, naming the help to read, and a non-zero exit; help and version go to stdout as
     /// usual.
     static func main() {
+        unblockInterrupts()
         bootstrapLogging()
         do {
             var command = try parseAsRoot()
@@ -32,6 +36,17 @@ struct PlayoutCommand: ParsableCommand {
             writeError("playout: \(reason) (see \(help))\n")
             exit(withError: ExitCode(exitCode(for: error).rawValue))
         }
+    }
+
+    /// Ctrl-C and SIGTERM reach the process whatever its parent blocked (a blocked mask is
+    /// inherited across exec): the run stops with its summary, or the process ends while a source
+    /// is still being opened.
+    static func unblockInterrupts() {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGINT)
+        sigaddset(&signals, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
     }
 
     /// Logging for the process, before anything opens a codec: the console at PLAYOUT_LOG_LEVEL

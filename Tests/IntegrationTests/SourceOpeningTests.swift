@@ -63,6 +63,38 @@ struct SourceOpeningTests {
         #expect(result.stdout.contains("\"type\":\"summary\""))
     }
 
+    @Test("Ctrl-C while a FIFO has no writer ends the process (no hang)")
+    func fifoInterrupted() throws {
+        let path = Self.temporaryPath("interrupted.sdp")
+        #expect(mkfifo(path, 0o600) == 0)
+        defer { unlink(path) }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let process = Process()
+        process.executableURL = root.appendingPathComponent(".build/debug/playout")
+        process.arguments = ["subscribe", path]
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Whenever the signal lands — before or while the FIFO is waited on — the process ends.
+        process.interrupt()
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal || process.terminationStatus != 0)
+    }
+
+    @Test("an SDP whose sections clash on ports says so", arguments: [
+        ("m=video 47660 RTP/AVP 96\na=rtpmap:96 H264/90000\nm=audio 47660 RTP/AVP 97\na=rtpmap:97 opus/48000/2\n", "both on port 47660"),
+        ("m=video 47660 RTP/AVP 96\na=rtpmap:96 H264/90000\nm=audio 47661 RTP/AVP 97\na=rtpmap:97 opus/48000/2\n", "audio on port 47661, which video uses for RTCP"),
+    ])
+    func portClash(media: String, expected: String) throws {
+        let path = Self.temporaryPath("clash.sdp")
+        let text = "v=0\no=- 0 0 IN IP4 127.0.0.1\ns=t\nc=IN IP4 127.0.0.1\nt=0 0\n" + media
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(text.utf8)))
+        defer { unlink(path) }
+        let result = try runPlayout(["subscribe", path, "--duration", "1s"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains(expected), "\(result.stderr)")
+        #expect(!result.stderr.contains("stop the program"), "not reported as a port in use")
+    }
+
     @Test("a 1 GB file that starts with v= is refused with the size limit, without reading it whole")
     func hugeSDP() throws {
         let path = Self.temporaryPath("huge.sdp")

@@ -56,7 +56,34 @@ enum SubscriptionSource {
             media.append((kind, section))
         }
         guard !media.isEmpty else { throw PlayoutError(.unsupportedMedia, "the SDP has no audio or video section to receive") }
+        try Self.checkPorts(media.map(\.1))
         self = .rtp(session: sessionDescription, media: media.map { (kind: $0.0, description: $0.1) })
+    }
+
+    /// Two sections of one SDP cannot share a port: RTP on the same port, or one's RTP on the
+    /// other's RTCP port (the port + 1 unless `a=rtcp-mux` or `a=rtcp` says otherwise).
+    private static func checkPorts(_ sections: [MediaDescription]) throws {
+        func ports(_ section: MediaDescription) -> (rtp: UInt16, rtcp: UInt16?) {
+            (section.port, section.rtcpMux ? nil : section.rtcp?.port ?? (section.port < .max ? section.port + 1 : nil))
+        }
+        for (index, first) in sections.enumerated() {
+            for second in sections[(index + 1)...] {
+                let (a, b) = (ports(first), ports(second))
+                let clash: String?
+                if a.rtp == b.rtp {
+                    clash = "both on port \(a.rtp)"
+                } else if let rtcp = a.rtcp, rtcp == b.rtp || rtcp == b.rtcp {
+                    clash = "\(second.kind) on port \(rtcp), which \(first.kind) uses for RTCP"
+                } else if let rtcp = b.rtcp, rtcp == a.rtp {
+                    clash = "\(first.kind) on port \(rtcp), which \(second.kind) uses for RTCP"
+                } else {
+                    clash = nil
+                }
+                if let clash {
+                    throw PlayoutError(.invalidSource, "the SDP's \(first.kind) and \(second.kind) sections clash: \(clash); give each stream its own even port with the next one free for RTCP (e.g. video 5004, audio 5006)")
+                }
+            }
+        }
     }
 
     /// The kinds of media received.

@@ -15,6 +15,15 @@ public import PlayoutCore
 /// stored.withPacket { depacketizer.push($0, arrival: arrival, emit: handle) }
 /// ```
 public struct RTPHeader: Equatable, Sendable {
+    // Stored compactly (the jitter buffer holds one per queued packet and moves it on release):
+    // offsets in the header fit 32 bits, since an extension is at most 4 × 65,535 bytes.
+    @usableFromInline let packetSize: Int
+    @usableFromInline let payloadStart: UInt32
+    @usableFromInline let extensionLength: UInt32
+    @usableFromInline let extensionStart: UInt8
+    @usableFromInline let padding: UInt8
+    @usableFromInline let contributors: UInt8
+
     /// The M bit: for video, the last packet of a frame.
     public let marker: Bool
     /// The payload type (0…127).
@@ -23,21 +32,21 @@ public struct RTPHeader: Equatable, Sendable {
     public let timestamp: RTPTimestamp
     /// The synchronization source.
     public let ssrc: UInt32
-    /// The number of contributing sources (0…15).
-    public let csrcCount: Int
     /// The header extension's profile (0xBEDE one-byte, 0x100x two-byte, others opaque), or nil.
     public let extensionProfile: UInt16?
-    /// Where the header extension's data (after its 4-byte header) lies; empty without one.
-    public let extensionRange: Range<Int>
-    /// Where the payload lies (after the header, CSRCs and extension; before the padding).
-    public let payloadRange: Range<Int>
-    /// The number of padding bytes at the end (0 without padding).
-    public let paddingLength: Int
-    /// The whole packet's length, in bytes.
-    public let packetLength: Int
 
+    /// The number of contributing sources (0…15).
+    @inlinable public var csrcCount: Int { Int(contributors) }
+    /// Where the header extension's data (after its 4-byte header) lies; empty without one.
+    @inlinable public var extensionRange: Range<Int> { Int(extensionStart)..<Int(extensionStart) + Int(extensionLength) }
+    /// Where the payload lies (after the header, CSRCs and extension; before the padding).
+    @inlinable public var payloadRange: Range<Int> { Int(payloadStart)..<packetSize - Int(padding) }
+    /// The number of padding bytes at the end (0 without padding).
+    @inlinable public var paddingLength: Int { Int(padding) }
+    /// The whole packet's length, in bytes.
+    @inlinable public var packetLength: Int { packetSize }
     /// The length of the header including CSRCs and extension: where the payload starts.
-    @inlinable public var headerLength: Int { payloadRange.lowerBound }
+    @inlinable public var headerLength: Int { Int(payloadStart) }
 
     /// Parses the header of the RTP packet `bytes` and checks that every part it declares fits.
     ///
@@ -51,13 +60,13 @@ public struct RTPHeader: Equatable, Sendable {
         guard version == 2 else { throw .unsupportedVersion(version) }
         let hasPadding = first & 0x20 != 0
         let hasExtension = first & 0x10 != 0
-        csrcCount = Int(first & 0x0F)
+        contributors = first & 0x0F
         marker = bytes[1] & 0x80 != 0
         payloadType = bytes[1] & 0x7F
         sequenceNumber = SequenceNumber(rawValue: bytes.loadBigEndian(UInt16.self, at: 2))
         timestamp = RTPTimestamp(rawValue: bytes.loadBigEndian(UInt32.self, at: 4))
         ssrc = bytes.loadBigEndian(UInt32.self, at: 8)
-        var offset = fixed + 4 * csrcCount
+        var offset = fixed + 4 * Int(contributors)
         guard count >= offset else { throw .truncated(needed: offset, available: count) }
         if hasExtension {
             guard count >= offset + 4 else { throw .truncated(needed: offset + 4, available: count) }
@@ -65,24 +74,24 @@ public struct RTPHeader: Equatable, Sendable {
             let length = 4 * Int(bytes.loadBigEndian(UInt16.self, at: offset + 2))
             let start = offset + 4
             guard count >= start + length else { throw .truncated(needed: start + length, available: count) }
-            extensionRange = start..<start + length
+            extensionStart = UInt8(start)  // at most 12 + 60 + 4
+            extensionLength = UInt32(length)
             offset = start + length
         } else {
             extensionProfile = nil
-            extensionRange = offset..<offset
+            extensionStart = UInt8(offset)
+            extensionLength = 0
         }
-        var end = count
         if hasPadding {
             let padding = Int(bytes[count - 1])
             guard padding > 0, padding <= count - offset else {
                 throw .invalidPadding(count: padding, available: count - offset)
             }
-            end -= padding
-            paddingLength = padding
+            self.padding = UInt8(padding)
         } else {
-            paddingLength = 0
+            padding = 0
         }
-        payloadRange = offset..<end
-        packetLength = count
+        payloadStart = UInt32(offset)  // at most 76 + 4 × 65,535
+        packetSize = count
     }
 }

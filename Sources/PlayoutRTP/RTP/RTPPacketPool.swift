@@ -16,12 +16,20 @@ public struct StoredRTPPacket {
         self.storage = storage
     }
 
+    /// The packet, rebuilt from the stored header over the stored bytes (no parsing). Its views
+    /// point into this value's storage: valid only while this value lives, so keep it alive
+    /// (`withExtendedLifetime`) for as long as the packet is used, or use ``withPacket(_:)``.
+    @inlinable
+    public var packet: RTPPacket {
+        RTPPacket(header: header, bytes: UnsafeRawBufferPointer(start: storage.start, count: storage.count))
+    }
+
     /// Calls `body` with the packet, rebuilt from the stored header over the stored bytes (no
     /// parsing). The packet's views are valid during the call only.
     @inlinable
     public func withPacket<Result, Failure: Error>(_ body: (RTPPacket) throws(Failure) -> Result) throws(Failure) -> Result {
         // `self` (and so `storage`) is alive for the whole call.
-        try body(RTPPacket(header: header, bytes: UnsafeRawBufferPointer(start: storage.start, count: storage.count)))
+        try body(packet)
     }
 }
 

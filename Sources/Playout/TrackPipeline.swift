@@ -39,6 +39,17 @@ public struct TrackPipeline {
     /// The frames one packet completed, handed from the depacketizer to ``accept(_:)``; kept so
     /// its capacity is reused.
     private var completedFrames: [EncodedFrame] = []
+    /// The scheduler's last answer when it was to wait (or idle), and the lead it was asked with:
+    /// until a frame is queued or the delay changes, its answer cannot change before that instant,
+    /// so polls in between (one per packet while a frame assembles) do not ask again.
+    private var schedulerAnswer = SchedulerAnswer.none
+    private var schedulerAnswerLead: Duration?
+
+    private enum SchedulerAnswer {
+        case none
+        case wait(until: MonotonicInstant)
+        case idle
+    }
     public private(set) var timeline = PlayoutTimeline()
     private var scheduler: PlayoutScheduler<EncodedFrame>
     /// How long before its render time a frame must be complete (decode margin).
@@ -112,6 +123,7 @@ public struct TrackPipeline {
     /// The stream starts again (a reopened source): a new timeline, and video waits for a key
     /// frame.
     public mutating func restart() {
+        schedulerAnswer = .none
         var depacketizer = self.depacketizer
         scheduler.discardQueued { depacketizer.recycle($0.bytes) }
         depacketizer = factory.makeDepacketizer()
@@ -123,6 +135,7 @@ public struct TrackPipeline {
 
     /// The delay in effect changed (an override was set or released).
     public mutating func setDelay(_ delay: Duration) {
+        schedulerAnswer = .none
         scheduler.setDelay(delay)
         buffer.configuration.maximumReorderDelay = max(.milliseconds(20), delay - Self.decodeMargin)
     }
@@ -211,7 +224,7 @@ public struct TrackPipeline {
     /// time (the scheduler's decode lead unless given).
     public mutating func poll(now: MonotonicInstant, lead: Duration? = nil) -> Action {
         let bufferDeadline = drainBuffer(now: now)
-        let action = scheduler.poll(now: now, timeline: timeline, lead: lead)
+        let action = schedulerPoll(now: now, lead: lead)
         switch action {
         case .wait(let instant):
             return .wait(until: bufferDeadline.map { min($0, instant) } ?? instant)
@@ -222,6 +235,31 @@ public struct TrackPipeline {
         }
     }
 
+    /// The scheduler's answer at `now`, or its last one when nothing it depends on changed: the
+    /// queued frames, the timeline and the delay change only through ``accept(_:)``,
+    /// ``setDelay(_:)`` and ``restart()``, which forget it. Exact for a lead and a late tolerance
+    /// that are not negative (a frame released at `due − lead` cannot be late before then).
+    private mutating func schedulerPoll(now: MonotonicInstant, lead: Duration?) -> Action {
+        switch schedulerAnswer {
+        case .wait(let until) where now < until && schedulerAnswerLead == lead: return .wait(until: until)
+        case .idle where schedulerAnswerLead == lead: return .idle
+        default: break
+        }
+        let action = scheduler.poll(now: now, timeline: timeline, lead: lead)
+        let configuration = scheduler.configuration
+        let cacheable = (lead ?? configuration.decodeLead) >= .zero && configuration.lateTolerance >= .zero
+        switch action {
+        case .wait(let until) where cacheable:
+            schedulerAnswer = .wait(until: until)
+        case .idle where cacheable:
+            schedulerAnswer = .idle
+        default:
+            schedulerAnswer = .none
+        }
+        schedulerAnswerLead = lead
+        return action
+    }
+
     /// Releases everything the jitter buffer can; returns its next deadline, if it waits for one.
     private mutating func drainBuffer(now: MonotonicInstant) -> MonotonicInstant? {
         while true {
@@ -230,9 +268,7 @@ public struct TrackPipeline {
                 // The packet as parsed on intake: rebuilt from its stored header, not parsed again.
                 var frames: [EncodedFrame] = []
                 swap(&frames, &completedFrames)
-                released.payload.withPacket { packet in
-                    depacketizer.push(packet, arrival: released.arrival) { frames.append($0) }
-                }
+                depacketizer.push(released.payload, arrival: released.arrival) { frames.append($0) }
                 for frame in frames { accept(frame) }
                 frames.removeAll(keepingCapacity: true)
                 swap(&frames, &completedFrames)
@@ -251,6 +287,7 @@ public struct TrackPipeline {
     /// Where "wait for a key frame after loss" is decided (the depacketizer only flags the first
     /// frame after a loss): video frames after a loss are dropped until a key frame.
     private mutating func accept(_ frame: EncodedFrame) {
+        schedulerAnswer = .none
         framesReceived += 1
         if codec.kind == .video {
             if frame.followsLoss, !frame.isKeyframe { waitingForKeyframe = true }

@@ -298,6 +298,43 @@ struct TrackPipelineTests {
         #expect(end.ringSize <= RTPPacketPool.initialRingSize * 2)
     }
 
+    @Test("between packets the scheduler's wait is reused, and a delay or lead change asks it again")
+    func waitFollowsDelayAndLead() throws {
+        let datagrams = try Self.syntheticStream(key: nil, frames: 3)
+        var pipeline = try TrackPipeline(track: 1, media: Self.h264Section(key: nil), delay: .milliseconds(230))
+        for datagram in datagrams {
+            var bytes = datagram.bytes
+            bytes.withUnsafeMutableBytes { pipeline.receive($0, length: $0.count, arrival: datagram.arrival) }
+        }
+        let now = datagrams[0].arrival
+        guard case .wait(let first) = pipeline.poll(now: now) else {
+            Issue.record("expected a wait")
+            return
+        }
+        guard case .wait(let again) = pipeline.poll(now: now.advanced(by: .milliseconds(1))) else {
+            Issue.record("expected the same wait")
+            return
+        }
+        #expect(again == first)
+        guard case .wait(let withLead) = pipeline.poll(now: now, lead: .milliseconds(100)) else {
+            Issue.record("expected a wait with the longer lead")
+            return
+        }
+        #expect(withLead < first, "a longer lead releases the frame earlier")
+        pipeline.setDelay(.seconds(1))
+        guard case .wait(let later) = pipeline.poll(now: now) else {
+            Issue.record("expected a wait after the increase")
+            return
+        }
+        #expect(later.duration(to: first) < .milliseconds(-700), "the increase moved the wait by ≈ 770 ms")
+        // Due: rendered on time, in order.
+        guard case .render(let frame, _) = pipeline.poll(now: later) else {
+            Issue.record("expected the first frame at its release instant")
+            return
+        }
+        #expect(frame.isKeyframe, "the first frame, the key frame")
+    }
+
     @Test("duplicates and late packets give their buffers back at once")
     func duplicatesRecycle() throws {
         let datagrams = try Self.syntheticStream(key: nil, frames: 300)

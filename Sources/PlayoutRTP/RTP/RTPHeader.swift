@@ -48,6 +48,24 @@ public struct RTPHeader: Equatable, Sendable {
     /// The length of the header including CSRCs and extension: where the payload starts.
     @inlinable public var headerLength: Int { Int(payloadStart) }
 
+    /// An empty header (a zero-length packet's), for storage not yet filled.
+    @usableFromInline static let placeholder = RTPHeader()
+
+    private init() {
+        packetSize = 0
+        payloadStart = 0
+        extensionLength = 0
+        extensionStart = 0
+        padding = 0
+        contributors = 0
+        marker = false
+        payloadType = 0
+        sequenceNumber = SequenceNumber(rawValue: 0)
+        timestamp = RTPTimestamp(rawValue: 0)
+        ssrc = 0
+        extensionProfile = nil
+    }
+
     /// Parses the header of the RTP packet `bytes` and checks that every part it declares fits.
     ///
     /// - Throws: ``RTPParseError`` for anything that is not a well-formed RTP version-2 packet.

@@ -5,23 +5,27 @@
 /// The bytes never change while a stored packet exists: the pool refills a buffer only once
 /// nothing refers to it any more. Dropping the value (the jitter buffer releasing it, a duplicate
 /// thrown away, an overflow) is what gives the buffer back.
+///
+/// One reference wide: the header is kept in the buffer beside the bytes, so the jitter buffer
+/// moves a pointer per packet, not the header.
 public struct StoredRTPPacket {
-    /// The header parsed on arrival.
-    public let header: RTPHeader
     @usableFromInline let storage: RTPPacketStorage
 
     @inlinable
-    init(header: RTPHeader, storage: RTPPacketStorage) {
-        self.header = header
+    init(storage: RTPPacketStorage) {
         self.storage = storage
     }
+
+    /// The header parsed on arrival.
+    @inlinable
+    public var header: RTPHeader { storage.header }
 
     /// The packet, rebuilt from the stored header over the stored bytes (no parsing). Its views
     /// point into this value's storage: valid only while this value lives, so keep it alive
     /// (`withExtendedLifetime`) for as long as the packet is used, or use ``withPacket(_:)``.
     @inlinable
     public var packet: RTPPacket {
-        RTPPacket(header: header, bytes: UnsafeRawBufferPointer(start: storage.start, count: storage.count))
+        RTPPacket(header: storage.header, bytes: UnsafeRawBufferPointer(start: storage.start, count: storage.count))
     }
 
     /// Calls `body` with the packet, rebuilt from the stored header over the stored bytes (no
@@ -110,8 +114,9 @@ public struct RTPPacketPool {
     public mutating func store(_ packet: RTPPacket) -> StoredRTPPacket {
         let storage = acquire()
         if storage.assign(packet.bytes) { counters.buffersEnlarged += 1 }
+        storage.header = packet.header
         counters.packetsStored += 1
-        return StoredRTPPacket(header: packet.header, storage: storage)
+        return StoredRTPPacket(storage: storage)
     }
 
     /// The buffer at the cursor when it is free (the common case); otherwise a new one.
@@ -153,12 +158,14 @@ public struct RTPPacketPool {
     }
 }
 
-/// One recycled packet buffer: raw storage that grows to the largest packet it held.
+/// One recycled packet buffer: raw storage that grows to the largest packet it held, and the
+/// packet's parsed header.
 @usableFromInline
 final class RTPPacketStorage {
     @usableFromInline var start: UnsafeMutableRawPointer
     @usableFromInline var count = 0
     @usableFromInline var capacity: Int
+    @usableFromInline var header = RTPHeader.placeholder
 
     @usableFromInline
     init(capacity: Int) {

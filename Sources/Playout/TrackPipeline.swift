@@ -15,8 +15,9 @@ extension PlayoutError.Code {
 ///
 /// Each packet is parsed once, on intake, and its bytes copied once, into a recycled buffer of an
 /// ``RTPPacketPool``; the parsed header travels with the buffer through the jitter buffer, and the
-/// depacketizer gets the packet rebuilt from both. With rendered frames given back through
-/// ``recycle(_:)``, steady-state receiving allocates nothing (the `Receive` benchmark counts it).
+/// depacketizer gets the packet rebuilt from both. In steady state no packet allocates (SRTP's
+/// cipher library aside; the `Receive` benchmark counts it), and frame buffers given back through
+/// ``recycle(_:)`` are reused once nothing else holds them.
 ///
 /// The jitter buffer's loss deadline follows the playout delay in effect (minus a decode
 /// margin), so a 5 s override lets reordered packets arrive up to ≈ 5 s late.
@@ -44,12 +45,6 @@ public struct TrackPipeline {
     /// so polls in between (one per packet while a frame assembles) do not ask again.
     private var schedulerAnswer = SchedulerAnswer.none
     private var schedulerAnswerLead: Duration?
-
-    private enum SchedulerAnswer {
-        case none
-        case wait(until: MonotonicInstant)
-        case idle
-    }
     public private(set) var timeline = PlayoutTimeline()
     private var scheduler: PlayoutScheduler<EncodedFrame>
     /// How long before its render time a frame must be complete (decode margin).
@@ -233,6 +228,13 @@ public struct TrackPipeline {
         case .render, .skip:
             return action
         }
+    }
+
+    /// What ``schedulerPoll(now:lead:)`` remembers of the scheduler's last answer.
+    private enum SchedulerAnswer {
+        case none
+        case wait(until: MonotonicInstant)
+        case idle
     }
 
     /// The scheduler's answer at `now`, or its last one when nothing it depends on changed: the

@@ -67,6 +67,13 @@ let package = Package(
             swiftSettings: settings,
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // The 720p30 H.264 SRTP streams Intake and Receive feed.
+        .target(
+            name: "StreamFixtures",
+            dependencies: [.product(name: "PlayoutCore", package: root), .product(name: "PlayoutRTP", package: root)],
+            path: "Sources/StreamFixtures",
+            swiftSettings: settings
+        ),
         .executableTarget(
             name: "Intake",
             dependencies: [
@@ -74,8 +81,40 @@ let package = Package(
                 .product(name: "PlayoutCore", package: root),
                 .product(name: "PlayoutRTP", package: root),
                 "CIntakeReference",
+                "StreamFixtures",
             ],
             path: "Benchmarks/Intake",
+            swiftSettings: settings,
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        // The receive paths Receive compares, and one run of either for callgrind.
+        .target(
+            name: "ReceivePaths",
+            dependencies: [
+                .product(name: "Playout", package: root), .product(name: "PlayoutCore", package: root),
+                .product(name: "PlayoutRTP", package: root), "StreamFixtures",
+            ],
+            path: "Sources/ReceivePaths",
+            swiftSettings: settings
+        ),
+        .executableTarget(
+            name: "ReceiveOnce",
+            dependencies: ["ReceivePaths", "StreamFixtures", .product(name: "Playout", package: root)],
+            path: "Sources/ReceiveOnce",
+            swiftSettings: settings
+        ),
+        .executableTarget(
+            name: "Receive",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Playout", package: root),
+                .product(name: "PlayoutCore", package: root),
+                .product(name: "PlayoutRTP", package: root),
+                "CIntakeReference",
+                "ReceivePaths",
+                "StreamFixtures",
+            ],
+            path: "Benchmarks/Receive",
             swiftSettings: settings,
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),

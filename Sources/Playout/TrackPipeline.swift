@@ -13,6 +13,12 @@ extension PlayoutError.Code {
 /// subscriber's intake task hands it datagrams with their arrival instants and asks
 /// ``poll(now:)`` what to decode and render.
 ///
+/// Each packet is parsed once, on intake, and its bytes copied once, into a recycled buffer of an
+/// ``RTPPacketPool``; the parsed header travels with the buffer through the jitter buffer, and the
+/// depacketizer gets the packet rebuilt from both. In steady state no packet allocates (SRTP's
+/// cipher library aside; the `Receive` benchmark counts it), and frame buffers given back through
+/// ``recycle(_:)`` are reused once nothing else holds them.
+///
 /// The jitter buffer's loss deadline follows the playout delay in effect (minus a decode
 /// margin), so a 5 s override lets reordered packets arrive up to ≈ 5 s late.
 public struct TrackPipeline {
@@ -27,9 +33,18 @@ public struct TrackPipeline {
     public let clockRate: Int32
 
     private var session: SRTPSession?
-    private var buffer = JitterBuffer<[UInt8]>()
+    private var pool = RTPPacketPool()
+    private var buffer = JitterBuffer<StoredRTPPacket>()
     private var depacketizer: any Depacketizer
-    private let makeDepacketizer: () -> any Depacketizer
+    private let factory: DepacketizerFactory
+    /// The frames one packet completed, handed from the depacketizer to ``accept(_:)``; kept so
+    /// its capacity is reused.
+    private var completedFrames: [EncodedFrame] = []
+    /// The scheduler's last answer when it was to wait (or idle), and the lead it was asked with:
+    /// until a frame is queued or the delay changes, its answer cannot change before that instant,
+    /// so polls in between (one per packet while a frame assembles) do not ask again.
+    private var schedulerAnswer = SchedulerAnswer.none
+    private var schedulerAnswerLead: Duration?
     public private(set) var timeline = PlayoutTimeline()
     private var scheduler: PlayoutScheduler<EncodedFrame>
     /// How long before its render time a frame must be complete (decode margin).
@@ -63,50 +78,24 @@ public struct TrackPipeline {
     ///
     /// - Throws: ``PlayoutError`` for media Playout cannot receive or a bad key.
     public init(track: TrackID, media: MediaDescription, delay: Duration) throws {
-        guard let payloadType = media.payloadTypes.first, let map = media.rtpMap(for: payloadType),
-              let codec = Codec(encodingName: map.encodingName)
-        else {
-            throw PlayoutError(.unsupportedMedia, "cannot receive \(media.kind) on port \(media.port): no supported codec (H264, H265, VP8, VP9, opus, PCMU, PCMA, MPEG4-GENERIC)")
-        }
-        // RTP clock rates are at most a few hundred kHz; a larger one is a broken SDP.
-        guard let clockRate = Int32(exactly: map.clockRate), clockRate <= 10_000_000 else {
-            throw PlayoutError(.unsupportedMedia, "cannot receive \(media.kind) on port \(media.port): clock rate \(map.clockRate) Hz is not an RTP clock rate")
+        do {
+            factory = try DepacketizerFactory(media: media, track: track)
+        } catch {
+            throw PlayoutError(.unsupportedMedia, error.description)
         }
         self.track = track
-        self.codec = codec
-        absoluteCaptureTimeID = media.extensionMaps.first { $0.uri == AbsoluteCaptureTime.uri && (1...255).contains($0.id) }
-            .map { UInt8($0.id) }
+        codec = factory.codec
+        payloadType = factory.payloadType
+        clockRate = factory.clockRate
+        absoluteCaptureTimeID = media.extensionID(uri: AbsoluteCaptureTime.uri)
         waitingForKeyframe = codec.kind == .video
-        self.payloadType = payloadType
-        self.clockRate = clockRate
-        let parameters = media.formatParameters(for: payloadType)
-        let rate = clockRate
-        switch codec {
-        case .h264:
-            let sets = parameters?.spropParameterSets ?? []
-            makeDepacketizer = { H264Depacketizer(track: track, clockRate: rate, parameterSets: sets) }
-        case .h265:
-            let sets = (parameters?.spropVPS ?? []) + (parameters?.spropSPS ?? []) + (parameters?.spropPPS ?? [])
-            makeDepacketizer = { H265Depacketizer(track: track, clockRate: rate, parameterSets: sets) }
-        case .vp8: makeDepacketizer = { VP8Depacketizer(track: track, clockRate: rate) }
-        case .vp9: makeDepacketizer = { VP9Depacketizer(track: track, clockRate: rate) }
-        case .opus: makeDepacketizer = { OpusDepacketizer(track: track, clockRate: rate) }
-        case .pcmu: makeDepacketizer = { G711Depacketizer(track: track, law: .muLaw, clockRate: rate) }
-        case .pcma: makeDepacketizer = { G711Depacketizer(track: track, law: .aLaw, clockRate: rate) }
-        case .aac:
-            let sizeLength = parameters?.sizeLength ?? AACDepacketizer.defaultSizeLength
-            let indexLength = parameters?.indexLength ?? AACDepacketizer.defaultIndexLength
-            let deltaLength = parameters?.indexDeltaLength ?? AACDepacketizer.defaultIndexDeltaLength
-            makeDepacketizer = { AACDepacketizer(track: track, clockRate: rate, sizeLength: sizeLength, indexLength: indexLength, indexDeltaLength: deltaLength) }
-        case .av1:
-            throw PlayoutError(.unsupportedMedia, "AV1 over RTP is not supported yet")
-        }
-        depacketizer = makeDepacketizer()
+        depacketizer = factory.makeDepacketizer()
         if let crypto = media.crypto.first {
             session = try SRTPSession(keyingMaterial: SRTPKeyingMaterial(crypto: crypto), direction: .inbound)
         }
         scheduler = PlayoutScheduler(delay: delay)
-        buffer.configuration.clockRate = Int(map.clockRate)
+        buffer.configuration.clockRate = Int(clockRate)
+        completedFrames.reserveCapacity(4)
         setDelay(delay)
     }
 
@@ -129,9 +118,10 @@ public struct TrackPipeline {
     /// The stream starts again (a reopened source): a new timeline, and video waits for a key
     /// frame.
     public mutating func restart() {
+        schedulerAnswer = .none
         var depacketizer = self.depacketizer
         scheduler.discardQueued { depacketizer.recycle($0.bytes) }
-        depacketizer = makeDepacketizer()
+        depacketizer = factory.makeDepacketizer()
         self.depacketizer = depacketizer
         timeline.reset()
         waitingForKeyframe = codec.kind == .video
@@ -140,43 +130,55 @@ public struct TrackPipeline {
 
     /// The delay in effect changed (an override was set or released).
     public mutating func setDelay(_ delay: Duration) {
+        schedulerAnswer = .none
         scheduler.setDelay(delay)
         buffer.configuration.maximumReorderDelay = max(.milliseconds(20), delay - Self.decodeMargin)
     }
 
     /// Takes one received datagram (`length` bytes at the start of `bytes`, which it may decrypt in
-    /// place).
+    /// place): RTCP multiplexed on the RTP port (RFC 5761) goes to ``receiveControl(_:length:)``;
+    /// an RTP packet of the track's payload type is parsed, copied into a pooled buffer and filed
+    /// in the jitter buffer; anything else is counted in ``datagramsIgnored``.
     public mutating func receive(_ bytes: UnsafeMutableRawBufferPointer, length: Int, arrival: MonotonicInstant) {
-        var length = length
-        if length >= 2, (200...204).contains(bytes[1]) {  // RTCP multiplexed on the RTP port
+        let length = min(max(length, 0), bytes.count)
+        switch MultiplexedPacketKind(classifying: UnsafeRawBufferPointer(rebasing: bytes[0..<length])) {
+        case .rtcp:
             receiveControl(bytes, length: length)
             return
+        case .unknown:
+            datagramsIgnored += 1
+            return
+        case .rtp:
+            break
         }
+        var plain = length
         if let session {
-            guard let plain = try? session.unprotectRTP(bytes, length: length) else {
+            guard let unprotected = try? session.unprotectRTP(bytes, length: length) else {
                 datagramsIgnored += 1
                 return
             }
-            length = plain
+            plain = unprotected
         }
-        let view = UnsafeRawBufferPointer(rebasing: bytes[0..<length])
-        guard let packet = try? RTPPacket(parsing: view), packet.payloadType == payloadType else {
+        guard let packet = try? RTPPacket(parsing: UnsafeRawBufferPointer(rebasing: bytes[0..<plain])),
+              packet.payloadType == payloadType
+        else {
             datagramsIgnored += 1
             return
         }
         if let id = absoluteCaptureTimeID, let capture = packet.absoluteCaptureTime(id: id) {
             captureClock = CaptureClock(absoluteCaptureTime: capture, rtpTimestamp: packet.timestamp.rawValue)
         }
+        let stored = pool.store(packet)
         _ = buffer.insert(
             sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp, ssrc: packet.ssrc, isFrameEnd: packet.marker,
-            byteCount: packet.payload.count, payload: Array(view), now: arrival
+            byteCount: packet.payload.count, payload: stored, now: arrival
         )
     }
 
     /// Takes one RTCP datagram (SRTCP when the track is encrypted): sender reports give the
     /// mapping from RTP time to the sender's wall clock that end-to-end latency is measured with.
     public mutating func receiveControl(_ bytes: UnsafeMutableRawBufferPointer, length: Int) {
-        var length = length
+        var length = min(max(length, 0), bytes.count)
         if let session {
             guard let plain = try? session.unprotectRTCP(bytes, length: length) else {
                 controlPacketsIgnored += 1
@@ -208,9 +210,7 @@ public struct TrackPipeline {
     /// placed from it by their RTP time), else from the latest RTCP sender report (the sender's
     /// clock at the report's RTP time).
     public func captureTime(of mediaTime: MediaTime) -> Int64? {
-        guard let captureClock, clockRate > 0 else { return nil }
-        let ticks = Int64(Int32(bitPattern: UInt32(truncatingIfNeeded: mediaTime.ticks) &- captureClock.rtpTimestamp))
-        return captureClock.unixNanoseconds &+ ticks * 1_000_000_000 / Int64(clockRate)
+        captureClock?.unixNanoseconds(rtpTimestamp: UInt32(truncatingIfNeeded: mediaTime.ticks), clockRate: clockRate)
     }
 
     /// Moves what the jitter buffer can release into frames, then says what to do at `now`: a
@@ -219,7 +219,7 @@ public struct TrackPipeline {
     /// time (the scheduler's decode lead unless given).
     public mutating func poll(now: MonotonicInstant, lead: Duration? = nil) -> Action {
         let bufferDeadline = drainBuffer(now: now)
-        let action = scheduler.poll(now: now, timeline: timeline, lead: lead)
+        let action = schedulerPoll(now: now, lead: lead)
         switch action {
         case .wait(let instant):
             return .wait(until: bufferDeadline.map { min($0, instant) } ?? instant)
@@ -230,17 +230,50 @@ public struct TrackPipeline {
         }
     }
 
+    /// What ``schedulerPoll(now:lead:)`` remembers of the scheduler's last answer.
+    private enum SchedulerAnswer {
+        case none
+        case wait(until: MonotonicInstant)
+        case idle
+    }
+
+    /// The scheduler's answer at `now`, or its last one when nothing it depends on changed: the
+    /// queued frames, the timeline and the delay change only through ``accept(_:)``,
+    /// ``setDelay(_:)`` and ``restart()``, which forget it. Exact for a lead and a late tolerance
+    /// that are not negative (a frame released at `due − lead` cannot be late before then).
+    private mutating func schedulerPoll(now: MonotonicInstant, lead: Duration?) -> Action {
+        switch schedulerAnswer {
+        case .wait(let until) where now < until && schedulerAnswerLead == lead: return .wait(until: until)
+        case .idle where schedulerAnswerLead == lead: return .idle
+        default: break
+        }
+        let action = scheduler.poll(now: now, timeline: timeline, lead: lead)
+        let configuration = scheduler.configuration
+        let cacheable = (lead ?? configuration.decodeLead) >= .zero && configuration.lateTolerance >= .zero
+        switch action {
+        case .wait(let until) where cacheable:
+            schedulerAnswer = .wait(until: until)
+        case .idle where cacheable:
+            schedulerAnswer = .idle
+        default:
+            schedulerAnswer = .none
+        }
+        schedulerAnswerLead = lead
+        return action
+    }
+
     /// Releases everything the jitter buffer can; returns its next deadline, if it waits for one.
     private mutating func drainBuffer(now: MonotonicInstant) -> MonotonicInstant? {
         while true {
             switch buffer.poll(now: now) {
             case .packet(let released):
-                released.payload.withUnsafeBytes { bytes in
-                    guard let packet = try? RTPPacket(parsing: bytes) else { return }
-                    var frames: [EncodedFrame] = []
-                    depacketizer.push(packet, arrival: released.arrival) { frames.append($0) }
-                    for frame in frames { accept(frame) }
-                }
+                // The packet as parsed on intake: rebuilt from its stored header, not parsed again.
+                var frames: [EncodedFrame] = []
+                swap(&frames, &completedFrames)
+                depacketizer.push(released.payload, arrival: released.arrival) { frames.append($0) }
+                for frame in frames { accept(frame) }
+                frames.removeAll(keepingCapacity: true)
+                swap(&frames, &completedFrames)
             case .lost:
                 continue  // the depacketizer sees the gap in sequence numbers and drops the frame
             case .restart:
@@ -256,6 +289,7 @@ public struct TrackPipeline {
     /// Where "wait for a key frame after loss" is decided (the depacketizer only flags the first
     /// frame after a loss): video frames after a loss are dropped until a key frame.
     private mutating func accept(_ frame: EncodedFrame) {
+        schedulerAnswer = .none
         framesReceived += 1
         if codec.kind == .video {
             if frame.followsLoss, !frame.isKeyframe { waitingForKeyframe = true }
@@ -297,38 +331,10 @@ public struct TrackPipeline {
     public var srtpStatistics: SRTPSession.Statistics? {
         session?.statistics
     }
-}
 
-/// A point that maps a track's RTP time to the sender's wall clock.
-public struct CaptureClock: Equatable, Sendable {
-    /// What the point came from.
-    public enum Source: Equatable, Sendable {
-        /// The `abs-capture-time` header extension of a frame's packet.
-        case absoluteCaptureTime
-        /// An RTCP sender report.
-        case senderReport
-    }
-
-    public var source: Source
-    /// The RTP timestamp …
-    public var rtpTimestamp: UInt32
-    /// … and its time, in nanoseconds since 1970.
-    public var unixNanoseconds: Int64
-
-    /// The capture time of the frame with `rtpTimestamp`, moved onto the sender's clock by the
-    /// estimated capture-clock offset when the extension has one.
-    init(absoluteCaptureTime capture: AbsoluteCaptureTime, rtpTimestamp: UInt32) {
-        source = .absoluteCaptureTime
-        self.rtpTimestamp = rtpTimestamp
-        // The offset is Q32.32 seconds: at most ±2^31 s, so its nanoseconds fit (and wrap, never
-        // trap, on a hostile value).
-        let offset = capture.estimatedCaptureClockOffset.map { Int64(Double($0) / 4_294_967_296 * 1e9) } ?? 0
-        unixNanoseconds = NTPTime.unixNanoseconds(ntp: capture.captureTimestamp) &+ offset
-    }
-
-    init(senderReport report: RTCPSenderReport) {
-        source = .senderReport
-        rtpTimestamp = report.rtpTimestamp
-        unixNanoseconds = NTPTime.unixNanoseconds(ntp: report.ntpTimestamp)
+    /// The packet pool's counters: in steady state its ring stops growing and no buffer is
+    /// created or enlarged.
+    public var packetPoolStatistics: RTPPacketPool.Statistics {
+        pool.statistics
     }
 }

@@ -49,14 +49,82 @@ struct UDPTests {
         try roundTrip(host: "::1", count: 300)
     }
 
-    @Test("a datagram larger than the slot is cut and counted")
-    func truncated() throws {
-        let receiver = try UDPReceiver(bindingTo: SocketAddress(host: "127.0.0.1", port: 0), configuration: .init(maxDatagramSize: 100))
-        try UDPSender(to: receiver.localAddress).send([UInt8](repeating: 7, count: 500))
-        var truncated = false
-        try receiver.receive(timeout: .seconds(2)) { truncated = $0.isTruncated && $0.bytes.count == 100 }
-        #expect(truncated)
-        #expect(receiver.statistics.datagramsTruncated == 1)
+    @Test("datagrams of 1,500, 8,000 and 65,000 bytes arrive whole, in order, between small ones", arguments: ["127.0.0.1", "::1"])
+    func largeDatagrams(host: String) throws {
+        let receiver = try UDPReceiver(bindingTo: SocketAddress(host: host, port: 0))
+        let sender = try UDPSender(to: receiver.localAddress)
+        let sizes = [1_200, 1_500, 8_000, 100, 65_000, 2_048, 2_049, 12, 65_000, 1_200]
+        func datagram(_ index: Int) -> [UInt8] {
+            (0..<sizes[index]).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ index) }
+        }
+        for index in sizes.indices { try sender.send(datagram(index)) }
+        var received: [[UInt8]] = []
+        while received.count < sizes.count {
+            let got = try receiver.receive(timeout: .seconds(2)) { datagram in
+                #expect(!datagram.isTruncated)
+                received.append(Array(datagram.bytes))
+            }
+            if got == 0 { break }
+        }
+        #expect(received.count == sizes.count)
+        for (index, bytes) in received.enumerated() {
+            #expect(bytes == datagram(index), "datagram \(index) of \(sizes[index]) bytes")
+        }
+        #expect(receiver.statistics.datagramsTruncated == 0)
+        #expect(receiver.statistics.datagramsLarge == sizes.filter { $0 > UDPReceiver.Configuration.defaultSlotSize }.count)
+        #expect(receiver.statistics.bytesReceived == sizes.reduce(0, +))
+    }
+
+    @Test("a large datagram's bytes are writable in place, as SRTP needs")
+    func largeDatagramWritable() throws {
+        let receiver = try UDPReceiver(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
+        try UDPSender(to: receiver.localAddress).send([UInt8](repeating: 1, count: 9_000))
+        var sum = 0
+        try receiver.receive(timeout: .seconds(2)) { datagram in
+            let bytes = datagram.mutableBytes
+            for index in bytes.indices { bytes[index] &+= 1 }
+            sum = bytes.reduce(0) { $0 + Int($1) }
+        }
+        #expect(sum == 18_000)
+    }
+
+    @Test("a datagram larger than the configured maximum is cut and counted", arguments: [100, 4_000])
+    func truncated(maximum: Int) throws {
+        let receiver = try UDPReceiver(bindingTo: SocketAddress(host: "127.0.0.1", port: 0), configuration: .init(maxDatagramSize: maximum))
+        let sender = try UDPSender(to: receiver.localAddress)
+        try sender.send([UInt8](repeating: 7, count: maximum * 2))
+        try sender.send([UInt8](repeating: 8, count: maximum * 3))
+        try sender.send([UInt8](repeating: 9, count: 50))
+        var seen: [(truncated: Bool, count: Int, allSame: Bool)] = []
+        while seen.count < 3 {
+            let got = try receiver.receive(timeout: .seconds(2)) { datagram in
+                seen.append((datagram.isTruncated, datagram.bytes.count, Set(datagram.bytes).count == 1))
+            }
+            if got == 0 { break }
+        }
+        #expect(seen.map(\.truncated) == [true, true, false])
+        #expect(seen.map(\.count) == [maximum, maximum, 50])
+        #expect(seen.allSatisfy { $0.allSame })
+        #expect(receiver.statistics.datagramsTruncated == 2)
+    }
+
+    @Test("configuration limits: the largest UDP payload, slots no larger than the maximum")
+    func configurationLimits() {
+        let defaults = UDPReceiver.Configuration()
+        #expect(defaults.maxDatagramSize == 65_535 && defaults.slotSize == 2_048)
+        #expect(UDPReceiver.Configuration(maxDatagramSize: 1_000_000).maxDatagramSize == 65_535)
+        #expect(UDPReceiver.Configuration(maxDatagramSize: 100).slotSize == 100)
+        #expect(UDPReceiver.Configuration(batchSize: 10_000).batchSize == 256)
+    }
+
+    @Test("the sender's address is known for each datagram")
+    func source() throws {
+        let receiver = try UDPReceiver(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
+        try UDPSender(to: receiver.localAddress).send([1, 2, 3])
+        var source: SocketAddress?
+        try receiver.receive(timeout: .seconds(2)) { source = $0.source }
+        #expect(source?.host == "127.0.0.1")
+        #expect(source?.port != 0)
     }
 
     @Test("multicast: join a group on the loopback interface and receive what is sent to it")

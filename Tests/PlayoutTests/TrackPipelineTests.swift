@@ -223,24 +223,173 @@ struct TrackPipelineTests {
         }
     }
 
-    @Test("an abs-capture-time with a clock offset moves the capture onto the sender's clock")
-    func absoluteCaptureTimeOffset() {
-        let capture = AbsoluteCaptureTime(captureTimestamp: NTPTime.ntp(unixNanoseconds: 1_700_000_000_000_000_000), estimatedCaptureClockOffset: -(1 << 31))
-        let clock = CaptureClock(absoluteCaptureTime: capture, rtpTimestamp: 7)
-        #expect(abs(clock.unixNanoseconds - (1_700_000_000_000_000_000 - 500_000_000)) <= 1, "−0.5 s")
-        // Hostile extremes wrap or clamp; they never trap.
-        for offset in [Int64.min, Int64.max] {
-            _ = CaptureClock(absoluteCaptureTime: AbsoluteCaptureTime(captureTimestamp: .max, estimatedCaptureClockOffset: offset), rtpTimestamp: 0)
+    /// A synthetic 720p30 H.264 stream (a key frame every 30 frames) as (S)RTP datagrams, one
+    /// every 1/30 s per frame with 10 ms transit, from the real packetizer.
+    static func syntheticStream(key: SRTPKeyingMaterial?, frames: Int) throws -> [Datagram] {
+        var sender = try TrackSender(
+            codec: .h264, payloadType: 96, clockRate: 90_000, keyingMaterial: key, ssrc: 0xBEEF, firstSequenceNumber: 65_000
+        )
+        var datagrams: [Datagram] = []
+        for index in 0..<frames {
+            let isKey = index % 30 == 0
+            let bytes: [UInt8] = [0, 0, 0, 1, isKey ? 0x65 : 0x41] + Array(repeating: UInt8(index & 0x7F) | 1, count: isKey ? 40_000 : 9_000)
+            let frame = EncodedFrame(
+                track: 1, codec: .h264, mediaTime: MediaTime(ticks: Int64(index) * 3_000, clockRate: 90_000),
+                firstArrival: .zero, lastArrival: .zero, isKeyframe: isKey, bytes: bytes
+            )
+            let arrival = MonotonicInstant(nanoseconds: 1_010_000_000 + Int64(index) * 1_000_000_000 / 30)
+            try sender.send(frame, captureTime: nil) { datagrams.append(Datagram(bytes: $0, arrival: arrival)) }
         }
+        return datagrams
     }
 
-    @Test("NTP timestamps convert to and from Unix nanoseconds without losing the fraction")
-    func ntpRoundTrip() {
-        for nanoseconds: Int64 in [0, 1, 999_999_999, 1_700_000_000_123_456_789, 4_000_000_000_999_999_999] {
-            let ntp = NTPTime.ntp(unixNanoseconds: nanoseconds)
-            #expect(abs(NTPTime.unixNanoseconds(ntp: ntp) - nanoseconds) <= 1)
+    static func h264Section(key: SRTPKeyingMaterial?) -> MediaDescription {
+        var media = MediaDescription(kind: .video, port: 5_004, proto: key == nil ? .rtpAVP : .rtpSAVP, payloadTypes: [96])
+        media.rtpMaps = [RTPMap(payloadType: 96, encodingName: "H264", clockRate: 90_000)]
+        if let key { media.crypto = [CryptoAttribute(suite: SDPCryptoSuite(rawValue: key.suite.name), keys: [.init(keyAndSalt: key.concatenated)])] }
+        return media
+    }
+
+    /// Feeds `datagrams` through one reused receive buffer (as the socket does), polling after each
+    /// and recycling every frame; returns the number of frames rendered.
+    static func play(_ datagrams: [Datagram], into pipeline: inout TrackPipeline, every: (Int, TrackPipeline) -> Void = { _, _ in }) -> Int {
+        var rendered = 0
+        var receiveBuffer = [UInt8](repeating: 0, count: 2_048)
+        for (index, datagram) in datagrams.enumerated() {
+            receiveBuffer.withUnsafeMutableBytes { buffer in
+                datagram.bytes.withUnsafeBytes { buffer.copyMemory(from: $0) }
+                pipeline.receive(buffer, length: datagram.bytes.count, arrival: datagram.arrival)
+                // The socket's next datagram overwrites the buffer: the pipeline kept its own copy.
+                for offset in 0..<datagram.bytes.count { buffer[offset] = 0xEE }
+            }
+            polling: while true {
+                switch pipeline.poll(now: datagram.arrival.advanced(by: .milliseconds(300))) {
+                case .render(let frame, _), .skip(let frame, _):
+                    rendered += 1
+                    pipeline.recycle(frame.bytes)
+                case .wait, .idle:
+                    break polling
+                }
+            }
+            every(index, pipeline)
         }
-        #expect(NTPTime.ntp(unixNanoseconds: 500_000_000) & 0xFFFF_FFFF == 0x8000_0000, "half a second is half the fraction")
-        #expect(NTPTime.ntp(unixNanoseconds: 0) >> 32 == 2_208_988_800)
+        return rendered
+    }
+
+    @Test("steady state: packets are copied once into pooled buffers that are recycled; the pool stops growing")
+    func pooledSteadyState() throws {
+        let key = SRTPKeyingMaterial.random(for: .aesCM128HMACSHA1_80)
+        let datagrams = try Self.syntheticStream(key: key, frames: 600)
+        var pipeline = try TrackPipeline(track: 1, media: Self.h264Section(key: key), delay: .milliseconds(230))
+        var halfway = RTPPacketPool.Statistics()
+        let rendered = Self.play(datagrams, into: &pipeline) { index, pipeline in
+            if index == datagrams.count / 2 { halfway = pipeline.packetPoolStatistics }
+        }
+        let end = pipeline.packetPoolStatistics
+        #expect(rendered > 590, "the frames came through the pooled buffers intact")
+        #expect(pipeline.depacketizerStatistics.framesDiscarded == 0 && pipeline.depacketizerStatistics.packetsMalformed == 0)
+        #expect(end.packetsStored == datagrams.count)
+        #expect(halfway.buffersCreated > 0)
+        #expect(end.buffersCreated == halfway.buffersCreated, "no buffer created in the second half")
+        #expect(end.ringGrowths == halfway.ringGrowths && end.ringSize == halfway.ringSize)
+        #expect(end.buffersEnlarged == 0)
+        // Released in order with this stream, the ring holds at most twice a frame's packets plus
+        // its first size.
+        #expect(end.ringSize <= RTPPacketPool.initialRingSize * 2)
+    }
+
+    @Test("between packets the scheduler's wait is reused, and a delay or lead change asks it again")
+    func waitFollowsDelayAndLead() throws {
+        let datagrams = try Self.syntheticStream(key: nil, frames: 3)
+        var pipeline = try TrackPipeline(track: 1, media: Self.h264Section(key: nil), delay: .milliseconds(230))
+        for datagram in datagrams {
+            var bytes = datagram.bytes
+            bytes.withUnsafeMutableBytes { pipeline.receive($0, length: $0.count, arrival: datagram.arrival) }
+        }
+        let now = datagrams[0].arrival
+        guard case .wait(let first) = pipeline.poll(now: now) else {
+            Issue.record("expected a wait")
+            return
+        }
+        guard case .wait(let again) = pipeline.poll(now: now.advanced(by: .milliseconds(1))) else {
+            Issue.record("expected the same wait")
+            return
+        }
+        #expect(again == first)
+        guard case .wait(let withLead) = pipeline.poll(now: now, lead: .milliseconds(100)) else {
+            Issue.record("expected a wait with the longer lead")
+            return
+        }
+        #expect(withLead < first, "a longer lead releases the frame earlier")
+        pipeline.setDelay(.seconds(1))
+        guard case .wait(let later) = pipeline.poll(now: now) else {
+            Issue.record("expected a wait after the increase")
+            return
+        }
+        #expect(later.duration(to: first) < .milliseconds(-700), "the increase moved the wait by ≈ 770 ms")
+        // Due: rendered on time, in order.
+        guard case .render(let frame, _) = pipeline.poll(now: later) else {
+            Issue.record("expected the first frame at its release instant")
+            return
+        }
+        #expect(frame.isKeyframe, "the first frame, the key frame")
+    }
+
+    @Test("duplicates and late packets give their buffers back at once")
+    func duplicatesRecycle() throws {
+        let datagrams = try Self.syntheticStream(key: nil, frames: 300)
+        var doubled: [Datagram] = []
+        for (index, datagram) in datagrams.enumerated() {
+            doubled.append(datagram)
+            doubled.append(datagram)  // a duplicate of every packet …
+            if index >= 40 { doubled.append(Datagram(bytes: datagrams[index - 40].bytes, arrival: datagram.arrival)) }  // … and one long released
+        }
+        var pipeline = try TrackPipeline(track: 1, media: Self.h264Section(key: nil), delay: .milliseconds(230))
+        var halfway = RTPPacketPool.Statistics()
+        let rendered = Self.play(doubled, into: &pipeline) { index, pipeline in
+            if index == doubled.count / 2 { halfway = pipeline.packetPoolStatistics }
+        }
+        #expect(rendered >= 299)
+        #expect(pipeline.statistics.network.packetsDuplicated >= datagrams.count)
+        #expect(pipeline.packetPoolStatistics.buffersCreated == halfway.buffersCreated)
+        #expect(pipeline.packetPoolStatistics.ringSize <= RTPPacketPool.initialRingSize * 2)
+    }
+
+    @Test("RTCP multiplexed on the RTP port (RFC 5761) is read as RTCP; what is neither is ignored")
+    func rtcpMux() throws {
+        let key = SRTPKeyingMaterial.random(for: .aesCM128HMACSHA1_80)
+        let sender = try TrackSender(codec: .h264, payloadType: 96, clockRate: 90_000, keyingMaterial: key, ssrc: 0xBEEF)
+        var pipeline = try TrackPipeline(track: 1, media: Self.h264Section(key: key), delay: .milliseconds(230))
+        var report = try sender.senderReport(wallClock: 1_700_000_000_000_000_000, ticks: 0)
+        report.withUnsafeMutableBytes { pipeline.receive($0, length: $0.count, arrival: .zero) }
+        #expect(pipeline.senderReport?.ssrc == 0xBEEF)
+        #expect(pipeline.captureClock?.source == .senderReport)
+        #expect(pipeline.datagramsIgnored == 0 && pipeline.controlPacketsIgnored == 0)
+        // Too short, not version 2: neither RTP nor RTCP.
+        for hostile: [UInt8] in [[], [0x80], [0x80, 0xC8, 0x00], [0x40, 0x60, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1], [0x00, 0x01, 0x00, 0x00]] {
+            var bytes = hostile
+            bytes.withUnsafeMutableBytes { pipeline.receive($0, length: $0.count, arrival: .zero) }
+        }
+        #expect(pipeline.datagramsIgnored == 5)
+        #expect(pipeline.controlPacketsIgnored == 0)
+        // RTCP-looking garbage goes to the RTCP path and is counted there.
+        var garbage: [UInt8] = [0x80, 0xC9, 0x00, 0x07, 1, 2, 3, 4]
+        garbage.withUnsafeMutableBytes { pipeline.receive($0, length: $0.count, arrival: .zero) }
+        #expect(pipeline.controlPacketsIgnored == 1)
+    }
+
+    @Test("hostile datagrams and lengths never crash the pipeline")
+    func hostileDatagrams() throws {
+        var pipeline = try TrackPipeline(track: 1, media: Self.h264Section(key: nil), delay: .milliseconds(230))
+        var random = SeededRandomNumberGenerator(seed: 12)
+        for round in 0..<20_000 {
+            var bytes = (0..<Int.random(in: 0...200, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            if !bytes.isEmpty, round % 2 == 0 { bytes[0] = 0x80 | (bytes[0] & 0x3F) }
+            if bytes.count > 1, round % 4 == 0 { bytes[1] = 96 }
+            let length = round % 7 == 0 ? Int.random(in: -5...300, using: &random) : bytes.count
+            bytes.withUnsafeMutableBytes { pipeline.receive($0, length: length, arrival: MonotonicInstant(nanoseconds: Int64(round) * 1_000_000)) }
+            _ = pipeline.poll(now: MonotonicInstant(nanoseconds: Int64(round) * 1_000_000))
+        }
+        #expect(pipeline.datagramsIgnored > 0)
     }
 }

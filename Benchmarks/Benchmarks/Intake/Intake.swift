@@ -8,48 +8,7 @@ import CIntakeReference
 import Foundation
 import PlayoutCore
 import PlayoutRTP
-
-/// A protected 720p30 H.264 stream: `count` SRTP packets laid out at `stride` bytes.
-struct ProtectedStream {
-    static let stride = 1_500 + SRTPSession.maximumTrailerLength
-    var bytes: [UInt8]
-    var lengths: [Int32]
-    var count: Int { lengths.count }
-    let keys: SRTPKeyingMaterial
-
-    /// About 4 Mbit/s: a 90 kB key frame every 60 frames, 14 kB otherwise (≈ 13 packets a frame).
-    init(suite: SRTPCryptoSuite, packets: Int) {
-        keys = SRTPKeyingMaterial.random(for: suite)
-        let outbound = try! SRTPSession(keyingMaterial: keys, direction: .outbound)
-        var packetizer = H264Packetizer(maxPayloadSize: 1_200)
-        var header = RTPPacketBuilder(payloadType: 96, ssrc: 0x5EED)
-        var generator = SystemRandomNumberGenerator()
-        bytes = [UInt8](repeating: 0, count: packets * Self.stride)
-        lengths = []
-        var frameIndex = 0
-        while lengths.count < packets {
-            let isKey = frameIndex % 60 == 0
-            let size = isKey ? 90_000 : 14_000
-            let nal: [UInt8] = [0, 0, 0, 1, isKey ? 0x65 : 0x41] + (0..<size).map { _ in UInt8.random(in: 1...255, using: &generator) }
-            header.timestamp = RTPTimestamp(rawValue: UInt32(frameIndex * 3_000))
-            nal.withUnsafeBytes { frame in
-                packetizer.packetize(frame) { payload, isLast in
-                    guard lengths.count < packets else { return }
-                    header.marker = isLast
-                    let index = lengths.count
-                    bytes.withUnsafeMutableBytes { all in
-                        let slot = UnsafeMutableRawBufferPointer(rebasing: all[index * Self.stride..<(index + 1) * Self.stride])
-                        let length = try! header.write(payload: payload, into: slot)
-                        let protected = try! outbound.protectRTP(slot, length: length)
-                        lengths.append(Int32(protected))
-                    }
-                    header.sequenceNumber = header.sequenceNumber.advanced(by: 1)
-                }
-            }
-            frameIndex += 1
-        }
-    }
-}
+import StreamFixtures
 
 func intakeBenchmarks(suite: SRTPCryptoSuite, label: String) {
     let stream = ProtectedStream(suite: suite, packets: 1_000)
@@ -108,6 +67,51 @@ func fill(port: UInt16, count: Int) {
     }
 }
 
+/// A loopback socket for the C reference loop: 8 MiB receive buffer, 1 s receive timeout.
+func referenceSocket(timestamps: Bool) -> (descriptor: Int32, port: UInt16) {
+    let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var size: Int32 = 8 << 20
+    setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, 4)
+    var timeout = timeval(tv_sec: 1, tv_usec: 0)
+    setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+    var bound = sockaddr_in()
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &bound) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) } }
+    var on: Int32 = 1  // before the datagrams arrive, as UDPReceiver does
+    if timestamps { setsockopt(descriptor, SOL_SOCKET, SO_TIMESTAMPNS, &on, 4) }
+    return (descriptor, UInt16(bigEndian: bound.sin_port))
+}
+
+/// Drains `count` queued datagrams from `receiver`; returns how many it got.
+func drain(_ receiver: UDPReceiver, count: Int) throws -> Int {
+    var received = 0
+    while received < count {
+        let got = try receiver.receive(timeout: .seconds(1)) { blackHole($0.bytes.count) }
+        if got == 0 { break }
+        received += got
+    }
+    return received
+}
+
+/// This thread's CPU time (user + system), in nanoseconds: what draining a socket costs, whatever
+/// else the machine runs meanwhile.
+func threadCPUNanoseconds() -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
+    return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+}
+
+enum UDPMetric {
+    static let receiverCPU = BenchmarkMetric.custom("UDPReceiver CPU (ns/datagram)", useScalingFactor: false)
+    static let referenceCPU = BenchmarkMetric.custom("C loop CPU (ns/datagram)", useScalingFactor: false)
+    static let throughput = BenchmarkMetric.custom("UDPReceiver / C loop datagrams per CPU second (‰)", useScalingFactor: false)
+    static let all = [receiverCPU, referenceCPU, throughput]
+}
+
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
         metrics: [.wallClock, .instructions, .mallocCountTotal],
@@ -118,43 +122,58 @@ let benchmarks: @Sendable () -> Void = {
     intakeBenchmarks(suite: .aesCM128HMACSHA1_80, label: "AES_CM_128_HMAC_SHA1_80")
     intakeBenchmarks(suite: .aeadAES128GCM, label: "AEAD_AES_128_GCM")
 
-    // Batched UDP receive on loopback: 1,000 queued datagrams drained per iteration.
+    // Batched UDP receive on loopback: 1,000 queued datagrams drained per iteration. Sockets and
+    // receivers persist across iterations, as in a subscriber (the C loop's buffers are static).
     for timestamps in [false, true] {
         let label = timestamps ? "with kernel timestamps" : "without timestamps"
+        let reference = referenceSocket(timestamps: timestamps)
         Benchmark("UDP receive, \(label): C recvmmsg loop (reference)") { benchmark in
-            let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-            defer { close(descriptor) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var size: Int32 = 8 << 20
-            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, 4)
-            var timeout = timeval(tv_sec: 1, tv_usec: 0)
-            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-            var bound = sockaddr_in()
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            _ = withUnsafeMutablePointer(to: &bound) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) } }
-            var on: Int32 = 1  // before the datagrams arrive, as UDPReceiver does
-            if timestamps { setsockopt(descriptor, SOL_SOCKET, SO_TIMESTAMPNS, &on, 4) }
-            fill(port: UInt16(bigEndian: bound.sin_port), count: 1_000)
+            fill(port: reference.port, count: 1_000)
             benchmark.startMeasurement()
-            let received = reference_recvmmsg_loop(descriptor, 1_000, timestamps ? 1 : 0)
+            let received = reference_recvmmsg_loop(reference.descriptor, 1_000, timestamps ? 1 : 0)
             benchmark.stopMeasurement()
             precondition(received == 1_000, "the reference lost datagrams")
         }
+        let receiver = try! UDPReceiver(bindingTo: SocketAddress(host: "127.0.0.1", port: 0), configuration: .init(kernelTimestamps: timestamps))
         Benchmark("UDP receive, \(label): UDPReceiver") { benchmark in
-            let receiver = try UDPReceiver(bindingTo: SocketAddress(host: "127.0.0.1", port: 0), configuration: .init(kernelTimestamps: timestamps))
-            var received = 0
             fill(port: receiver.localAddress.port, count: 1_000)
             benchmark.startMeasurement()
-            while received < 1_000 {
-                let got = try receiver.receive(timeout: .seconds(1)) { blackHole($0.bytes.count) }
-                if got == 0 { break }
-                received += got
-            }
+            let received = try drain(receiver, count: 1_000)
             benchmark.stopMeasurement()
             precondition(received == 1_000, "UDPReceiver lost datagrams")
+        }
+        // Both drained in each iteration, in alternating order, each timed by this thread's CPU
+        // time: the ratio holds when the machine's speed drifts between the two benchmarks above.
+        Benchmark(
+            "UDP receive, \(label): UDPReceiver vs C loop, interleaved",
+            configuration: .init(
+                metrics: UDPMetric.all, units: Dictionary(uniqueKeysWithValues: UDPMetric.all.map { ($0, .count) }),
+                scalingFactor: .one, maxDuration: .seconds(4), maxIterations: 400
+            )
+        ) { benchmark in
+            var iteration = 0
+            for _ in benchmark.scaledIterations {
+                fill(port: reference.port, count: 1_000)
+                fill(port: receiver.localAddress.port, count: 1_000)
+                var ours: Int64 = 0
+                var theirs: Int64 = 0
+                for turn in 0..<2 {
+                    let start = threadCPUNanoseconds()
+                    if (turn + iteration) % 2 == 0 {
+                        let received = try drain(receiver, count: 1_000)
+                        ours = threadCPUNanoseconds() - start
+                        precondition(received == 1_000, "UDPReceiver lost datagrams")
+                    } else {
+                        let received = reference_recvmmsg_loop(reference.descriptor, 1_000, timestamps ? 1 : 0)
+                        theirs = threadCPUNanoseconds() - start
+                        precondition(received == 1_000, "the reference lost datagrams")
+                    }
+                }
+                iteration += 1
+                benchmark.measurement(UDPMetric.receiverCPU, Int(ours / 1_000))
+                benchmark.measurement(UDPMetric.referenceCPU, Int(theirs / 1_000))
+                benchmark.measurement(UDPMetric.throughput, Int(theirs * 1_000 / max(1, ours)))
+            }
         }
     }
 }

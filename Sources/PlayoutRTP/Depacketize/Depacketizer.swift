@@ -16,12 +16,26 @@ public protocol Depacketizer {
     /// Feeds the next packet (in sequence order) received at `arrival`; calls `emit` with every
     /// frame it completes.
     mutating func push(_ packet: RTPPacket, arrival: MonotonicInstant, emit: (EncodedFrame) -> Void)
+    /// Feeds a packet kept since it arrived (the jitter buffer's output), rebuilt from the header
+    /// parsed then over its stored bytes: it is not parsed again. The default implementation
+    /// forwards to the `RTPPacket` overload.
+    mutating func push(_ stored: StoredRTPPacket, arrival: MonotonicInstant, emit: (EncodedFrame) -> Void)
     /// Emits the frame in progress if it is complete so far (end of stream), or discards it.
     mutating func flush(emit: (EncodedFrame) -> Void)
     /// Gives back the bytes of an emitted frame once they are no longer needed, so the next frames
     /// reuse the storage: with every frame recycled, depacketizing allocates nothing in steady
     /// state. Frames not recycled are simply freed.
     mutating func recycle(_ bytes: consuming [UInt8])
+}
+
+extension Depacketizer {
+    /// Rebuilds the stored packet and feeds it (a requirement, so that a call on `any
+    /// Depacketizer` reaches a version specialized for the payload format).
+    @inlinable
+    public mutating func push(_ stored: StoredRTPPacket, arrival: MonotonicInstant, emit: (EncodedFrame) -> Void) {
+        push(stored.packet, arrival: arrival, emit: emit)
+        withExtendedLifetime(stored) {}
+    }
 }
 
 /// What a depacketizer has seen and done.

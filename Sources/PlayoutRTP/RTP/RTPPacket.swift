@@ -27,34 +27,22 @@ public enum RTPParseError: Error, Equatable, Sendable, CustomStringConvertible {
 /// so that buffer must stay alive and unchanged while the packet is used — the receive loop's
 /// datagram buffer, typically. Parsing allocates nothing.
 ///
+/// What parsing found is one ``RTPHeader`` value (``header``): kept beside a copy of the bytes,
+/// it rebuilds the packet later without parsing again (``init(header:bytes:)``), which is how the
+/// jitter buffer hands stored packets to a depacketizer.
+///
 /// ```swift
 /// let packet = try RTPPacket(parsing: datagram)
 /// if let delay = packet.playoutDelay(id: 6) { … }
 /// depacketizer.push(packet.payload, …)
 /// ```
 ///
-/// - Complexity: O(1) plus O(number of CSRCs); header-extension elements are read on demand.
+/// - Complexity: O(1); header-extension elements and CSRCs are read on demand.
 public struct RTPPacket: @unchecked Sendable {
     /// The whole packet as received.
     public let bytes: UnsafeRawBufferPointer
-    /// The M bit: for video, the last packet of a frame.
-    public let marker: Bool
-    /// The payload type (0…127).
-    public let payloadType: UInt8
-    public let sequenceNumber: SequenceNumber
-    public let timestamp: RTPTimestamp
-    /// The synchronization source.
-    public let ssrc: UInt32
-    /// The number of contributing sources (0…15).
-    public let csrcCount: Int
-    /// The header extension's profile (0xBEDE one-byte, 0x100x two-byte, others opaque), or nil.
-    public let extensionProfile: UInt16?
-    /// The header extension's data (after its 4-byte header), empty without an extension.
-    public let extensionData: UnsafeRawBufferPointer
-    /// The payload, without header, extension or padding.
-    public let payload: UnsafeRawBufferPointer
-    /// The number of padding bytes at the end (0 without padding).
-    public let paddingLength: Int
+    /// The header's fields and where the packet's parts lie, as parsed.
+    public let header: RTPHeader
 
     /// The fixed header's length: 12 bytes.
     public static let fixedHeaderLength = 12
@@ -63,52 +51,52 @@ public struct RTPPacket: @unchecked Sendable {
     ///
     /// - Throws: ``RTPParseError`` for anything that is not a well-formed RTP version-2 packet.
     public init(parsing bytes: UnsafeRawBufferPointer) throws(RTPParseError) {
-        let count = bytes.count
-        guard count >= Self.fixedHeaderLength else { throw .truncated(needed: Self.fixedHeaderLength, available: count) }
-        let first = bytes[0]
-        let version = first >> 6
-        guard version == 2 else { throw .unsupportedVersion(version) }
-        let hasPadding = first & 0x20 != 0
-        let hasExtension = first & 0x10 != 0
-        csrcCount = Int(first & 0x0F)
-        marker = bytes[1] & 0x80 != 0
-        payloadType = bytes[1] & 0x7F
-        sequenceNumber = SequenceNumber(rawValue: bytes.loadBigEndian(UInt16.self, at: 2))
-        timestamp = RTPTimestamp(rawValue: bytes.loadBigEndian(UInt32.self, at: 4))
-        ssrc = bytes.loadBigEndian(UInt32.self, at: 8)
-        var offset = Self.fixedHeaderLength + 4 * csrcCount
-        guard count >= offset else { throw .truncated(needed: offset, available: count) }
-        if hasExtension {
-            guard count >= offset + 4 else { throw .truncated(needed: offset + 4, available: count) }
-            extensionProfile = bytes.loadBigEndian(UInt16.self, at: offset)
-            let length = 4 * Int(bytes.loadBigEndian(UInt16.self, at: offset + 2))
-            let start = offset + 4
-            guard count >= start + length else { throw .truncated(needed: start + length, available: count) }
-            extensionData = UnsafeRawBufferPointer(rebasing: bytes[start..<start + length])
-            offset = start + length
-        } else {
-            extensionProfile = nil
-            extensionData = UnsafeRawBufferPointer(start: nil, count: 0)
-        }
-        var end = count
-        if hasPadding {
-            let padding = Int(bytes[count - 1])
-            guard padding > 0, padding <= count - offset else {
-                throw .invalidPadding(count: padding, available: count - offset)
-            }
-            end -= padding
-            paddingLength = padding
-        } else {
-            paddingLength = 0
-        }
+        header = try RTPHeader(parsing: bytes)
         self.bytes = bytes
-        payload = UnsafeRawBufferPointer(rebasing: bytes[offset..<end])
+    }
+
+    /// The packet `header` was parsed from, rebuilt over `bytes` — a copy of the bytes it was
+    /// parsed from — without parsing again.
+    ///
+    /// - Precondition: `bytes.count == header.packetLength` (the header's offsets were checked
+    ///   against that length when it was parsed, so they are valid in any copy of the packet).
+    @inlinable
+    public init(header: RTPHeader, bytes: UnsafeRawBufferPointer) {
+        precondition(bytes.count == header.packetLength, "\(bytes.count) bytes for a \(header.packetLength)-byte RTP packet")
+        self.header = header
+        self.bytes = bytes
+    }
+
+    /// The M bit: for video, the last packet of a frame.
+    @inlinable public var marker: Bool { header.marker }
+    /// The payload type (0…127).
+    @inlinable public var payloadType: UInt8 { header.payloadType }
+    @inlinable public var sequenceNumber: SequenceNumber { header.sequenceNumber }
+    @inlinable public var timestamp: RTPTimestamp { header.timestamp }
+    /// The synchronization source.
+    @inlinable public var ssrc: UInt32 { header.ssrc }
+    /// The number of contributing sources (0…15).
+    @inlinable public var csrcCount: Int { header.csrcCount }
+    /// The header extension's profile (0xBEDE one-byte, 0x100x two-byte, others opaque), or nil.
+    @inlinable public var extensionProfile: UInt16? { header.extensionProfile }
+    /// The number of padding bytes at the end (0 without padding).
+    @inlinable public var paddingLength: Int { header.paddingLength }
+
+    /// The header extension's data (after its 4-byte header), empty without an extension.
+    @inlinable
+    public var extensionData: UnsafeRawBufferPointer {
+        header.extensionProfile == nil
+            ? UnsafeRawBufferPointer(start: nil, count: 0) : UnsafeRawBufferPointer(rebasing: bytes[header.extensionRange])
+    }
+
+    /// The payload, without header, extension or padding.
+    @inlinable
+    public var payload: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: bytes[header.payloadRange])
     }
 
     /// The length of the header including CSRCs and extension: where the payload starts.
-    public var headerLength: Int {
-        bytes.count - payload.count - paddingLength
-    }
+    @inlinable public var headerLength: Int { header.headerLength }
 
     /// The contributing source at `index` (0 ..< ``csrcCount``).
     public func csrc(at index: Int) -> UInt32 {

@@ -118,6 +118,12 @@ public struct MediaDescription: Sendable, Equatable {
         formatParameters.first { $0.payloadType == payloadType }
     }
 
+    /// The header-extension element id the first `a=extmap` with `uri` gives it, as packets carry
+    /// it (1…255); nil when no `a=extmap` names `uri` with such an id.
+    public func extensionID(uri: String) -> UInt8? {
+        extensionMaps.first { $0.uri == uri && (1...255).contains($0.id) }.map { UInt8($0.id) }
+    }
+
     /// The value of the first attribute called `name` (compared case-insensitively) among
     /// ``attributes``; `""` for a flag attribute; `nil` when there is none.
     public func attribute(_ name: String) -> String? {

@@ -1,4 +1,5 @@
 internal import CSocket
+public import Logging
 public import PlayoutCore
 #if canImport(Glibc)
 import Glibc
@@ -8,23 +9,38 @@ import SwiftOverlayShims
 /// Receives UDP datagrams in batches (`recvmmsg`), each with its arrival instant on the monotonic
 /// clock, on IPv4 or IPv6, unicast or multicast.
 ///
-/// The receiver owns one buffer of `batchSize × maxDatagramSize` bytes, reused by every call:
-/// datagrams are handed to the caller as views into it, valid during the callback. Steady-state
-/// receiving allocates nothing. Owned by one task (not `Sendable`): confine, don't share.
+/// The receiver owns its buffers, set up once and reused by every call: a slot of
+/// ``Configuration/slotSize`` bytes per datagram of a batch, packed together, and behind them an
+/// overflow area that large datagrams (up to ``Configuration/maxDatagramSize``, by default the
+/// largest UDP payload) continue into — mapped, but committed only where a large datagram was
+/// written. Datagrams are handed to the caller as contiguous views, valid during the callback.
+/// Steady-state receiving allocates nothing, and the system-call state (messages, vectors,
+/// control buffers) is only reset where the kernel changed it. Owned by one task (not
+/// `Sendable`): confine, don't share.
 ///
 /// ```swift
 /// let receiver = try UDPReceiver(bindingTo: SocketAddress(parsing: "0.0.0.0:5004"))
-/// try receiver.receive(timeout: .milliseconds(100)) { datagram, arrival in
-///     let packet = try? RTPPacket(parsing: datagram.bytes)
+/// try receiver.receive(timeout: .milliseconds(100)) { datagram in
+///     let packet = try? RTPPacket(parsing: datagram.bytes)   // arrived at datagram.arrival
 /// }
 /// ```
 public final class UDPReceiver {
     /// Receiver settings; the defaults suit a 50 Mbit/s stream.
     public struct Configuration: Equatable, Sendable {
+        /// The default ``maxDatagramSize``: 65,535 bytes, the most a UDP datagram carries.
+        public static let defaultMaxDatagramSize = 65_535
+        /// The default ``slotSize``: 2,048 bytes, more than an Ethernet MTU's datagram.
+        public static let defaultSlotSize = 2_048
+
         /// Datagrams fetched per system call (default 64, at most 256).
         public var batchSize: Int
-        /// The largest datagram kept whole (default 2,048 bytes; larger ones are cut and counted).
+        /// The largest datagram kept whole (default ``defaultMaxDatagramSize``); larger ones are
+        /// cut, counted in ``Statistics/datagramsTruncated`` and warned about once.
         public var maxDatagramSize: Int
+        /// The bytes of each datagram received into the densely packed slots (default
+        /// ``defaultSlotSize``, at most ``maxDatagramSize``). Larger datagrams continue into the
+        /// overflow area and cost one copy of this many bytes to be made contiguous.
+        public var slotSize: Int
         /// The kernel's receive buffer (SO_RCVBUF), default 8 MiB (capped by `net.core.rmem_max`),
         /// so bursts are not dropped.
         public var receiveBufferSize: Int
@@ -33,15 +49,19 @@ public final class UDPReceiver {
         /// saves the kernel ≈ 100 ns per datagram but dates queued datagrams late.
         public var kernelTimestamps: Bool
 
-        public init(batchSize: Int = 64, maxDatagramSize: Int = 2_048, receiveBufferSize: Int = 8 << 20, kernelTimestamps: Bool = true) {
-            self.batchSize = min(max(batchSize, 1), 256)
-            self.maxDatagramSize = max(maxDatagramSize, 64)
+        public init(
+            batchSize: Int = 64, maxDatagramSize: Int = Self.defaultMaxDatagramSize, slotSize: Int = Self.defaultSlotSize,
+            receiveBufferSize: Int = 8 << 20, kernelTimestamps: Bool = true
+        ) {
+            self.batchSize = min(max(batchSize, 1), Int(PLAYOUT_MAX_BATCH))
+            self.maxDatagramSize = min(max(maxDatagramSize, 64), Self.defaultMaxDatagramSize)
+            self.slotSize = min(max(slotSize, 64), self.maxDatagramSize)
             self.receiveBufferSize = receiveBufferSize
             self.kernelTimestamps = kernelTimestamps
         }
     }
 
-    /// One received datagram: a view into the receiver's buffer, valid during the callback.
+    /// One received datagram: a view into the receiver's buffers, valid during the callback.
     public struct Datagram {
         public let bytes: UnsafeRawBufferPointer
         /// When it arrived: the kernel's receive timestamp mapped to the monotonic clock (or the
@@ -49,7 +69,8 @@ public final class UDPReceiver {
         public let arrival: MonotonicInstant
         /// Whether it was larger than ``Configuration/maxDatagramSize`` and was cut.
         public let isTruncated: Bool
-        let info: UnsafePointer<playout_datagram_info>
+        let state: OpaquePointer
+        let index: UInt32
 
         /// The same bytes, writable: SRTP decrypts in place in the receive buffer.
         public var mutableBytes: UnsafeMutableRawBufferPointer {
@@ -58,7 +79,8 @@ public final class UDPReceiver {
 
         /// The sender's address (allocates a string: for diagnostics, not per packet).
         public var source: SocketAddress? {
-            SocketAddress(storage: info.pointee.source)
+            var length = socklen_t(0)
+            return playout_receiver_source(state, index, &length).map { SocketAddress(storage: $0.pointee) } ?? nil
         }
     }
 
@@ -66,7 +88,10 @@ public final class UDPReceiver {
     public struct Statistics: Equatable, Sendable {
         public var datagramsReceived = 0
         public var bytesReceived = 0
+        /// Datagrams larger than ``Configuration/maxDatagramSize``, cut to it.
         public var datagramsTruncated = 0
+        /// Datagrams larger than ``Configuration/slotSize`` (kept whole through the overflow area).
+        public var datagramsLarge = 0
         /// System calls that returned at least one datagram.
         public var batches = 0
     }
@@ -80,13 +105,22 @@ public final class UDPReceiver {
     /// The socket, for waiting on several receivers with one `poll` (receive with a zero timeout
     /// once it is readable).
     public var fileDescriptor: Int32 { descriptor }
-    private let buffer: UnsafeMutableRawBufferPointer
+    private let state: OpaquePointer
+    private let slots: UnsafeMutablePointer<UInt8>
+    private let slotSize: Int
     private let infos: UnsafeMutablePointer<playout_datagram_info>
+    private let logger: Logger
+    private var warnedTruncation = false
 
     /// Binds `address`. For a multicast group, binds the group's port on every interface and
-    /// joins the group (on `interfaceIndex`, 0 = the kernel's choice).
-    public init(bindingTo address: SocketAddress, configuration: Configuration = Configuration(), interfaceIndex: UInt32 = 0) throws(UDPError) {
+    /// joins the group (on `interfaceIndex`, 0 = the kernel's choice). `logger` gets the one
+    /// warning about datagrams cut to ``Configuration/maxDatagramSize``.
+    public init(
+        bindingTo address: SocketAddress, configuration: Configuration = Configuration(), interfaceIndex: UInt32 = 0,
+        logger: Logger = Logger(label: "playout.udp")
+    ) throws(UDPError) {
         self.configuration = configuration
+        self.logger = logger
         let family = address.isIPv6 ? AF_INET6 : AF_INET
         let descriptor = socket(family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw UDPError.from(errno: errno, operation: "open a UDP socket for", address: address) }
@@ -128,8 +162,13 @@ public final class UDPReceiver {
         let boundPort = SocketAddress(storage: actual)?.port ?? address.port
         localAddress = (try? SocketAddress(host: address.host, port: boundPort)) ?? address
 
+        guard let state = playout_receiver_create(configuration.slotSize, configuration.maxDatagramSize, UInt32(configuration.batchSize)) else {
+            throw UDPError.from(errno: ENOMEM, operation: "allocate receive buffers for", address: address)
+        }
         self.descriptor = descriptor
-        buffer = .allocate(byteCount: configuration.batchSize * configuration.maxDatagramSize, alignment: 16)
+        self.state = state
+        slots = playout_receiver_slots(state)
+        slotSize = configuration.slotSize
         infos = .allocate(capacity: configuration.batchSize)
         infos.initialize(repeating: playout_datagram_info(), count: configuration.batchSize)
         ok = true
@@ -137,7 +176,7 @@ public final class UDPReceiver {
 
     deinit {
         close(descriptor)
-        buffer.deallocate()
+        playout_receiver_destroy(state)
         infos.deallocate()
     }
 
@@ -164,10 +203,8 @@ public final class UDPReceiver {
     /// timeout).
     @discardableResult
     public func receive(timeout: Duration?, _ body: (Datagram) throws -> Void) throws -> Int {
-        let slot = configuration.maxDatagramSize
-        let base = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
         // Try first: under load datagrams are already queued and the wait is a wasted system call.
-        var received = playout_receive_batch(descriptor, base, slot, infos, UInt32(configuration.batchSize))
+        var received = playout_receiver_receive(state, descriptor, infos)
         if received == 0 {
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             let milliseconds = timeout.map { Int32(clamping: max(0, ($0.nanoseconds + 999_999) / 1_000_000)) } ?? -1
@@ -177,42 +214,50 @@ public final class UDPReceiver {
                 throw UDPError.from(errno: errno, operation: "wait for datagrams on", address: localAddress)
             }
             guard ready > 0 else { return 0 }
-            received = playout_receive_batch(descriptor, base, slot, infos, UInt32(configuration.batchSize))
+            received = playout_receiver_receive(state, descriptor, infos)
         }
         if received < 0 { throw UDPError.from(errno: -received, operation: "receive on", address: localAddress) }
         guard received > 0 else { return 0 }
-        // Map kernel (CLOCK_REALTIME) receive times onto the monotonic clock with one offset
-        // sampled now.
-        var monotonic = timespec()
-        var realtime = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &monotonic)
-        clock_gettime(CLOCK_REALTIME, &realtime)
-        let monotonicNow = Int64(monotonic.tv_sec) * 1_000_000_000 + Int64(monotonic.tv_nsec)
-        let realtimeNow = Int64(realtime.tv_sec) * 1_000_000_000 + Int64(realtime.tv_nsec)
+        let count = Int(received)
         var bytes = 0
         var truncated = 0
+        var large = 0
         defer {
             statistics.batches += 1
-            statistics.datagramsReceived += Int(received)
+            statistics.datagramsReceived += count
             statistics.bytesReceived += bytes
-            statistics.datagramsTruncated += truncated
+            if large > 0 { statistics.datagramsLarge += large }
+            if truncated > 0 { countTruncated(truncated) }
         }
-        for index in 0..<Int(received) {
-            let info = UnsafePointer(infos + index)
-            let length = info.pointee.length
-            let kernel = info.pointee.kernel_realtime_ns
-            let age = kernel >= 0 ? min(max(realtimeNow - kernel, 0), 10_000_000_000) : 0
-            let isTruncated = info.pointee.truncated != 0
+        let slot = slotSize
+        for index in 0..<count {
+            let info = infos[index]
+            let length = Int(info.length)
+            var start = slots + index * slot
+            if length > slot {
+                start = playout_receiver_join(state, UInt32(index), length)
+                large += 1
+            }
             bytes += length
-            if isTruncated { truncated += 1 }
+            if info.truncated != 0 { truncated += 1 }
             try body(Datagram(
-                bytes: UnsafeRawBufferPointer(start: base + index * slot, count: length),
-                arrival: MonotonicInstant(nanoseconds: monotonicNow - age),
-                isTruncated: isTruncated,
-                info: info
+                bytes: UnsafeRawBufferPointer(start: start, count: length),
+                arrival: MonotonicInstant(nanoseconds: info.arrival_ns),
+                isTruncated: info.truncated != 0,
+                state: state,
+                index: UInt32(index)
             ))
         }
-        return Int(received)
+        return count
+    }
+
+    private func countTruncated(_ count: Int) {
+        statistics.datagramsTruncated += count
+        guard !warnedTruncation else { return }
+        warnedTruncation = true
+        logger.warning(
+            "datagrams larger than \(configuration.maxDatagramSize) bytes arrive on \(localAddress) and are cut (counted in datagramsTruncated; this is said once): raise maxDatagramSize"
+        )
     }
 }
 

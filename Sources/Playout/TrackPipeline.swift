@@ -10,93 +10,57 @@ extension PlayoutError.Code {
 
 /// The receive path of one RTP track, sans-IO: datagram → SRTP unprotect → RTP parse → jitter
 /// buffer → depacketizer → timeline and playout scheduler. It reads no clock and does no I/O: the
-/// subscriber's intake task hands it datagrams with their arrival instants and asks
-/// ``poll(now:)`` what to decode and render.
+/// caller hands it datagrams with their arrival instants and asks ``poll(now:lead:)`` what to
+/// decode and render.
 ///
-/// Each packet is parsed once, on intake, and its bytes copied once, into a recycled buffer of an
-/// ``RTPPacketPool``; the parsed header travels with the buffer through the jitter buffer, and the
-/// depacketizer gets the packet rebuilt from both. In steady state no packet allocates (SRTP's
-/// cipher library aside; the `Receive` benchmark counts it), and frame buffers given back through
-/// ``recycle(_:)`` are reused once nothing else holds them.
+/// It is two halves a subscriber runs on two threads: the ``TrackReceiver`` (the intake thread:
+/// unprotect, parse once, copy once into a pooled buffer, file in the jitter buffer, RTCP) and the
+/// ``TrackPlayout`` (the playout thread: depacketize what the jitter buffer releases, schedule).
+/// Between them only pointers to pooled packets move (``TrackReceiver/release(now:into:)``), so
+/// the intake thread never waits while a packet is depacketized or a frame decoded. This type
+/// runs both on one thread, for tests and benchmarks.
 ///
-/// The jitter buffer's loss deadline follows the playout delay in effect (minus a decode
-/// margin), so a 5 s override lets reordered packets arrive up to ≈ 5 s late.
+/// In steady state no packet allocates (SRTP's cipher library aside; the `Receive` benchmark
+/// counts it), and frame buffers given back through ``recycle(_:)`` are reused once nothing else
+/// holds them. The jitter buffer's loss deadline follows the playout delay in effect (minus a
+/// decode margin), so a 5 s override lets reordered packets arrive up to ≈ 5 s late.
 public struct TrackPipeline {
     /// What one poll asks the caller to do.
     public typealias Action = PlayoutScheduler<EncodedFrame>.Action
 
-    /// The track's identity and codec.
-    public let track: TrackID
-    public let codec: Codec
-    public let payloadType: UInt8
-    /// The RTP clock rate.
-    public let clockRate: Int32
+    /// The intake half.
+    public private(set) var receiver: TrackReceiver
+    /// The playout half.
+    public private(set) var playout: TrackPlayout
+    /// What the jitter buffer released, handed from the receiver to the playout half; kept so its
+    /// capacity is reused.
+    private var released: [TrackReceiver.Release] = []
 
-    private var session: SRTPSession?
-    private var pool = RTPPacketPool()
-    private var buffer = JitterBuffer<StoredRTPPacket>()
-    private var depacketizer: any Depacketizer
-    private let factory: DepacketizerFactory
-    /// The frames one packet completed, handed from the depacketizer to ``accept(_:)``; kept so
-    /// its capacity is reused.
-    private var completedFrames: [EncodedFrame] = []
-    /// The scheduler's last answer when it was to wait (or idle), and the lead it was asked with:
-    /// until a frame is queued or the delay changes, its answer cannot change before that instant,
-    /// so polls in between (one per packet while a frame assembles) do not ask again.
-    private var schedulerAnswer = SchedulerAnswer.none
-    private var schedulerAnswerLead: Duration?
-    public private(set) var timeline = PlayoutTimeline()
-    private var scheduler: PlayoutScheduler<EncodedFrame>
     /// How long before its render time a frame must be complete (decode margin).
     public static let decodeMargin: Duration = .milliseconds(30)
-    /// Datagrams that were not RTP of this track (wrong payload type, RTCP, malformed).
-    public private(set) var datagramsIgnored = 0
-    /// Video frames dropped after a loss while waiting for a key frame (their references are
-    /// gone; decoding them would show corrupt pictures).
-    public private(set) var framesDroppedWaitingForKeyframe = 0
-    /// Video waits for a key frame at the start and after a loss (nothing before it decodes).
-    private var waitingForKeyframe: Bool
-    /// The latest RTCP sender report.
-    public private(set) var senderReport: RTCPSenderReport?
-    /// The `a=extmap` id of `abs-capture-time` in the track's SDP, if it has one.
-    public let absoluteCaptureTimeID: UInt8?
-    /// Where capture times come from (see ``captureTime(of:)``), once known.
-    public private(set) var captureClock: CaptureClock?
-    /// RTCP BYE packets received (the sender said it stopped).
-    public private(set) var goodbyesReceived = 0
-    /// Complete frames received (assembled from packets, or from libavformat).
-    public private(set) var framesReceived = 0
-    /// Bytes of the frames libavformat delivered (RTP bytes are the jitter buffer's).
-    private var assembledBytesReceived = 0
-    /// Times the stream restarted (new SSRC, or a sequence or timestamp jump).
-    public private(set) var restarts = 0
-    /// RTCP datagrams that failed SRTCP authentication or parsing.
-    public private(set) var controlPacketsIgnored = 0
+
+    /// The track's identity and codec.
+    public var track: TrackID { playout.track }
+    public var codec: Codec { playout.codec }
+    /// The payload type received.
+    public var payloadType: UInt8 { receiver.payloadType }
+    /// The RTP clock rate.
+    public var clockRate: Int32 { receiver.clockRate }
 
     /// Creates the pipeline for `media` (an SDP media section) as track `track`, with the playout
     /// delay `delay`. SRTP is on when the section has an `a=crypto` line.
     ///
     /// - Throws: ``PlayoutError`` for media Playout cannot receive or a bad key.
     public init(track: TrackID, media: MediaDescription, delay: Duration) throws {
+        let factory: DepacketizerFactory
         do {
             factory = try DepacketizerFactory(media: media, track: track)
         } catch {
             throw PlayoutError(.unsupportedMedia, error.description)
         }
-        self.track = track
-        codec = factory.codec
-        payloadType = factory.payloadType
-        clockRate = factory.clockRate
-        absoluteCaptureTimeID = media.extensionID(uri: AbsoluteCaptureTime.uri)
-        waitingForKeyframe = codec.kind == .video
-        depacketizer = factory.makeDepacketizer()
-        if let crypto = media.crypto.first {
-            session = try SRTPSession(keyingMaterial: SRTPKeyingMaterial(crypto: crypto), direction: .inbound)
-        }
-        scheduler = PlayoutScheduler(delay: delay)
-        buffer.configuration.clockRate = Int(clockRate)
-        completedFrames.reserveCapacity(4)
-        setDelay(delay)
+        receiver = try TrackReceiver(factory: factory, media: media, delay: delay)
+        playout = TrackPlayout(track: track, factory: factory, delay: delay)
+        released.reserveCapacity(64)
     }
 
     /// Creates the pipeline of a stream whose frames come assembled (from libavformat), as
@@ -111,28 +75,130 @@ public struct TrackPipeline {
 
     /// Takes a frame that came assembled (libavformat), with its arrival instants set.
     public mutating func receive(frame: EncodedFrame) {
-        assembledBytesReceived += frame.bytes.count
-        accept(frame)
+        playout.receive(frame: frame)
     }
 
     /// The stream starts again (a reopened source): a new timeline, and video waits for a key
     /// frame.
     public mutating func restart() {
-        schedulerAnswer = .none
-        var depacketizer = self.depacketizer
-        scheduler.discardQueued { depacketizer.recycle($0.bytes) }
-        depacketizer = factory.makeDepacketizer()
-        self.depacketizer = depacketizer
-        timeline.reset()
-        waitingForKeyframe = codec.kind == .video
-        restarts += 1
+        playout.restart()
     }
 
     /// The delay in effect changed (an override was set or released).
     public mutating func setDelay(_ delay: Duration) {
-        schedulerAnswer = .none
-        scheduler.setDelay(delay)
-        buffer.configuration.maximumReorderDelay = max(.milliseconds(20), delay - Self.decodeMargin)
+        receiver.setDelay(delay)
+        playout.setDelay(delay)
+    }
+
+    /// Takes one received datagram; see ``TrackReceiver/receive(_:length:arrival:)``.
+    public mutating func receive(_ bytes: UnsafeMutableRawBufferPointer, length: Int, arrival: MonotonicInstant) {
+        receiver.receive(bytes, length: length, arrival: arrival)
+    }
+
+    /// Takes one RTCP datagram; see ``TrackReceiver/receiveControl(_:length:)``.
+    public mutating func receiveControl(_ bytes: UnsafeMutableRawBufferPointer, length: Int) {
+        receiver.receiveControl(bytes, length: length)
+    }
+
+    /// When `mediaTime` was captured; see ``TrackReceiver/captureTime(of:)``.
+    public func captureTime(of mediaTime: MediaTime) -> Int64? {
+        receiver.captureTime(of: mediaTime)
+    }
+
+    /// Moves what the jitter buffer can release into frames, then says what to do at `now`: a
+    /// frame to render or skip, or the instant to poll again (the earlier of the next render and
+    /// the jitter buffer's next loss deadline). A frame is released `lead` before its render
+    /// time (the scheduler's decode lead unless given).
+    public mutating func poll(now: MonotonicInstant, lead: Duration? = nil) -> Action {
+        let deadline = receiver.release(now: now, into: &released)
+        return playout.poll(now: now, lead: lead, released: &released, bufferDeadline: deadline)
+    }
+
+    /// Gives back the bytes of a rendered or skipped frame for reuse.
+    public mutating func recycle(_ bytes: [UInt8]) {
+        playout.recycle(bytes)
+    }
+
+    /// Counters of every stage, as one snapshot.
+    public var statistics: TrackPlayoutStatistics {
+        TrackPlayoutStatistics(network: receiver.statistics(assembledBytes: playout.assembledBytesReceived), frames: playout.schedulerStatistics, playoutDelay: EffectivePlayoutDelay(delay: playout.delay, source: .configured))
+    }
+
+    /// The timeline (media time → local time).
+    public var timeline: PlayoutTimeline { playout.timeline }
+    /// The depacketizer's counters (frames discarded for loss, malformed payloads).
+    public var depacketizerStatistics: DepacketizerStatistics { playout.depacketizerStatistics }
+    /// SRTP counters, when the track is encrypted.
+    public var srtpStatistics: SRTPSession.Statistics? { receiver.srtpStatistics }
+    /// The packet pool's counters: in steady state its ring stops growing and no buffer is
+    /// created or enlarged.
+    public var packetPoolStatistics: RTPPacketPool.Statistics { receiver.packetPoolStatistics }
+    /// Datagrams that were not RTP of this track (wrong payload type, RTCP, malformed).
+    public var datagramsIgnored: Int { receiver.datagramsIgnored }
+    /// RTCP datagrams that failed SRTCP authentication or parsing.
+    public var controlPacketsIgnored: Int { receiver.controlPacketsIgnored }
+    /// The latest RTCP sender report.
+    public var senderReport: RTCPSenderReport? { receiver.senderReport }
+    /// Where capture times come from, once known.
+    public var captureClock: CaptureClock? { receiver.captureClock }
+    /// RTCP BYE packets received (the sender said it stopped).
+    public var goodbyesReceived: Int { receiver.goodbyesReceived }
+    /// The `a=extmap` id of `abs-capture-time` in the track's SDP, if it has one.
+    public var absoluteCaptureTimeID: UInt8? { receiver.absoluteCaptureTimeID }
+    /// Complete frames received (assembled from packets, or from libavformat).
+    public var framesReceived: Int { playout.framesReceived }
+    /// Video frames dropped after a loss while waiting for a key frame.
+    public var framesDroppedWaitingForKeyframe: Int { playout.framesDroppedWaitingForKeyframe }
+    /// Times the stream restarted (new SSRC, or a sequence or timestamp jump).
+    public var restarts: Int { playout.restarts }
+}
+
+/// The intake half of a track's receive path (the intake thread): SRTP unprotect, RTP parse (once),
+/// one copy into a pooled buffer, the jitter buffer; RTCP. ``release(now:into:)`` hands what the
+/// jitter buffer releases to the ``TrackPlayout`` — pointers to pooled packets, in order.
+public struct TrackReceiver {
+    /// One thing the jitter buffer released, in order.
+    public enum Release {
+        /// A packet, as parsed on intake, with its arrival.
+        case packet(StoredRTPPacket, arrival: MonotonicInstant)
+        /// The stream restarted (a new SSRC, or a jump in sequence numbers or time).
+        case restart
+    }
+
+    public let payloadType: UInt8
+    /// The RTP clock rate.
+    public let clockRate: Int32
+    /// The `a=extmap` id of `abs-capture-time` in the track's SDP, if it has one.
+    public let absoluteCaptureTimeID: UInt8?
+    private var session: SRTPSession?
+    private var pool = RTPPacketPool()
+    private var buffer = JitterBuffer<StoredRTPPacket>()
+    /// Datagrams that were not RTP of this track (wrong payload type, RTCP, malformed).
+    public private(set) var datagramsIgnored = 0
+    /// The latest RTCP sender report.
+    public private(set) var senderReport: RTCPSenderReport?
+    /// Where capture times come from (see ``captureTime(of:)``), once known.
+    public private(set) var captureClock: CaptureClock?
+    /// RTCP BYE packets received (the sender said it stopped).
+    public private(set) var goodbyesReceived = 0
+    /// RTCP datagrams that failed SRTCP authentication or parsing.
+    public private(set) var controlPacketsIgnored = 0
+
+    init(factory: DepacketizerFactory, media: MediaDescription, delay: Duration) throws {
+        payloadType = factory.payloadType
+        clockRate = factory.clockRate
+        absoluteCaptureTimeID = media.extensionID(uri: AbsoluteCaptureTime.uri)
+        if let crypto = media.crypto.first {
+            session = try SRTPSession(keyingMaterial: SRTPKeyingMaterial(crypto: crypto), direction: .inbound)
+        }
+        buffer.configuration.clockRate = Int(clockRate)
+        setDelay(delay)
+    }
+
+    /// The delay in effect changed: the jitter buffer waits for reordered packets up to it (less
+    /// the decode margin).
+    public mutating func setDelay(_ delay: Duration) {
+        buffer.configuration.maximumReorderDelay = max(.milliseconds(20), delay - TrackPipeline.decodeMargin)
     }
 
     /// Takes one received datagram (`length` bytes at the start of `bytes`, which it may decrypt in
@@ -213,12 +279,136 @@ public struct TrackPipeline {
         captureClock?.unixNanoseconds(rtpTimestamp: UInt32(truncatingIfNeeded: mediaTime.ticks), clockRate: clockRate)
     }
 
-    /// Moves what the jitter buffer can release into frames, then says what to do at `now`: a
+    /// Hands what the jitter buffer releases at `now` to `released` (appended, in order); returns
+    /// its next loss deadline, if it waits for one. Cheap: pointers move, nothing is parsed.
+    public mutating func release(now: MonotonicInstant, into released: inout [Release]) -> MonotonicInstant? {
+        while true {
+            switch buffer.poll(now: now) {
+            case .packet(let packet):
+                released.append(.packet(packet.payload, arrival: packet.arrival))
+            case .lost:
+                continue  // the depacketizer sees the gap in sequence numbers and drops the frame
+            case .restart:
+                released.append(.restart)
+            case .wait(let deadline):
+                return deadline
+            case .empty:
+                return nil
+            }
+        }
+    }
+
+    /// The jitter buffer's counters, plus `assembledBytes` (frames libavformat delivered).
+    public func statistics(assembledBytes: Int = 0) -> JitterBufferStatistics {
+        var network = buffer.statistics
+        network.bytesReceived += assembledBytes
+        return network
+    }
+
+    /// SRTP counters, when the track is encrypted.
+    public var srtpStatistics: SRTPSession.Statistics? {
+        session?.statistics
+    }
+
+    /// The packet pool's counters.
+    public var packetPoolStatistics: RTPPacketPool.Statistics {
+        pool.statistics
+    }
+}
+
+/// The playout half of a track's receive path (the playout thread): depacketizes what the
+/// ``TrackReceiver`` released, decides "wait for a key frame after loss", and schedules frames
+/// (timeline and ``PlayoutScheduler``).
+public struct TrackPlayout {
+    /// What one poll asks the caller to do.
+    public typealias Action = PlayoutScheduler<EncodedFrame>.Action
+
+    /// The track's identity and codec.
+    public let track: TrackID
+    public let codec: Codec
+    private var depacketizer: any Depacketizer
+    private let factory: DepacketizerFactory
+    /// The frames one packet completed, handed from the depacketizer to ``accept(_:)``; kept so
+    /// its capacity is reused.
+    private var completedFrames: [EncodedFrame] = []
+    /// The scheduler's last answer when it was to wait (or idle), and the lead it was asked with:
+    /// until a frame is queued or the delay changes, its answer cannot change before that instant,
+    /// so polls in between (one per packet while a frame assembles) do not ask again.
+    private var schedulerAnswer = SchedulerAnswer.none
+    private var schedulerAnswerLead: Duration?
+    public private(set) var timeline = PlayoutTimeline()
+    private var scheduler: PlayoutScheduler<EncodedFrame>
+    /// Video frames dropped after a loss while waiting for a key frame (their references are
+    /// gone; decoding them would show corrupt pictures).
+    public private(set) var framesDroppedWaitingForKeyframe = 0
+    /// Video waits for a key frame at the start and after a loss (nothing before it decodes).
+    private var waitingForKeyframe: Bool
+    /// Complete frames received (assembled from packets, or from libavformat).
+    public private(set) var framesReceived = 0
+    /// Bytes of the frames libavformat delivered (RTP bytes are the jitter buffer's).
+    public private(set) var assembledBytesReceived = 0
+    /// Times the stream restarted (new SSRC, or a sequence or timestamp jump).
+    public private(set) var restarts = 0
+
+    init(track: TrackID, factory: DepacketizerFactory, delay: Duration) {
+        self.track = track
+        self.factory = factory
+        codec = factory.codec
+        waitingForKeyframe = codec.kind == .video
+        depacketizer = factory.makeDepacketizer()
+        scheduler = PlayoutScheduler(delay: delay)
+        completedFrames.reserveCapacity(4)
+    }
+
+    /// The playout delay the scheduler applies.
+    public var delay: Duration { scheduler.delay }
+
+    /// Takes a frame that came assembled (libavformat), with its arrival instants set.
+    public mutating func receive(frame: EncodedFrame) {
+        assembledBytesReceived += frame.bytes.count
+        accept(frame)
+    }
+
+    /// The stream starts again (a reopened source): a new timeline, and video waits for a key
+    /// frame.
+    public mutating func restart() {
+        schedulerAnswer = .none
+        var depacketizer = self.depacketizer
+        scheduler.discardQueued { depacketizer.recycle($0.bytes) }
+        depacketizer = factory.makeDepacketizer()
+        self.depacketizer = depacketizer
+        timeline.reset()
+        waitingForKeyframe = codec.kind == .video
+        restarts += 1
+    }
+
+    /// The delay in effect changed (an override was set or released).
+    public mutating func setDelay(_ delay: Duration) {
+        schedulerAnswer = .none
+        scheduler.setDelay(delay)
+    }
+
+    /// Depacketizes `released` (emptied, its capacity kept), then says what to do at `now`: a
     /// frame to render or skip, or the instant to poll again (the earlier of the next render and
-    /// the jitter buffer's next loss deadline). A frame is released `lead` before its render
-    /// time (the scheduler's decode lead unless given).
-    public mutating func poll(now: MonotonicInstant, lead: Duration? = nil) -> Action {
-        let bufferDeadline = drainBuffer(now: now)
+    /// `bufferDeadline`, the jitter buffer's next loss deadline).
+    public mutating func poll(
+        now: MonotonicInstant, lead: Duration?, released: inout [TrackReceiver.Release], bufferDeadline: MonotonicInstant?
+    ) -> TrackPipeline.Action {
+        for item in released {
+            switch item {
+            case .packet(let packet, let arrival):
+                // The packet as parsed on intake: rebuilt from its stored header, not parsed again.
+                var frames: [EncodedFrame] = []
+                swap(&frames, &completedFrames)
+                depacketizer.push(packet, arrival: arrival) { frames.append($0) }
+                for frame in frames { accept(frame) }
+                frames.removeAll(keepingCapacity: true)
+                swap(&frames, &completedFrames)
+            case .restart:
+                restart()
+            }
+        }
+        released.removeAll(keepingCapacity: true)
         let action = schedulerPoll(now: now, lead: lead)
         switch action {
         case .wait(let instant):
@@ -262,30 +452,6 @@ public struct TrackPipeline {
         return action
     }
 
-    /// Releases everything the jitter buffer can; returns its next deadline, if it waits for one.
-    private mutating func drainBuffer(now: MonotonicInstant) -> MonotonicInstant? {
-        while true {
-            switch buffer.poll(now: now) {
-            case .packet(let released):
-                // The packet as parsed on intake: rebuilt from its stored header, not parsed again.
-                var frames: [EncodedFrame] = []
-                swap(&frames, &completedFrames)
-                depacketizer.push(released.payload, arrival: released.arrival) { frames.append($0) }
-                for frame in frames { accept(frame) }
-                frames.removeAll(keepingCapacity: true)
-                swap(&frames, &completedFrames)
-            case .lost:
-                continue  // the depacketizer sees the gap in sequence numbers and drops the frame
-            case .restart:
-                restart()
-            case .wait(let deadline):
-                return deadline
-            case .empty:
-                return nil
-            }
-        }
-    }
-
     /// Where "wait for a key frame after loss" is decided (the depacketizer only flags the first
     /// frame after a loss): video frames after a loss are dropped until a key frame.
     private mutating func accept(_ frame: EncodedFrame) {
@@ -312,29 +478,13 @@ public struct TrackPipeline {
         depacketizer.recycle(bytes)
     }
 
-    /// Counters of every stage, as one snapshot.
-    public var statistics: TrackPlayoutStatistics {
-        var network = buffer.statistics
-        network.bytesReceived += assembledBytesReceived
-        return TrackPlayoutStatistics(
-            network: network, frames: scheduler.statistics,
-            playoutDelay: EffectivePlayoutDelay(delay: scheduler.delay, source: .configured)
-        )
+    /// The scheduler's counters.
+    public var schedulerStatistics: PlayoutSchedulerStatistics {
+        scheduler.statistics
     }
 
     /// The depacketizer's counters (frames discarded for loss, malformed payloads).
     public var depacketizerStatistics: DepacketizerStatistics {
         depacketizer.statistics
-    }
-
-    /// SRTP counters, when the track is encrypted.
-    public var srtpStatistics: SRTPSession.Statistics? {
-        session?.statistics
-    }
-
-    /// The packet pool's counters: in steady state its ring stops growing and no buffer is
-    /// created or enlarged.
-    public var packetPoolStatistics: RTPPacketPool.Statistics {
-        pool.statistics
     }
 }

@@ -4,9 +4,15 @@ import PlayoutJitter
 import PlayoutRTP
 import PlayoutTelemetry
 
-/// One received track: its sockets (intake thread), its receive pipeline (filled by the intake
-/// thread, polled by the track's playout loop, under `lock` — held only to file packets or to
-/// take the next frame, never while decoding), and what the playout loop measured.
+/// One received track: its sockets (intake thread), its receive path in two halves, and what the
+/// playout loop measured.
+///
+/// Three locks, never held together and never while decoding or depacketizing: `intake` guards
+/// the ``TrackReceiver`` (the intake thread files packets; the playout loop takes what the jitter
+/// buffer releases — pointers — and reads capture times); `playout` guards the ``TrackPlayout``
+/// and the measurements (the playout loop depacketizes and schedules; QoS samples read them);
+/// `wake` guards the handful of flags that wake the playout loop. So the intake thread waits at
+/// most for a pointer move, never for a packet being depacketized or a frame decoded.
 final class SubscribedTrack: @unchecked Sendable {
     /// A bound socket and what it carries.
     struct Socket {
@@ -22,7 +28,7 @@ final class SubscribedTrack: @unchecked Sendable {
         var channelCount = 0
     }
 
-    /// What the playout loop measured (under `lock`).
+    /// What the playout loop measured (under `playoutLock`).
     struct Playback {
         var lastRender: MonotonicInstant?
         var framesPresented = 0
@@ -43,19 +49,23 @@ final class SubscribedTrack: @unchecked Sendable {
     let port: UInt16
     let decoderSetup: DecoderSetup
     private(set) var receivers: [Socket] = []  // intake thread
-    private let lock = ConditionLock()
-    // Guarded by `lock`:
-    private var pipeline: TrackPipeline
-    private var delay: Duration
-    private var appliedDelay: Duration
-    private var stopping = false
+    private let intake = ConditionLock()
+    private var receiver: TrackReceiver  // intake
+    private let playoutLock = ConditionLock()
+    private var playout: TrackPlayout  // playoutLock
+    private var playback = Playback()  // playoutLock
+    /// The playout loop holds nothing and the pipeline had nothing for it at its last poll.
+    private var loopIdle = false  // playoutLock
+    private var appliedDelay: Duration  // playoutLock
+    /// What the jitter buffer released, on its way to the playout half (playout thread only).
+    private var released: [TrackReceiver.Release] = []
+    private let wake = ConditionLock()
+    private var delay: Duration  // wake
+    private var stopping = false  // wake
     /// Bumped by everything that can change what a poll returns (packets, a delay change, a
     /// stop), so the playout loop never sleeps through one.
-    private var generation = 0
-    private var loopWaits = false
-    /// The playout loop holds nothing and the pipeline had nothing for it at its last poll.
-    private var loopIdle = false
-    private var playback = Playback()
+    private var generation = 0  // wake
+    private var loopWaits = false  // wake
 
     /// A track of an SDP media section; `bind` binds its sockets (deterministic tests feed
     /// datagrams by hand instead).
@@ -63,10 +73,13 @@ final class SubscribedTrack: @unchecked Sendable {
         self.index = index
         self.kind = kind
         port = media.port
-        pipeline = try TrackPipeline(track: TrackID(rawValue: UInt32(index)), media: media, delay: delay)
+        let pipeline = try TrackPipeline(track: TrackID(rawValue: UInt32(index)), media: media, delay: delay)
+        receiver = pipeline.receiver
+        playout = pipeline.playout
         codec = pipeline.codec
         self.delay = delay
         appliedDelay = delay
+        released.reserveCapacity(64)
         let map = media.rtpMap(for: pipeline.payloadType)
         decoderSetup = DecoderSetup(codec: pipeline.codec, sampleRate: Int(map?.clockRate ?? 0), channelCount: Int(map?.channels ?? 0))
         guard bind else { return }
@@ -90,7 +103,9 @@ final class SubscribedTrack: @unchecked Sendable {
         self.kind = kind
         self.codec = codec
         port = 0
-        pipeline = try TrackPipeline(track: TrackID(rawValue: UInt32(index)), codec: codec, clockRate: stream.clockRate, delay: delay)
+        let pipeline = try TrackPipeline(track: TrackID(rawValue: UInt32(index)), codec: codec, clockRate: stream.clockRate, delay: delay)
+        receiver = pipeline.receiver
+        playout = pipeline.playout
         self.delay = delay
         appliedDelay = delay
         decoderSetup = DecoderSetup(codec: codec, extradata: stream.extradata, sampleRate: stream.sampleRate, channelCount: stream.channelCount)
@@ -114,15 +129,19 @@ final class SubscribedTrack: @unchecked Sendable {
         return fresh
     }
 
-    /// Receives one batch from `socket` into the pipeline (intake thread).
+    /// Receives one batch from `socket` (intake thread): files its packets, then wakes the
+    /// playout loop if it waits.
     func receive(from socket: Socket) throws {
-        lock.lock()
-        defer { unlockAfterDelivery() }
+        intake.lock()
+        defer {
+            intake.unlock()
+            signal()
+        }
         try socket.receiver.receive(timeout: .zero) { datagram in
             if socket.isControl {
-                pipeline.receiveControl(datagram.mutableBytes, length: datagram.bytes.count)
+                receiver.receiveControl(datagram.mutableBytes, length: datagram.bytes.count)
             } else {
-                pipeline.receive(datagram.mutableBytes, length: datagram.bytes.count, arrival: datagram.arrival)
+                receiver.receive(datagram.mutableBytes, length: datagram.bytes.count, arrival: datagram.arrival)
             }
         }
     }
@@ -130,94 +149,99 @@ final class SubscribedTrack: @unchecked Sendable {
     /// Takes one datagram that arrived at `arrival` (as ``receive(from:)`` does for each datagram
     /// of a batch; deterministic tests call it directly). RTCP when `control`.
     func deliver(_ bytes: UnsafeMutableRawBufferPointer, length: Int, arrival: MonotonicInstant, control: Bool = false) {
-        lock.lock()
-        defer { unlockAfterDelivery() }
-        if control {
-            pipeline.receiveControl(bytes, length: length)
-        } else {
-            pipeline.receive(bytes, length: length, arrival: arrival)
+        intake.withLock {
+            if control {
+                receiver.receiveControl(bytes, length: length)
+            } else {
+                receiver.receive(bytes, length: length, arrival: arrival)
+            }
         }
+        signal()
     }
 
-    /// Takes an assembled frame (libavformat input).
+    /// Takes an assembled frame (libavformat input, its reading thread).
     func receive(frame: EncodedFrame) {
-        lock.lock()
-        defer { unlockAfterDelivery() }
-        pipeline.receive(frame: frame)
+        playoutLock.withLock { playout.receive(frame: frame) }
+        signal()
     }
 
     /// The source was reopened: its timestamps start again.
     func restart() {
-        lock.lock()
-        defer { unlockAfterDelivery() }
-        pipeline.restart()
+        playoutLock.withLock { playout.restart() }
+        signal()
     }
 
     /// The delay in effect changed (any thread).
     func setDelay(_ delay: Duration) {
-        lock.lock()
-        defer { unlockAfterDelivery() }
-        self.delay = delay
+        wake.withLock { self.delay = delay }
+        signal()
     }
 
     /// Asks the playout loop to end.
     func requestStop() {
-        lock.lock()
-        defer { unlockAfterDelivery() }
-        stopping = true
+        wake.withLock { stopping = true }
+        signal()
     }
 
-    /// Unlocks after a change, waking the playout loop if it waits.
-    private func unlockAfterDelivery() {
-        generation &+= 1
-        if loopWaits { lock.broadcast() }
-        lock.unlock()
+    /// Something changed: the next poll may answer differently; wakes the loop if it waits.
+    private func signal() {
+        wake.withLock {
+            generation &+= 1
+            if loopWaits { wake.broadcast() }
+        }
     }
 
     // MARK: Playout side
 
     /// What the pipeline says to do at `now` (a frame released `lead` before its render time),
     /// with the generation it saw; nil once stopping. `loopHoldsNothing`: the loop has no decoded
-    /// frame waiting (with an idle pipeline, the track is drained).
+    /// frame waiting (with an idle pipeline, the track is drained). Playout thread.
     func poll(now: MonotonicInstant, lead: Duration?, loopHoldsNothing: Bool) -> (action: TrackPipeline.Action, generation: Int)? {
-        lock.withLock {
-            guard !stopping else { return nil }
+        let (seen, delay, stop) = wake.withLock { (generation, self.delay, stopping) }
+        guard !stop else { return nil }
+        // The intake side for as long as pointers move; then depacketize and schedule apart.
+        let deadline = intake.withLock {
+            receiver.setDelay(delay)
+            return receiver.release(now: now, into: &released)
+        }
+        let action = playoutLock.withLock {
             if delay != appliedDelay {
-                pipeline.setDelay(delay)
+                playout.setDelay(delay)
                 appliedDelay = delay
             }
-            let action = pipeline.poll(now: now, lead: lead)
+            let action = playout.poll(now: now, lead: lead, released: &released, bufferDeadline: deadline)
             if case .idle = action { loopIdle = loopHoldsNothing } else { loopIdle = false }
-            return (action, generation)
+            return action
         }
+        return (action, seen)
     }
 
     /// Waits until `deadline` (nil: until woken), unless anything changed since `generation`
     /// (playout thread, real clock).
     func wait(until deadline: MonotonicInstant?, generation seen: Int) {
-        lock.withLock {
+        wake.withLock {
             guard generation == seen, !stopping else { return }
             loopWaits = true
-            lock.wait(until: deadline)
+            wake.wait(until: deadline)
             loopWaits = false
         }
     }
 
     /// Whether the loop was asked to stop.
-    var isStopping: Bool { lock.withLock { stopping } }
+    var isStopping: Bool { wake.withLock { stopping } }
 
     /// Records what the playout loop did with a frame and gives its bytes back.
     func finished(_ frame: EncodedFrame, decoder: FFmpegDecoder.Statistics, update: (inout Playback) -> Void) {
-        lock.withLock {
+        playoutLock.withLock {
             update(&playback)
             playback.decoder = decoder
-            pipeline.recycle(frame.bytes)
+            playout.recycle(frame.bytes)
         }
     }
 
     /// Records measurements that belong to no frame (pictures flushed at the end).
     func record(decoder: FFmpegDecoder.Statistics, update: (inout Playback) -> Void = { _ in }) {
-        lock.withLock {
+        playoutLock.withLock {
             update(&playback)
             playback.decoder = decoder
         }
@@ -225,32 +249,31 @@ final class SubscribedTrack: @unchecked Sendable {
 
     /// When `mediaTime` was captured on the sender's wall clock (nanoseconds since 1970).
     func captureTime(of mediaTime: MediaTime) -> Int64? {
-        lock.withLock { pipeline.captureTime(of: mediaTime) }
+        intake.withLock { receiver.captureTime(of: mediaTime) }
     }
 
     // MARK: Observation
 
     /// What the subscription's state machine looks at.
     func status() -> SubscriptionStateMachine.TrackStatus {
-        lock.withLock {
-            let statistics = pipeline.statistics
-            let failures = pipeline.srtpStatistics?.authFailures ?? 0
+        let (received, failures) = intake.withLock { (receiver.statistics().packetsReceived, receiver.srtpStatistics?.authFailures ?? 0) }
+        return playoutLock.withLock {
+            let buffered = playout.schedulerStatistics.bufferedFrames
             return SubscriptionStateMachine.TrackStatus(
-                lastRender: playback.lastRender, hasQueuedFrames: statistics.frames.bufferedFrames > 0,
-                isDrained: loopIdle && statistics.frames.bufferedFrames == 0,
-                authenticationFailuresOnly: statistics.network.packetsReceived == 0 ? failures : 0, port: port
+                lastRender: playback.lastRender, hasQueuedFrames: buffered > 0, isDrained: loopIdle && buffered == 0,
+                authenticationFailuresOnly: received == 0 ? failures : 0, port: port
             )
         }
     }
 
     /// This track's QoS now (rates not yet measured), one consistent snapshot.
     func qos(playoutDelay: EffectivePlayoutDelay) -> TrackQoS {
-        lock.withLock {
-            let statistics = pipeline.statistics
-            let network = statistics.network
-            let frames = statistics.frames
+        let (intakeNetwork, srtp) = intake.withLock { (receiver.statistics(), receiver.srtpStatistics) }
+        return playoutLock.withLock {
+            var network = intakeNetwork
+            network.bytesReceived += playout.assembledBytesReceived
+            let frames = playout.schedulerStatistics
             var qos = TrackQoS(kind: kind, codec: codec)
-            let srtp = pipeline.srtpStatistics
             qos.packetsReceived = network.packetsReceived
             qos.packetsLost = network.packetsLost
             qos.packetsDiscarded = network.packetsDiscarded
@@ -259,8 +282,8 @@ final class SubscribedTrack: @unchecked Sendable {
             qos.jitter = Duration(exactlySeconds: network.jitter) ?? .zero
             qos.authFailures = srtp?.authFailures
             qos.replayDrops = srtp?.replayDrops
-            qos.restarts = pipeline.restarts
-            qos.framesReceived = pipeline.framesReceived
+            qos.restarts = playout.restarts
+            qos.framesReceived = playout.framesReceived
             qos.framesDecoded = playback.decoder.framesDecoded
             qos.keyFramesDecoded = playback.decoder.keyFramesDecoded
             qos.decodeErrors = playback.decoder.decodeErrors
@@ -271,8 +294,8 @@ final class SubscribedTrack: @unchecked Sendable {
             qos.framesRenderedLate = playback.framesPresentedLate
             qos.framesSkipped = frames.framesSkipped
             qos.totalSkippedDuration = frames.totalSkippedDuration
-            qos.framesIncomplete = pipeline.depacketizerStatistics.framesDiscarded
-            qos.framesDroppedWaitingForKeyframe = pipeline.framesDroppedWaitingForKeyframe
+            qos.framesIncomplete = playout.depacketizerStatistics.framesDiscarded
+            qos.framesDroppedWaitingForKeyframe = playout.framesDroppedWaitingForKeyframe
             qos.framesDroppedOverflow = frames.framesDroppedOverflow
             qos.framesDroppedOnRestart = frames.framesDroppedOnRestart
             qos.framesDropped = qos.framesSkipped + qos.framesDroppedOverflow + qos.framesDroppedOnRestart + qos.decodeErrors

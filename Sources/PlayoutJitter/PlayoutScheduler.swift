@@ -63,7 +63,7 @@ public struct PlayoutScheduler<Frame> {
     }
 
     private struct Entry {
-        var frame: Frame
+        var frame: Frame?
         var media: Duration
         var isKeyframe: Bool
         var byteCount: Int
@@ -122,7 +122,7 @@ public struct PlayoutScheduler<Frame> {
     /// the gap to the new stream's first frame is neither a freeze nor a pause.
     public mutating func discardQueued(_ body: (Frame) -> Void = { _ in }) {
         while head < queue.count {
-            let frame = queue[head].frame
+            let frame = queue[head].frame!
             removeHead()
             statistics.framesDroppedOnRestart += 1
             body(frame)
@@ -142,14 +142,14 @@ public struct PlayoutScheduler<Frame> {
     /// with a longer lead. Lateness is always judged at `now`.
     public mutating func poll(now: MonotonicInstant, timeline: PlayoutTimeline, lead: Duration? = nil) -> Action {
         if pendingHead < pending.count {
-            defer {
-                pendingHead += 1
-                if pendingHead == pending.count {
-                    pending.removeAll(keepingCapacity: true)
-                    pendingHead = 0
-                }
+            let action = pending[pendingHead]
+            pending[pendingHead] = .idle  // hold no reference to a frame handed out
+            pendingHead += 1
+            if pendingHead == pending.count {
+                pending.removeAll(keepingCapacity: true)
+                pendingHead = 0
             }
-            return pending[pendingHead]
+            return action
         }
         guard head < queue.count else { return .idle }
         let lateLimit = now.advanced(by: .zero - configuration.lateTolerance)
@@ -168,7 +168,7 @@ public struct PlayoutScheduler<Frame> {
         statistics.jitterBufferTargetDelay += delay
         statistics.jitterBufferMinimumDelay += max(.zero, timeline.localTime(for: entry.media).duration(to: entry.arrival))
         account(due: due, shown: renderAt, media: entry.media)
-        return .render(entry.frame, renderAt: renderAt)
+        return .render(entry.frame!, renderAt: renderAt)
     }
 
     /// Frames from the head whose render time has passed are skipped together, keeping the
@@ -202,14 +202,18 @@ public struct PlayoutScheduler<Frame> {
         for index in head..<end {
             let mode: SkipMode = index < restart ? .drop : .decodeWithoutRender
             if mode == .drop { statistics.framesDroppedToKeyFrame += 1 } else { statistics.framesDecodedWithoutRender += 1 }
-            pending.append(.skip(queue[index].frame, mode))
+            pending.append(.skip(queue[index].frame!, mode))
         }
         for _ in head..<end { removeHead() }
     }
 
+    /// Takes the head out of the queue. Its frame is released at once (the slot stays until the
+    /// queue compacts): a frame handed out must be uniquely referenced by its taker, so the
+    /// depacketizer can reuse its bytes instead of allocating new ones for every frame.
     private mutating func removeHead() {
         statistics.bufferedFrames -= 1
         statistics.bufferedBytes -= queue[head].byteCount
+        queue[head].frame = nil
         head += 1
         if head > 64, head * 2 > queue.count {
             queue.removeFirst(head)

@@ -70,7 +70,10 @@ let package = Package(
         // The 720p30 H.264 SRTP streams Intake and Receive feed.
         .target(
             name: "StreamFixtures",
-            dependencies: [.product(name: "PlayoutCore", package: root), .product(name: "PlayoutRTP", package: root)],
+            dependencies: [
+                .product(name: "PlayoutCore", package: root), .product(name: "PlayoutRTP", package: root),
+                .product(name: "PlayoutTesting", package: root),
+            ],
             path: "Sources/StreamFixtures",
             swiftSettings: settings
         ),
@@ -124,6 +127,7 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "PlayoutCore", package: root),
                 .product(name: "PlayoutJitter", package: root),
+                .product(name: "PlayoutTesting", package: root),
             ],
             path: "Benchmarks/Jitter",
             swiftSettings: settings,

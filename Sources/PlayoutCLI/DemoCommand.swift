@@ -29,10 +29,14 @@ struct DemoCommand: ParsableCommand {
 
     func run() throws {
         do {
+            // The publisher sends half a second longer than the subscriber plays. (Written without
+            // Optional.map: Swift 6.3.1's optimizer crashes on that form here in release builds.)
+            var sendFor: Duration?
+            if let limit = subscription.duration.duration { sendFor = limit + .milliseconds(500) }
             let publisher = try Publisher(options: .init(
                 destination: try SocketAddress(host: "127.0.0.1", port: port), video: video.settings(),
                 keyingMaterial: .random(for: .aesCM128HMACSHA1_80), impairment: network.configuration(),
-                duration: subscription.duration.duration.map { $0 + .milliseconds(500) }
+                duration: sendFor
             ))
             let subscriber = try Subscriber(sessionDescription: publisher.sessionDescription, options: subscription.subscriberOptions())
             let renderer = try Renderer(subscriber: subscriber, sink: subscription.sink.spec)

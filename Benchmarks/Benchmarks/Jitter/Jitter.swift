@@ -9,6 +9,7 @@
 import Benchmark
 import PlayoutCore
 import PlayoutJitter
+import PlayoutTesting
 
 /// The synthetic stream: packet `g` (global index) has sequence number `g mod 2^16`, frame `g / 13`,
 /// arrives in the order of a fixed 2^16-long permutation, and is lost when `g % lossPeriod` is
@@ -25,7 +26,7 @@ struct Stream {
 
     init(holding seconds: Int) {
         lossPeriod = seconds * Self.packetsPerSecond
-        var random = SplitMix64(state: 0x5EED)
+        var random = SeededRandomNumberGenerator(seed: 0x5EED)
         var order = (0..<Int32(Self.cycle)).map { $0 }
         var index = 0
         while index < Self.cycle - 6 {
@@ -56,17 +57,6 @@ struct Stream {
 
     func arrival(at position: Int) -> MonotonicInstant {
         MonotonicInstant(nanoseconds: 1_000_000_000 + Int64(position) * Self.interval.nanoseconds)
-    }
-}
-
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

@@ -3,6 +3,7 @@
 // by the real H.264 packetizer into 1,200-byte payloads and protected by a real SRTP session.
 import PlayoutCore
 import PlayoutRTP
+import PlayoutTesting
 
 /// The stream's frame sizes and layout.
 public enum StreamShape {
@@ -68,7 +69,7 @@ public struct ContinuousProtectedStream {
         self.keys = keys ?? SRTPKeyingMaterial.random(for: suite)
         self.batchSize = batchSize
         outbound = try! SRTPSession(keyingMaterial: self.keys, direction: .outbound)
-        var generator = SplitMix64(state: 0x5EED)
+        var generator = SeededRandomNumberGenerator(seed: 0x5EED)  // fast, seeded (the system's asks the kernel each call)
         keyframe = StreamShape.frame(isKey: true, using: &generator)
         deltaFrame = StreamShape.frame(isKey: false, using: &generator)
         bytes = [UInt8](repeating: 0, count: batchSize * StreamShape.stride)
@@ -117,22 +118,5 @@ public struct ContinuousProtectedStream {
         self.header = header
         pending = packets
         frames += 1
-    }
-}
-
-/// A fast seeded generator for the frames' bytes (the system's asks the kernel each call).
-public struct SplitMix64: RandomNumberGenerator {
-    public var state: UInt64
-
-    public init(state: UInt64) {
-        self.state = state
-    }
-
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

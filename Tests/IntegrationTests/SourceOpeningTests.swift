@@ -146,3 +146,24 @@ struct FailedSinkTests {
         #expect((summary[kind] as? [String: Any])?["framesRendered"] as? Int == 0, "\(summary)")
     }
 }
+
+/// The JSON stream's `"event"` objects (issue 14, item 9).
+@Suite("playout subscribe: JSON events")
+struct JSONEventTests {
+    @Test("overrideApplied and overrideReleased carry playoutDelay as a number of seconds, as qos objects do")
+    func playoutDelayIsANumber() throws {
+        let clip = FFmpeg.temporaryFile("clip.mkv")
+        defer { try? FileManager.default.removeItem(at: clip) }
+        _ = try FFmpeg.run(["-f", "lavfi", "-i", "testsrc=size=160x120:rate=30:duration=1.5", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-y", clip.path])
+        let result = try runPlayout(["subscribe", clip.path, "--override", "500ms@300ms/400ms", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let events = result.stdout.split(separator: "\n")
+            .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            .filter { $0["type"] as? String == "event" }
+        let applied = try #require(events.first { $0["name"] as? String == "overrideApplied" }, "\(result.stdout)")
+        let released = try #require(events.first { $0["name"] as? String == "overrideReleased" }, "\(result.stdout)")
+        #expect(applied["playoutDelay"] as? Double == 0.5)
+        #expect(released["playoutDelay"] as? Double == 0.23)
+        #expect(result.stdout.contains("\"playoutDelay\":0.5"), "a JSON number, not a string")
+    }
+}

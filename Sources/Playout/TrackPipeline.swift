@@ -394,19 +394,21 @@ public struct TrackPlayout {
     public mutating func poll(
         now: MonotonicInstant, lead: Duration?, released: inout [TrackReceiver.Release], bufferDeadline: MonotonicInstant?
     ) -> TrackPipeline.Action {
-        for item in released {
-            switch item {
-            case .packet(let packet, let arrival):
-                // The packet as parsed on intake: rebuilt from its stored header, not parsed again.
+        var start = released.startIndex
+        while start < released.endIndex {
+            // The packets up to the next restart go to the depacketizer in one call, which opens
+            // the existential once (mutating it per packet cost a box-uniqueness check each).
+            let end = released[start...].firstIndex { if case .restart = $0 { true } else { false } } ?? released.endIndex
+            if start < end {
                 var frames: [EncodedFrame] = []
                 swap(&frames, &completedFrames)
-                depacketizer.push(packet, arrival: arrival) { frames.append($0) }
+                Self.push(released[start..<end], to: &depacketizer, into: &frames)
                 for frame in frames { accept(frame) }
                 frames.removeAll(keepingCapacity: true)
                 swap(&frames, &completedFrames)
-            case .restart:
-                restart()
             }
+            if end < released.endIndex { restart() }
+            start = end + 1
         }
         released.removeAll(keepingCapacity: true)
         let action = schedulerPoll(now: now, lead: lead)
@@ -417,6 +419,14 @@ public struct TrackPlayout {
             return bufferDeadline.map { .wait(until: $0) } ?? .idle
         case .render, .skip:
             return action
+        }
+    }
+
+    /// Pushes `packets` (as parsed on intake: rebuilt from their stored headers, not parsed
+    /// again) to `depacketizer`, appending the frames they complete to `frames`.
+    private static func push<D: Depacketizer>(_ packets: ArraySlice<TrackReceiver.Release>, to depacketizer: inout D, into frames: inout [EncodedFrame]) {
+        for case .packet(let packet, let arrival) in packets {
+            depacketizer.push(packet, arrival: arrival) { frames.append($0) }
         }
     }
 

@@ -96,11 +96,19 @@ public final class Renderer: @unchecked Sendable {
     }
 
     /// Sets an absolute playout delay until the returned handle is released (last override
-    /// wins; releasing the one in effect returns to the configured delay).
+    /// wins; releasing the one in effect returns to the configured delay). `transition`:
+    /// ``PlayoutDelayTransition/immediate`` (the default: pause on increase, skip on decrease) or
+    /// ``PlayoutDelayTransition/gradual(rate:)`` (play at most `rate` slower or faster until the
+    /// delay in effect gets there, and back the same way on release).
     ///
-    /// - Throws: ``PlayoutDelayError`` for a negative, non-finite or too large value.
-    public func overridePlayoutDelay(_ delay: Duration) throws(PlayoutDelayError) -> PlayoutDelayOverride {
-        try delayController.overridePlayoutDelay(delay)
+    /// ```swift
+    /// let hold = try renderer.overridePlayoutDelay(.seconds(2), transition: .gradual(rate: 0.1))  // settles in 17.7 s
+    /// ```
+    ///
+    /// - Throws: ``PlayoutDelayError`` for a negative, non-finite or too large value, or a
+    ///   gradual rate outside (0, 90 %].
+    public func overridePlayoutDelay(_ delay: Duration, transition: PlayoutDelayTransition = .immediate) throws(PlayoutDelayError) -> PlayoutDelayOverride {
+        try delayController.overridePlayoutDelay(delay, transition: transition)
     }
 
     /// Frames the sink failed to write.

@@ -9,12 +9,16 @@ public struct ScheduledOverride: Equatable, Sendable, CustomStringConvertible {
     public var at: Duration
     /// How long it is held (nil: until the end).
     public var hold: Duration?
+    /// How rendering moves to the delay and back (default immediate: pause or skip).
+    public var transition: PlayoutDelayTransition
 
-    /// An override of `delay` set `at` after the start and released `hold` later (nil: held to the end).
-    public init(delay: Duration, at: Duration, hold: Duration? = nil) {
+    /// An override of `delay` set `at` after the start and released `hold` later (nil: held to
+    /// the end), reached by `transition`.
+    public init(delay: Duration, at: Duration, hold: Duration? = nil, transition: PlayoutDelayTransition = .immediate) {
         self.delay = delay
         self.at = at
         self.hold = hold
+        self.transition = transition
     }
 
     /// Parses `DELAY@AT[/FOR]` (durations with `ms` or `s`).
@@ -36,6 +40,7 @@ public struct ScheduledOverride: Equatable, Sendable, CustomStringConvertible {
         delay = try duration(parts[0], "DELAY")
         at = try duration(timing[0], "AT")
         hold = timing.count == 2 ? try duration(timing[1], "FOR") : nil
+        transition = .immediate
     }
 
     public var description: String {

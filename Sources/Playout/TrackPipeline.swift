@@ -84,10 +84,16 @@ public struct TrackPipeline {
         playout.restart()
     }
 
-    /// The delay in effect changed (an override was set or released).
+    /// The delay in effect changed (an override was set or released): at once.
     public mutating func setDelay(_ delay: Duration) {
         receiver.setDelay(delay)
         playout.setDelay(delay)
+    }
+
+    /// The delay changed at `now`, moving rendering there by `transition`.
+    public mutating func setDelay(_ delay: Duration, transition: PlayoutDelayTransition, now: MonotonicInstant) {
+        receiver.setDelay(delay)
+        playout.setDelay(delay, transition: transition, now: now)
     }
 
     /// Takes one received datagram; see ``TrackReceiver/receive(_:length:arrival:)``.
@@ -382,10 +388,22 @@ public struct TrackPlayout {
         restarts += 1
     }
 
-    /// The delay in effect changed (an override was set or released).
+    /// The delay in effect changed (an override was set or released): at once.
     public mutating func setDelay(_ delay: Duration) {
         schedulerAnswer = .none
         scheduler.setDelay(delay)
+    }
+
+    /// The delay changed at `now`, moving rendering there by `transition` (see
+    /// ``PlayoutScheduler/setDelay(_:transition:now:)``).
+    public mutating func setDelay(_ delay: Duration, transition: PlayoutDelayTransition, now: MonotonicInstant) {
+        schedulerAnswer = .none
+        scheduler.setDelay(delay, transition: transition, now: now)
+    }
+
+    /// The delay in effect at `now` (moving while a gradual transition is under way).
+    public func delayInEffect(at now: MonotonicInstant) -> Duration {
+        scheduler.delayInEffect(at: now)
     }
 
     /// Depacketizes `released` (emptied, its capacity kept), then says what to do at `now`: a

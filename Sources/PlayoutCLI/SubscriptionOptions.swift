@@ -73,7 +73,7 @@ struct SubscriptionOptions<Defaults: SubscriptionDefaults>: ParsableArguments {
     static func words(for error: PlayoutDelayError) -> String {
         switch error {
         case .aboveMaximum(_, let maximum): "a delay must be at most \(maximum.typedDescription) (memory grows with delay × bitrate)"
-        case .negative, .notFinite: "\(error)"
+        case .negative, .notFinite, .invalidTransition: "\(error)"
         }
     }
 

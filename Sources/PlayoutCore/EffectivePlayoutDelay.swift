@@ -8,14 +8,17 @@ public enum PlayoutDelaySource: String, Sendable, Hashable {
 
 /// The playout delay in effect and where it comes from.
 public struct EffectivePlayoutDelay: Equatable, Sendable, CustomStringConvertible {
-    /// How long content is held before it renders.
+    /// How long content is held before it renders (the target of a gradual transition).
     public var delay: Duration
     /// Whether it is the configured delay or an override.
     public var source: PlayoutDelaySource
+    /// How rendering moves to this delay from the previous one.
+    public var transition: PlayoutDelayTransition
 
-    public init(delay: Duration, source: PlayoutDelaySource) {
+    public init(delay: Duration, source: PlayoutDelaySource, transition: PlayoutDelayTransition = .immediate) {
         self.delay = delay
         self.source = source
+        self.transition = transition
     }
 
     public var description: String {

@@ -1,4 +1,4 @@
-import PlayoutCore
+public import PlayoutCore
 
 /// How long content is held before it is rendered, and the limits a requested delay must meet.
 ///
@@ -52,6 +52,8 @@ public enum PlayoutDelayError: Error, Equatable, Sendable, CustomStringConvertib
     case notFinite(Double)
     /// Above the configured cap.
     case aboveMaximum(Duration, maximum: Duration)
+    /// A gradual transition whose rate is not in (0, 90 %].
+    case invalidTransition(PlayoutDelayTransition)
 
     public var description: String {
         switch self {
@@ -62,6 +64,8 @@ public enum PlayoutDelayError: Error, Equatable, Sendable, CustomStringConvertib
         case .aboveMaximum(let delay, let maximum):
             return "playout delay \(delay.compactDescription) is above the cap of \(maximum.compactDescription): "
                 + "raise the cap in the configuration or ask for less (memory grows with delay × bitrate)"
+        case .invalidTransition(let transition):
+            return "playout-delay transition \(transition) is not usable: a gradual rate is more than 0 % and at most 90 %, e.g. gradual:10%"
         }
     }
 }

@@ -23,8 +23,10 @@ public import PlayoutCore
 public final class PlayoutDelayController: Sendable {
     private struct State {
         var configured: Duration
-        /// The override in effect: its identity and delay.
-        var current: (id: UInt64, delay: Duration)?
+        /// The override in effect: its identity, delay and transition.
+        var current: (id: UInt64, delay: Duration, transition: PlayoutDelayTransition)?
+        /// How the last change moves rendering (a released gradual override returns gradually).
+        var transition: PlayoutDelayTransition = .immediate
         var nextID: UInt64 = 1
     }
 
@@ -52,19 +54,28 @@ public final class PlayoutDelayController: Sendable {
     }
 
     /// Sets an absolute playout delay until the returned handle is released (disposed or
-    /// dropped). The most recent override wins.
+    /// dropped). The most recent override wins. `transition` says how rendering gets there (and
+    /// back, when this override is released while in effect): ``PlayoutDelayTransition/immediate``
+    /// (pause on increase, skip on decrease) or ``PlayoutDelayTransition/gradual(rate:)``.
     ///
-    /// - Throws: ``PlayoutDelayError`` for a negative delay or one above the cap; nothing changes.
-    public func overridePlayoutDelay(_ delay: Duration) throws(PlayoutDelayError) -> PlayoutDelayOverride {
+    /// - Throws: ``PlayoutDelayError`` for a negative delay, one above the cap, or a gradual rate
+    ///   outside (0, 90 %]; nothing changes.
+    public func overridePlayoutDelay(_ delay: Duration, transition: PlayoutDelayTransition = .immediate) throws(PlayoutDelayError) -> PlayoutDelayOverride {
         let (accepted, warn) = try configuration.validate(delay)
+        do {
+            try transition.validate()
+        } catch {
+            throw .invalidTransition(transition)
+        }
         if warn { Self.warnLarge(accepted, logger: logger) }
         let id = state.withLock { state -> UInt64 in
             defer { state.nextID += 1 }
-            state.current = (state.nextID, accepted)
+            state.current = (state.nextID, accepted, transition)
+            state.transition = transition
             return state.nextID
         }
         publish()
-        logger.info("playout delay override set", metadata: ["delay": "\(accepted.compactDescription)", "override": "\(id)"])
+        logger.info("playout delay override set", metadata: ["delay": "\(accepted.compactDescription)", "override": "\(id)", "transition": "\(transition)"])
         return PlayoutDelayOverride(controller: self, id: id, delay: accepted)
     }
 
@@ -79,7 +90,10 @@ public final class PlayoutDelayController: Sendable {
     public func setConfiguredDelay(_ delay: Duration) throws(PlayoutDelayError) {
         let (accepted, warn) = try configuration.validate(delay)
         if warn { Self.warnLarge(accepted, logger: logger) }
-        state.withLock { $0.configured = accepted }
+        state.withLock {
+            $0.configured = accepted
+            $0.transition = .immediate
+        }
         publish()
     }
 
@@ -87,8 +101,9 @@ public final class PlayoutDelayController: Sendable {
     /// otherwise does nothing.
     func release(_ id: UInt64) {
         let released = state.withLock { state -> Bool in
-            guard state.current?.id == id else { return false }
+            guard let current = state.current, current.id == id else { return false }
             state.current = nil
+            state.transition = current.transition
             return true
         }
         guard released else { return }
@@ -102,8 +117,8 @@ public final class PlayoutDelayController: Sendable {
     private func publish() {
         effective.update { value in
             value = state.withLock { state in
-                state.current.map { EffectivePlayoutDelay(delay: $0.delay, source: .override) }
-                    ?? EffectivePlayoutDelay(delay: state.configured, source: .configured)
+                state.current.map { EffectivePlayoutDelay(delay: $0.delay, source: .override, transition: state.transition) }
+                    ?? EffectivePlayoutDelay(delay: state.configured, source: .configured, transition: state.transition)
             }
         }
     }

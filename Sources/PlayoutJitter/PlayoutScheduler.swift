@@ -16,6 +16,12 @@ public import PlayoutCore
 /// - Transitions compose: a decrease during a pause ends the pause early and skips what is late.
 ///   Over any sequence of changes, total delay pause − total skip = final delay − initial delay
 ///   (to within a frame interval).
+/// - A **gradual** change (``setDelay(_:transition:now:)`` with
+///   ``PlayoutDelayTransition/gradual(rate:)``) moves the delay in effect towards the new value at
+///   `rate` seconds per second of render time instead: frames render at most `rate` slower or
+///   faster than the media until it is reached — no delay pause, no skip — and it settles after
+///   |Δdelay| / rate. A frame is then due at the first instant `t` with
+///   `t ≥ localTime(mediaTime) + delayInEffect(at: t)`, which has a closed form.
 ///
 /// Sans-IO: every call takes `now`; the caller sleeps until the instant ``Action/wait(until:)``
 /// names (on a real or a manual clock) and polls again.
@@ -79,8 +85,12 @@ public struct PlayoutScheduler<Frame> {
     public let configuration: Configuration
     /// The counters so far.
     public private(set) var statistics = Statistics()
-    /// The playout delay in effect.
+    /// The playout delay set last: the one in effect, or the one a gradual change under way is
+    /// moving to (``delayInEffect(at:)`` says where it is).
     public private(set) var delay: Duration
+    /// A gradual change under way: the delay in effect moves from `from` at `start` towards
+    /// ``delay`` at `rate`, reaching it at `end`.
+    private var ramp: (from: Duration, start: MonotonicInstant, rate: Double, end: MonotonicInstant)?
 
     private var queue: [Entry] = []
     private var head = 0
@@ -100,12 +110,42 @@ public struct PlayoutScheduler<Frame> {
         self.configuration = configuration
     }
 
-    /// Changes the playout delay in effect (absolute). Increases pause rendering by the
-    /// difference; decreases skip what becomes late.
+    /// Changes the playout delay in effect (absolute) at once. Increases pause rendering by the
+    /// difference; decreases skip what becomes late. A gradual change under way is taken as
+    /// finished first (use ``setDelay(_:transition:now:)`` to start from where it is).
     @_specialize(exported: true, where Frame == EncodedFrame)
     public mutating func setDelay(_ newDelay: Duration) {
+        ramp = nil
         if newDelay > delay { increasesSinceRender += newDelay - delay }
         delay = newDelay
+    }
+
+    /// Changes the playout delay (absolute) at `now`, from the delay in effect then:
+    /// ``PlayoutDelayTransition/immediate`` pauses on an increase and skips on a decrease;
+    /// ``PlayoutDelayTransition/gradual(rate:)`` moves the delay in effect towards `newDelay` at
+    /// `rate`, without pause or skip. The last change wins in both modes.
+    @_specialize(exported: true, where Frame == EncodedFrame)
+    public mutating func setDelay(_ newDelay: Duration, transition: PlayoutDelayTransition, now: MonotonicInstant) {
+        let current = delayInEffect(at: now)
+        ramp = nil
+        delay = newDelay
+        switch transition {
+        case .immediate:
+            if newDelay > current { increasesSinceRender += newDelay - current }
+        case .gradual(let rate):
+            guard newDelay != current, rate > 0, rate.isFinite else { return }
+            let rate = min(rate, PlayoutDelayTransition.maximumRate)
+            let change = newDelay > current ? newDelay - current : current - newDelay
+            ramp = (current, now, rate, now.advanced(by: change / rate))
+        }
+    }
+
+    /// The delay in effect at `now`: ``delay``, or where a gradual change under way has got to.
+    public func delayInEffect(at now: MonotonicInstant) -> Duration {
+        guard let ramp, now < ramp.end else { return delay }
+        guard now > ramp.start else { return ramp.from }
+        let moved = ramp.start.duration(to: now) * ramp.rate
+        return delay > ramp.from ? ramp.from + moved : ramp.from - moved
     }
 
     /// Queues a complete frame, in decoding order; `arrival` is when its last part arrived.
@@ -140,10 +180,20 @@ public struct PlayoutScheduler<Frame> {
         skippedSinceRender = false
     }
 
-    /// The render time of a frame of media time `mediaTime` under the delay in effect.
+    /// The render time of a frame of media time `mediaTime` under the delay in effect: the first
+    /// instant `t` with `t ≥ localTime(mediaTime) + delayInEffect(at: t)`.
     @_specialize(exported: true, where Frame == EncodedFrame)
     public func renderTime(for mediaTime: Duration, timeline: PlayoutTimeline) -> MonotonicInstant {
-        timeline.localTime(for: mediaTime).advanced(by: delay)
+        let local = timeline.localTime(for: mediaTime)
+        guard let ramp else { return local.advanced(by: delay) }
+        // Due before the change began: under the delay in effect then.
+        let before = local.advanced(by: ramp.from)
+        guard before > ramp.start else { return before }
+        // During the ramp the delay moves by ±rate per second, so t − start = (before − start)
+        // + (±rate)(t − start), i.e. t − start = (before − start) / (1 ∓ rate).
+        let slope = delay > ramp.from ? 1 - ramp.rate : 1 + ramp.rate
+        let due = ramp.start.advanced(by: ramp.start.duration(to: before) / slope)
+        return due < ramp.end ? due : local.advanced(by: delay)
     }
 
     /// What to do at `now`. A frame is released `lead` before its render time (default
@@ -151,6 +201,7 @@ public struct PlayoutScheduler<Frame> {
     /// with a longer lead. Lateness is always judged at `now`.
     @_specialize(exported: true, where Frame == EncodedFrame)
     public mutating func poll(now: MonotonicInstant, timeline: PlayoutTimeline, lead: Duration? = nil) -> Action {
+        if let ramp, now >= ramp.end { self.ramp = nil }  // reached: frames due at localTime + delay
         if pendingHead < pending.count {
             let action = pending[pendingHead]
             pending[pendingHead] = .idle  // hold no reference to a frame handed out
@@ -175,7 +226,7 @@ public struct PlayoutScheduler<Frame> {
         let renderAt = max(due, now)
         statistics.jitterBufferEmittedCount += 1
         statistics.jitterBufferDelay += max(.zero, entry.arrival.duration(to: renderAt))
-        statistics.jitterBufferTargetDelay += delay
+        statistics.jitterBufferTargetDelay += delayInEffect(at: renderAt)
         statistics.jitterBufferMinimumDelay += max(.zero, timeline.localTime(for: entry.media).duration(to: entry.arrival))
         account(due: due, shown: renderAt, media: entry.media)
         return .render(entry.frame!, renderAt: renderAt)

@@ -202,3 +202,38 @@ private func abs(_ duration: Duration) -> Duration {
     duration < .zero ? .zero - duration : duration
 }
 
+
+/// The gradual transition through a whole subscription (real encoder, SRTP, pipelines, decoders)
+/// on a manual clock: the library API's `overridePlayoutDelay(_:transition:)` as scheduled
+/// overrides use it.
+@Suite("Subscription on a manual clock: gradual playout-delay transitions")
+struct GradualSubscriptionTests {
+    static let key = SubscriptionTests.key
+
+    @Test("230 ms → 1.23 s at 25 % at 2 s, released at 7 s: no delay pause, no skip, no freeze; the delay in effect settles after 4 s each way")
+    func gradualOverride() throws {
+        let simulation = try SimulatedSubscription(
+            session: SimulatedSubscription.session(key: Self.key, audio: true),
+            options: .init(duration: .seconds(12), qosInterval: .seconds(1), overrides: [
+                ScheduledOverride(delay: .milliseconds(1_230), at: .seconds(2), hold: .seconds(5), transition: .gradual(rate: 0.25)),
+            ])
+        )
+        let start = simulation.clock.now
+        let final = simulation.run(try SimulatedSender(key: Self.key).datagrams(video: Duration.zero..<Duration.seconds(11), audio: Duration.zero..<Duration.seconds(11), origin: start))
+        #expect(simulation.delays.map { start.duration(to: $0.at) } == [.zero, .seconds(2), .seconds(7)])
+        #expect(simulation.delays.last?.delay == EffectivePlayoutDelay(delay: .milliseconds(230), source: .configured, transition: .gradual(rate: 0.25)))
+        for kind in [MediaKind.video, .audio] {
+            let track = try #require(final.tracks[kind])
+            #expect(track.delayPauseCount == 0 && track.totalDelayPausesDuration == .zero, "\(kind)")
+            #expect(track.framesSkipped == 0 && track.totalSkippedDuration == .zero, "\(kind)")
+            #expect(track.freezeCount == 0, "\(kind)")
+        }
+        // 11 s of media: every frame rendered, the last one at its arrival + 230 ms (settled back).
+        let video = try #require(final.video)
+        #expect(video.framesRendered == 330, "\(video.framesRendered)")
+        // The ramp reached 1.23 s at 6 s and held it until the release: latency = delay + transit.
+        let latency = try #require(video.endToEndLatency.summary)
+        #expect(abs(latency.max - .milliseconds(1_240)) <= .milliseconds(2), "\(latency.max)")
+        for sample in simulation.samples { SubscriptionTests.expectConsistent(sample) }
+    }
+}

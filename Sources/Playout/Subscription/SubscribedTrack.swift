@@ -57,10 +57,12 @@ final class SubscribedTrack: @unchecked Sendable {
     /// The playout loop holds nothing and the pipeline had nothing for it at its last poll.
     private var loopIdle = false  // playoutLock
     private var appliedDelay: Duration  // playoutLock
+    private var appliedTransition = PlayoutDelayTransition.immediate  // playoutLock
     /// What the jitter buffer released, on its way to the playout half (playout thread only).
     private var released: [TrackReceiver.Release] = []
     private let wake = ConditionLock()
     private var delay: Duration  // wake
+    private var transition = PlayoutDelayTransition.immediate  // wake
     private var stopping = false  // wake
     /// Bumped by everything that can change what a poll returns (packets, a delay change, a
     /// stop), so the playout loop never sleeps through one.
@@ -171,9 +173,13 @@ final class SubscribedTrack: @unchecked Sendable {
         signal()
     }
 
-    /// The delay in effect changed (any thread).
-    func setDelay(_ delay: Duration) {
-        wake.withLock { self.delay = delay }
+    /// The delay in effect changed (any thread); the playout side moves to it by `transition`
+    /// from its next poll.
+    func setDelay(_ delay: Duration, transition: PlayoutDelayTransition = .immediate) {
+        wake.withLock {
+            self.delay = delay
+            self.transition = transition
+        }
         signal()
     }
 
@@ -197,7 +203,7 @@ final class SubscribedTrack: @unchecked Sendable {
     /// with the generation it saw; nil once stopping. `loopHoldsNothing`: the loop has no decoded
     /// frame waiting (with an idle pipeline, the track is drained). Playout thread.
     func poll(now: MonotonicInstant, lead: Duration?, loopHoldsNothing: Bool) -> (action: TrackPipeline.Action, generation: Int)? {
-        let (seen, delay, stop) = wake.withLock { (generation, self.delay, stopping) }
+        let (seen, delay, transition, stop) = wake.withLock { (generation, self.delay, self.transition, stopping) }
         guard !stop else { return nil }
         // The intake side for as long as pointers move; then depacketize and schedule apart.
         let deadline = intake.withLock {
@@ -205,9 +211,9 @@ final class SubscribedTrack: @unchecked Sendable {
             return receiver.release(now: now, into: &released)
         }
         let action = playoutLock.withLock {
-            if delay != appliedDelay {
-                playout.setDelay(delay)
-                appliedDelay = delay
+            if delay != appliedDelay || transition != appliedTransition {
+                playout.setDelay(delay, transition: transition, now: now)
+                (appliedDelay, appliedTransition) = (delay, transition)
             }
             let action = playout.poll(now: now, lead: lead, released: &released, bufferDeadline: deadline)
             if case .idle = action { loopIdle = loopHoldsNothing } else { loopIdle = false }

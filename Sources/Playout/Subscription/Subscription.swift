@@ -46,7 +46,7 @@ final class Subscription<C: PlayoutClock>: @unchecked Sendable {
         let actions = machine.start(now: start) + machine.opened()
         self.machine = LockedValue(machine)
         delayWatch = delayController.effectiveDelay.subscribe { [tracks, delivery] effective in
-            for track in tracks { track.setDelay(effective.delay) }
+            for track in tracks { track.setDelay(effective.delay, transition: effective.transition) }
             delivery.post(.playoutDelay(effective))
         }
         perform(actions, now: start)
@@ -143,7 +143,7 @@ final class Subscription<C: PlayoutClock>: @unchecked Sendable {
             case .setOverride(let index):
                 let planned = options.overrides[index]
                 do {
-                    held[index] = try delayController.overridePlayoutDelay(planned.delay)
+                    held[index] = try delayController.overridePlayoutDelay(planned.delay, transition: planned.transition)
                 } catch {
                     logger.error("override \(planned) refused: \(error)")
                 }

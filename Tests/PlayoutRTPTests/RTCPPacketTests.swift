@@ -61,7 +61,7 @@ struct RTCPPacketTests {
         ]),
         .goodbye(RTCPGoodbye(ssrcs: [])),
         .goodbye(RTCPGoodbye(ssrcs: [1, 2, 3], reason: "")),
-        .other(packetType: 205, count: 1, length: 16),
+        .other(packetType: 207, count: 1, length: 16),
     ])
     func roundTrip(packet: RTCPPacket) throws {
         let bytes = packet.serialized

@@ -55,6 +55,11 @@ extension RTCPPacket {
                 body += [UInt8(text.count)] + text
                 while body.count % 4 != 0 { body.append(0) }
             }
+        case .feedback(let feedback):
+            type = feedback.message.typeAndFormat.type
+            let written = feedback.serializedBody()
+            count = Int(written.format)
+            body = written.body
         case .other(let packetType, let otherCount, let length):
             type = packetType
             count = Int(otherCount & 0x1F)

@@ -132,7 +132,9 @@ public enum RTCPPacket: Equatable, Sendable {
     case receiverReport(RTCPReceiverReport)
     case sourceDescription([RTCPSourceDescriptionChunk])
     case goodbye(RTCPGoodbye)
-    /// Any other type (APP, feedback, XR, …), skipped: its type, count field and length in bytes.
+    /// A feedback message (RFC 4585 RTPFB/PSFB: NACK, PLI, FIR, TMMBR/TMMBN, REMB).
+    case feedback(RTCPFeedback)
+    /// Any other type (APP, XR, …), skipped: its type, count field and length in bytes.
     case other(packetType: UInt8, count: UInt8, length: Int)
 
     /// RTCP packet types (RFC 3550 §12.1).
@@ -248,6 +250,8 @@ public enum RTCPPacket: Equatable, Sendable {
                 reason = String(decoding: body[reasonAt + 1..<reasonAt + 1 + reasonLength], as: UTF8.self)
             }
             return .goodbye(RTCPGoodbye(ssrcs: ssrcs, reason: reason))
+        case RTCPFeedback.transportLayerType, RTCPFeedback.payloadSpecificType:
+            return .feedback(try RTCPFeedback.parse(type: type, format: count, body: body, fail: fail))
         default:
             return .other(packetType: type, count: count, length: length)
         }

@@ -1,0 +1,167 @@
+import PlayoutCore
+import PlayoutRTP
+import PlayoutTesting
+import Testing
+
+/// The receiver-side pieces of RTCP feedback, sans-IO: report intervals (RFC 3550 A.7),
+/// reception report blocks (§6.4.1, A.3), NACK decisions (RFC 4585) and RTX (RFC 4588).
+@Suite("Feedback: report interval, report blocks, NACK decisions, RTX")
+struct FeedbackStateTests {
+    static let t0 = MonotonicInstant(nanoseconds: 10_000_000_000)
+
+    // MARK: RTCP report interval
+
+    @Test("a receiver of one sender reports every 5 s on average, randomized to [0.5, 1.5] and compensated by e − 3/2")
+    func reportInterval() {
+        let schedule = RTCPReportInterval(sessionBandwidth: 4_000_000)
+        let compensation = 2.718_281_828_459_045 - 1.5
+        for (random, factor) in [(0.0, 0.5), (0.5, 1.0), (0.999_999, 1.499_999)] {
+            let interval = schedule.next(members: 2, senders: 1, averagePacketSize: 90, initial: false, random: random)
+            #expect(abs(interval.seconds - 5 * factor / compensation) < 1e-6, "\(interval)")
+        }
+        // Before the first report: half the minimum.
+        let initial = schedule.next(members: 2, senders: 1, averagePacketSize: 90, initial: true, random: 0.5)
+        #expect(abs(initial.seconds - 2.5 / compensation) < 1e-6)
+    }
+
+    @Test("a large audience on a thin session shares three quarters of 5 % of its bandwidth")
+    func largeAudience() {
+        // 10 kbit/s: RTCP 62.5 B/s; 1 sender of 100 members: receivers share 46.875 B/s, 99 of them.
+        let interval = RTCPReportInterval(sessionBandwidth: 10_000).next(members: 100, senders: 1, averagePacketSize: 90, initial: false, random: 0.5)
+        #expect(abs(interval.seconds - 90 * 99 / 46.875 / (2.718_281_828_459_045 - 1.5)) < 1e-6, "\(interval)")
+    }
+
+    @Test("hostile numbers give the minimum interval, never a trap", arguments: [
+        (0.0, 0, 0, 0.0), (-5.0, -3, 7, -1.0), (Double.nan, 2, 1, Double.nan), (Double.infinity, 2, 1, 90), (1e300, Int.max, Int.max, 1e300),
+    ])
+    func hostileInterval(bandwidth: Double, members: Int, senders: Int, size: Double) {
+        let interval = RTCPReportInterval(sessionBandwidth: bandwidth).next(members: members, senders: senders, averagePacketSize: size, initial: false, random: .nan)
+        #expect(interval >= .zero && interval <= .seconds(1_000_000), "\(interval)")
+    }
+
+    // MARK: Reception report blocks
+
+    @Test("fraction lost per interval, cumulative lost, extended highest, jitter in clock units, LSR and DLSR")
+    func reportBlock() {
+        var builder = ReceptionReportBuilder(ssrc: 0x1234, clockRate: 90_000)
+        builder.receivedSenderReport(RTCPSenderReport(ssrc: 0x1234, ntpTimestamp: 0x0000_1234_5678_0000, rtpTimestamp: 0, packetCount: 0, octetCount: 0), at: Self.t0)
+        // 100 expected, 95 received: 5 lost, 5 × 256 / 100 = 12.8 → 12.
+        let first = builder.block(extendedHighestSequenceNumber: 65_635, received: 95, firstSequenceNumber: 65_536, jitter: 0.002, now: Self.t0.advanced(by: .milliseconds(1_500)))
+        #expect(first == RTCPReportBlock(
+            ssrc: 0x1234, fractionLost: 12, cumulativeLost: 5, extendedHighestSequenceNumber: 65_635, jitter: 180,
+            lastSenderReport: 0x1234_5678, delaySinceLastSenderReport: 98_304
+        ))
+        // The next 100 all arrived: fraction 0, cumulative still 5.
+        let second = builder.block(extendedHighestSequenceNumber: 65_735, received: 195, firstSequenceNumber: 65_536, jitter: 0.001, now: Self.t0.advanced(by: .seconds(3)))
+        #expect(second.fractionLost == 0 && second.cumulativeLost == 5)
+        // Duplicates counted as received: negative loss, fraction 0, clamped to 24 bits.
+        let third = builder.block(extendedHighestSequenceNumber: 65_735, received: 20_000_000, firstSequenceNumber: 65_536, jitter: 0, now: Self.t0.advanced(by: .seconds(4)))
+        #expect(third.fractionLost == 0 && third.cumulativeLost == -0x80_0000)
+    }
+
+    @Test("the sender's round-trip time from a block: arrival − LSR − DLSR")
+    func roundTrip() {
+        let block = RTCPReportBlock(ssrc: 1, lastSenderReport: 0x1234_5678, delaySinceLastSenderReport: 98_304)
+        // Arrival 1.5 s + 125 ms (8,192 units) after the report's NTP time.
+        let arrival: UInt64 = 0x0000_1234_5678_0000 &+ (UInt64(98_304 + 8_192) << 16)
+        #expect(ReceptionReportBuilder.roundTripTime(block: block, arrival: arrival) == .milliseconds(125))
+        #expect(ReceptionReportBuilder.roundTripTime(block: RTCPReportBlock(ssrc: 1), arrival: arrival) == nil, "no LSR, no RTT")
+        #expect(ReceptionReportBuilder.roundTripTime(block: block, arrival: 0x0000_1234_5678_0000) == nil, "negative: nil")
+    }
+
+    // MARK: NACK decisions
+
+    @Test("a gap is asked for after the reorder wait, again after a round trip, and recovered packets are counted")
+    func nackTiming() {
+        var tracker = NACKTracker()
+        tracker.received(sequenceNumber: 1_000, now: Self.t0)
+        let t1 = Self.t0.advanced(by: .milliseconds(1))
+        tracker.received(sequenceNumber: 1_003, now: t1)
+        #expect(tracker.missingSequenceNumbers == [1_001, 1_002])
+        var answer = tracker.poll(now: t1.advanced(by: .milliseconds(5)), roundTripTime: .milliseconds(30))
+        #expect(answer.nack.isEmpty && answer.next == t1.advanced(by: .milliseconds(10)))
+        answer = tracker.poll(now: t1.advanced(by: .milliseconds(10)), roundTripTime: .milliseconds(30))
+        #expect(answer.nack == [1_001, 1_002] && answer.next == t1.advanced(by: .milliseconds(40)))
+        tracker.received(sequenceNumber: 1_001, now: t1.advanced(by: .milliseconds(35)))
+        answer = tracker.poll(now: t1.advanced(by: .milliseconds(40)), roundTripTime: .milliseconds(30))
+        #expect(answer.nack == [1_002])
+        let statistics = tracker.statistics
+        #expect(statistics.nackCount == 2 && statistics.packetsRequested == 3 && statistics.packetsRecovered == 1)
+        #expect(statistics.packetsReordered == 0 && statistics.packetsAbandoned == 0)
+    }
+
+    @Test("reordering within the wait is no loss; a packet too late to help is given up, not asked for")
+    func nackReorderingAndUsefulness() {
+        var tracker = NACKTracker()
+        tracker.received(sequenceNumber: 10, now: Self.t0)
+        tracker.received(sequenceNumber: 12, now: Self.t0)
+        tracker.received(sequenceNumber: 11, now: Self.t0.advanced(by: .milliseconds(3)))
+        #expect(tracker.poll(now: Self.t0.advanced(by: .milliseconds(20)), roundTripTime: nil).nack.isEmpty)
+        #expect(tracker.statistics.packetsReordered == 1)
+
+        // usefulFor 200 ms with a 50 ms round trip: asked at 10 ms, 60, 110, 160 (then 210 + 50 > 200).
+        tracker.received(sequenceNumber: 14, now: Self.t0)
+        var asked: [Int64] = []
+        var now = Self.t0
+        while let next = tracker.poll(now: now, roundTripTime: .milliseconds(50)).next {
+            now = next
+            if !tracker.poll(now: now, roundTripTime: .milliseconds(50)).nack.isEmpty { asked.append(Self.t0.duration(to: now).nanoseconds / 1_000_000) }
+        }
+        #expect(asked == [10, 60, 110], "\(asked)")
+        #expect(tracker.missingSequenceNumbers.isEmpty && tracker.statistics.packetsAbandoned == 1)
+    }
+
+    @Test("memory is bounded: a flood of gaps keeps at most maximumMissing, a huge jump is a new stream")
+    func nackBounded() {
+        var tracker = NACKTracker()
+        tracker.received(sequenceNumber: 0, now: Self.t0)
+        tracker.received(sequenceNumber: 901, now: Self.t0)
+        tracker.received(sequenceNumber: 1_802, now: Self.t0)
+        #expect(tracker.missingSequenceNumbers.count == 1_000)
+        #expect(tracker.missingSequenceNumbers.first == 801)  // 1…900 and 902…1,801 were missing: the oldest 800 went
+        #expect(tracker.statistics.packetsAbandoned == 800)
+        tracker.received(sequenceNumber: 1_000_000, now: Self.t0)
+        #expect(tracker.missingSequenceNumbers.isEmpty)
+        tracker.received(sequenceNumber: 999_999, now: Self.t0)  // older than the highest, not missing: ignored
+        #expect(tracker.statistics.packetsRecovered == 0 && tracker.statistics.packetsReordered == 0)
+    }
+
+    // MARK: RTX
+
+    @Test("an RTX packet restores, in place, to the original packet byte for byte (CSRCs and extensions kept)")
+    func rtxRoundTrip() throws {
+        let builder = RTPPacketBuilder(
+            marker: true, payloadType: 96, sequenceNumber: 65_534, timestamp: 4_294_967_000, ssrc: 0xCAFE,
+            csrcs: [7, 8], extensions: [.init(id: 1, bytes: [1, 2, 3])]
+        )
+        let payload: [UInt8] = (0..<300).map { UInt8($0 & 0xFF) }
+        var original = [UInt8](repeating: 0, count: 2_000)
+        let originalLength = try payload.withUnsafeBytes { source in try original.withUnsafeMutableBytes { try builder.write(payload: source, into: $0) } }
+        var rtx = [UInt8](repeating: 0, count: 2_000)
+        let rtxLength = try #require(original.withUnsafeBytes { source in
+            rtx.withUnsafeMutableBytes { RTPRetransmission.packetize(UnsafeRawBufferPointer(rebasing: source[0..<originalLength]), into: $0, payloadType: 97, ssrc: 0xBEEF, sequenceNumber: 5) }
+        })
+        #expect(rtxLength == originalLength + 2)
+        let parsedRTX = try rtx.withUnsafeBytes { try RTPPacket(parsing: UnsafeRawBufferPointer(rebasing: $0[0..<rtxLength])).header }
+        #expect(parsedRTX.payloadType == 97 && parsedRTX.ssrc == 0xBEEF && parsedRTX.sequenceNumber == 5 && parsedRTX.marker && parsedRTX.timestamp == 4_294_967_000)
+        let restored = try #require(rtx.withUnsafeMutableBytes { RTPRetransmission.restore($0, length: rtxLength, payloadType: 96, ssrc: 0xCAFE) })
+        #expect(restored.start == 2 && restored.length == originalLength)
+        #expect(Array(rtx[2..<2 + originalLength]) == Array(original[0..<originalLength]))
+    }
+
+    @Test("RTX of padding only, too short, not RTP, or into too small a buffer: nil, no crash")
+    func rtxHostile() {
+        var bytes: [UInt8] = [0x80, 97, 0, 5, 0, 0, 0, 1, 0, 0, 0xBE, 0xEF, 0x01]  // 1-byte payload: no OSN
+        #expect(bytes.withUnsafeMutableBytes { RTPRetransmission.restore($0, length: 13, payloadType: 96, ssrc: 1) } == nil)
+        #expect(bytes.withUnsafeMutableBytes { RTPRetransmission.restore($0, length: 5, payloadType: 96, ssrc: 1) } == nil)
+        #expect(bytes.withUnsafeMutableBytes { RTPRetransmission.restore($0, length: -3, payloadType: 96, ssrc: 1) } == nil)
+        var small = [UInt8](repeating: 0, count: 10)
+        #expect(bytes.withUnsafeBytes { source in small.withUnsafeMutableBytes { RTPRetransmission.packetize(source, into: $0, payloadType: 97, ssrc: 2, sequenceNumber: 1) } } == nil)
+        var random = SeededRandomNumberGenerator(seed: 4588)
+        for length in 0..<400 {
+            var datagram = (0..<length).map { _ in UInt8.random(in: 0...255, using: &random) }
+            if length > 0 { datagram[0] = 0x80 | (datagram[0] & 0x3F) }
+            _ = datagram.withUnsafeMutableBytes { RTPRetransmission.restore($0, length: length, payloadType: 96, ssrc: 3) }
+        }
+    }
+}

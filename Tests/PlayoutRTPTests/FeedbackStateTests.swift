@@ -165,3 +165,73 @@ struct FeedbackStateTests {
         }
     }
 }
+
+/// Key-frame requests and the sender's retransmission buffer.
+@Suite("Feedback: key-frame requests, retransmission buffer")
+struct KeyFrameAndRetransmissionTests {
+    static let t0 = FeedbackStateTests.t0
+
+    @Test("PLIs at most one per max(RTT, 100 ms) while decoding waits; none when it does not, or when the sender accepts none")
+    func pictureLoss() {
+        var requester = KeyFrameRequester(mode: .pictureLoss)
+        #expect(requester.poll(waitingForKeyFrame: true, now: Self.t0, roundTripTime: nil) == .pictureLoss)
+        #expect(requester.poll(waitingForKeyFrame: true, now: Self.t0.advanced(by: .milliseconds(99)), roundTripTime: nil) == nil)
+        #expect(requester.poll(waitingForKeyFrame: true, now: Self.t0.advanced(by: .milliseconds(100)), roundTripTime: nil) == .pictureLoss)
+        // A 250 ms round trip spaces them by 250 ms.
+        #expect(requester.poll(waitingForKeyFrame: true, now: Self.t0.advanced(by: .milliseconds(300)), roundTripTime: .milliseconds(250)) == nil)
+        #expect(requester.nextAllowed(roundTripTime: .milliseconds(250)) == Self.t0.advanced(by: .milliseconds(350)))
+        #expect(requester.poll(waitingForKeyFrame: false, now: Self.t0.advanced(by: .seconds(5)), roundTripTime: nil) == nil)
+        #expect(requester.pliCount == 2 && requester.firCount == 0)
+        var silent = KeyFrameRequester(mode: .none)
+        #expect(silent.poll(waitingForKeyFrame: true, now: Self.t0, roundTripTime: nil) == nil)
+    }
+
+    @Test("a FIR repeat keeps its command number; a new need for a key frame takes the next, wrapping at 255")
+    func fullIntraRequest() {
+        var requester = KeyFrameRequester(mode: .fullIntraRequest)
+        var now = Self.t0
+        #expect(requester.poll(waitingForKeyFrame: true, now: now, roundTripTime: nil) == .fullIntraRequest(sequenceNumber: 1))
+        now = now.advanced(by: .milliseconds(100))
+        #expect(requester.poll(waitingForKeyFrame: true, now: now, roundTripTime: nil) == .fullIntraRequest(sequenceNumber: 1), "a repeat")
+        _ = requester.poll(waitingForKeyFrame: false, now: now, roundTripTime: nil)  // the key frame came
+        var last: KeyFrameRequester.Request?
+        for _ in 0..<255 {
+            now = now.advanced(by: .milliseconds(100))
+            last = requester.poll(waitingForKeyFrame: true, now: now, roundTripTime: nil)
+            _ = requester.poll(waitingForKeyFrame: false, now: now, roundTripTime: nil)
+        }
+        #expect(last == .fullIntraRequest(sequenceNumber: 0), "1 + 255 wraps to 0")
+        #expect(requester.firCount == 257)
+    }
+
+    @Test("the mode follows the SDP: PLI preferred, FIR otherwise, nothing for a sender that announces neither")
+    func modeFromSDP() throws {
+        func media(_ lines: String) throws -> MediaDescription {
+            try SessionDescription(parsing: "v=0\no=- 0 0 IN IP4 127.0.0.1\ns=x\nc=IN IP4 127.0.0.1\nt=0 0\nm=video 5004 RTP/AVPF 96\na=rtpmap:96 H264/90000\n\(lines)").media[0]
+        }
+        #expect(KeyFrameRequester.mode(for: try media("a=rtcp-fb:96 ccm fir\na=rtcp-fb:96 nack pli\n"), payloadType: 96) == .pictureLoss)
+        #expect(KeyFrameRequester.mode(for: try media("a=rtcp-fb:* ccm fir\n"), payloadType: 96) == .fullIntraRequest)
+        #expect(KeyFrameRequester.mode(for: try media(""), payloadType: 96) == .none)
+    }
+
+    @Test("resends what it kept, once per resend interval, never what is too old or overwritten")
+    func retransmissionBuffer() {
+        var buffer = RetransmissionBuffer(capacity: 100, maximumAge: .seconds(1))
+        #expect(buffer.capacity == 128)
+        for sequence in 0..<300 {
+            let bytes = [UInt8](repeating: UInt8(sequence & 0xFF), count: 100 + sequence)
+            bytes.withUnsafeBytes { buffer.store($0, sequenceNumber: UInt16(truncatingIfNeeded: 65_436 + sequence), now: Self.t0.advanced(by: .milliseconds(sequence))) }
+        }
+        let now = Self.t0.advanced(by: .milliseconds(300))
+        var resent: [UInt8] = []
+        // The newest (sequence 65,436 + 299 = 199 after the wrap) is kept, whole.
+        #expect(buffer.withPacket(199, now: now) { resent = Array($0) })
+        #expect(resent == [UInt8](repeating: UInt8(299 & 0xFF), count: 399))
+        #expect(!buffer.withPacket(199, now: now.advanced(by: .milliseconds(5))) { _ in }, "on its way already")
+        #expect(buffer.withPacket(199, now: now.advanced(by: .milliseconds(10))) { _ in })
+        #expect(!buffer.withPacket(65_436, now: now) { _ in }, "overwritten by a later packet in its slot")
+        #expect(!buffer.withPacket(199, now: Self.t0.advanced(by: .milliseconds(1_299))) { _ in }, "a second old")
+        let statistics = buffer.statistics
+        #expect(statistics.packetsRequested == 5 && statistics.packetsResent == 2 && statistics.packetsUnavailable == 2 && statistics.packetsResentRecently == 1)
+    }
+}

@@ -61,7 +61,7 @@ public final class GraphiteBackend: TelemetryBackend {
     }
 
     /// Splits `HOST:PORT` or `[IPv6]:PORT`.
-    static func parse(address: String, example: String) throws(NetworkTelemetryError) -> (host: String, port: UInt16) {
+    static func parse(address: String, example: String, allowingPortZero: Bool = false) throws(NetworkTelemetryError) -> (host: String, port: UInt16) {
         let invalid = NetworkTelemetryError(.invalidAddress, "'\(address)' is not HOST:PORT, e.g. \(example) or [::1]:PORT")
         let host: Substring
         let port: Substring
@@ -75,7 +75,7 @@ public final class GraphiteBackend: TelemetryBackend {
             port = address[address.index(after: colon)...]
         }
         guard !host.isEmpty, host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-._:%".contains($0)) }),
-              port.count <= 5, port.allSatisfy({ $0.isASCII && $0.isNumber }), let number = UInt16(port), number > 0
+              port.count <= 5, port.allSatisfy({ $0.isASCII && $0.isNumber }), let number = UInt16(port), number > 0 || allowingPortZero
         else { throw invalid }
         return (String(host), number)
     }

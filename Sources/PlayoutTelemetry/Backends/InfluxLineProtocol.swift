@@ -18,10 +18,12 @@
 ///
 /// Escaping: commas and spaces in measurements; commas, equals signs and spaces in tag keys, tag
 /// values and field keys; double quotes and backslashes in string field values — each with a
-/// backslash. A backslash elsewhere is written as is, or doubled where it ends the element or
-/// comes before a character escaped there or another backslash (InfluxDB 2 and VictoriaMetrics
-/// read two backslashes as one). Line protocol cannot carry a line break: newline, carriage
-/// return and tab are written as the two characters `\n`, `\r` and `\t`.
+/// backslash. A backslash elsewhere is written as is, or doubled where it comes before a
+/// character escaped there or another backslash (InfluxDB 2 and VictoriaMetrics read two
+/// backslashes as one; InfluxDB 1.x keeps both). A backslash that ends a key or tag value is
+/// written as `_`: InfluxDB 1.x reads any backslash before a separator as escaping it and would
+/// refuse the whole batch. Line protocol cannot carry a line break: newline, carriage return and
+/// tab are written as the two characters `\n`, `\r` and `\t`.
 ///
 /// ```swift
 /// let encoder = InfluxLineProtocol(tags: [TelemetryField("host", .string("lab 1"))])
@@ -124,9 +126,15 @@ public struct InfluxLineProtocol: Sendable {
         for (index, byte) in bytes.enumerated() {
             switch byte {
             case UInt8(ascii: "\\"):
+                guard index + 1 < bytes.count else {
+                    // InfluxDB 1.x reads any backslash before a separator as escaping it, so an
+                    // element cannot end with one: it is written as `_`.
+                    output.append(UInt8(ascii: "_"))
+                    break
+                }
                 output.append(byte)
-                let next = index + 1 < bytes.count ? bytes[index + 1] : nil
-                if next == nil || next == UInt8(ascii: "\\") || specials.contains(next!) || [10, 13, 9].contains(next!) {
+                let next = bytes[index + 1]
+                if next == UInt8(ascii: "\\") || specials.contains(next) || [10, 13, 9].contains(next) {
                     output.append(byte)
                 }
             case 10: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])

@@ -13,8 +13,10 @@ public struct NetworkTelemetryError: Error, Sendable, Equatable, CustomStringCon
     public enum Code: Sendable, Equatable {
         /// A URL or `HOST:PORT` given by the user is not valid (never retried).
         case invalidAddress
-        /// The host name does not resolve (never retried).
+        /// The host name does not exist (never retried).
         case hostNotFound
+        /// The host name could not be resolved now (`getaddrinfo`'s `EAI_*` code; retried).
+        case resolutionFailed(code: Int32)
         /// Nobody listens on the port (retried).
         case connectionRefused
         /// Connecting, sending or receiving took longer than the timeout (retried).
@@ -44,7 +46,7 @@ public struct NetworkTelemetryError: Error, Sendable, Equatable, CustomStringCon
     public var retryable: Bool {
         switch code {
         case .invalidAddress, .hostNotFound: false
-        case .connectionRefused, .timedOut, .connectionClosed, .system, .malformedResponse, .responseTooLarge: true
+        case .resolutionFailed, .connectionRefused, .timedOut, .connectionClosed, .system, .malformedResponse, .responseTooLarge: true
         }
     }
 

@@ -26,8 +26,8 @@ package final class TCPConnection {
     /// Connects to `host`:`port` (a name, an IPv4 or an IPv6 address, without brackets), trying
     /// each resolved address in turn until `deadline`.
     ///
-    /// - Throws: ``NetworkTelemetryError``: `hostNotFound`, `connectionRefused`, `timedOut` or
-    ///   `system`.
+    /// - Throws: ``NetworkTelemetryError``: `hostNotFound`, `resolutionFailed`, `connectionRefused`,
+    ///   `timedOut` or `system`.
     package static func connect(host: String, port: UInt16, deadline: MonotonicInstant) throws(NetworkTelemetryError) -> TCPConnection {
         let peer = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         var hints = addrinfo()
@@ -41,7 +41,7 @@ package final class TCPConnection {
             if status == EAI_NONAME || status == -5 /* EAI_NODATA */ {
                 throw NetworkTelemetryError(.hostNotFound, "cannot resolve '\(host)': \(reason)")
             }
-            throw NetworkTelemetryError(.system(errno: status), "cannot resolve '\(host)': \(reason)")
+            throw NetworkTelemetryError(.resolutionFailed(code: status), "cannot resolve '\(host)' now: \(reason)")
         }
         defer { freeaddrinfo(first) }
         var lastError = NetworkTelemetryError(.connectionRefused, "connection to \(peer) refused")

@@ -125,7 +125,7 @@ struct HTTPClientTests {
         #expect(server.acceptedCount == 2)
     }
 
-    @Test("a host name resolves (localhost); an unknown one is 'host not found', not retryable")
+    @Test("a host name resolves (localhost, from /etc/hosts)")
     func names() throws {
         let server = try ScriptedTCPServer { connection in
             connection.readRequest()
@@ -133,10 +133,7 @@ struct HTTPClientTests {
         }
         defer { server.stop() }
         #expect(try HTTPClient(host: "localhost", port: server.port, timeout: .seconds(5)).send(method: "GET", target: "/").status == 204)
-        #expect { try HTTPClient(host: "no-such-host.invalid", port: 80, timeout: .seconds(5)).send(method: "GET", target: "/") } throws: {
-            let error = $0 as! NetworkTelemetryError
-            return !error.retryable || error.code != .connectionRefused
-        }
+        // An unknown name is not tried here: resolving it would ask a DNS server off this machine.
     }
 
     @Test("header values with a line break are refused before anything is sent")

@@ -35,7 +35,6 @@ public final class InfluxBackend: TelemetryBackend {
     public let api: API
     /// The bound of one write.
     public let timeout: Duration
-    private let endpoint: HTTPEndpoint
     private let target: String
     private let headers: [HTTPHeader]
     private let encoder: InfluxLineProtocol
@@ -88,7 +87,6 @@ public final class InfluxBackend: TelemetryBackend {
             headers.append(HTTPHeader("Authorization", "Token \(token)"))
         }
         self.headers = headers
-        self.endpoint = endpoint
         self.timeout = timeout
         self.encoder = InfluxLineProtocol(tags: tags)
         let client = HTTPClient(host: endpoint.host, port: endpoint.port, timeout: timeout)

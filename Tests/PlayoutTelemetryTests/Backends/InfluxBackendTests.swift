@@ -93,6 +93,6 @@ struct InfluxBackendTests {
         let stalled = try InfluxBackend(writeURL: "http://127.0.0.1:\(server.port)/write?db=x", token: nil, timeout: .milliseconds(300))
         let start = ContinuousClock.now
         #expect { try stalled.deliver(records) } throws: { ($0 as! TelemetryDeliveryError).retryable && "\($0)".contains("timed out") }
-        #expect(ContinuousClock.now - start < .seconds(1))
+        #expect(ContinuousClock.now - start < .seconds(2))
     }
 }

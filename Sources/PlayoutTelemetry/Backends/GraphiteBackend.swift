@@ -6,7 +6,9 @@ import Synchronization
 /// (``GraphitePlaintext`` describes the paths).
 ///
 /// The connection is kept between batches and opened again when it fails or the server closed
-/// it. Each ``deliver(_:)`` is one attempt bounded by ``timeout`` (connect and send); every
+/// it. Each ``deliver(_:)`` is one attempt whose I/O (connect and send, not the encoding of the
+/// batch) is bounded by ``timeout``. The server never answers, so a stalled server shows only
+/// once the socket buffers are full; every
 /// failure is retryable, and event counts advance only once a batch is sent, so a retried batch
 /// writes the same points.
 ///

@@ -5,8 +5,8 @@ import Synchronization
 /// (`/api/v2/write?org=O&bucket=B`, with a token), nanosecond precision. ``InfluxLineProtocol``
 /// describes the schema and the escaping.
 ///
-/// Each ``deliver(_:)`` is one POST of the whole batch, bounded by ``timeout`` from connecting to
-/// the answer, on a kept-alive connection; the engine's queue retries what fails. Connection
+/// Each ``deliver(_:)`` is one POST of the whole batch on a kept-alive connection, its I/O bounded
+/// by ``timeout`` from connecting to the last byte of the answer (encoding is not counted); the engine's queue retries what fails. Connection
 /// refused, time-outs, HTTP 429 and 5xx are retryable; any other 4xx is not (the batch would
 /// fail again).
 ///

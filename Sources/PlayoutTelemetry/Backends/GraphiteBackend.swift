@@ -24,8 +24,9 @@ public final class GraphiteBackend: TelemetryBackend {
 
     /// `graphite HOST:PORT`, for statistics and messages.
     public let name: String
-    /// The server's host and port.
+    /// The server's host (a name or an IPv4/IPv6 address without brackets).
     public let host: String
+    /// The server's port.
     public let port: UInt16
     /// The bound of one delivery (connect and send).
     public let timeout: Duration

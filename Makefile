@@ -10,9 +10,11 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 
 # Debian packages: FFmpeg's libraries and CLI (interop tests), libsrtp2, OpenSSL's libcrypto
-# (SRTP's ciphers), pkg-config.
+# (SRTP's ciphers), pkg-config; the telemetry servers the integration tests start themselves on
+# loopback (InfluxDB 1.6, VictoriaMetrics for Influx v2 and Graphite, Prometheus and its promtool).
 DEBIAN_PACKAGES := libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev \
-                   libsrtp2-dev libssl-dev pkg-config ffmpeg
+                   libsrtp2-dev libssl-dev pkg-config ffmpeg \
+                   influxdb victoria-metrics prometheus
 
 # Warnings are errors in our targets, and every import must be a declared dependency.
 SWIFT_BUILD_FLAGS := -Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error
@@ -67,13 +69,17 @@ bench: setup
 # each run for FUZZ_RUNS executions from its seeds and a corpus kept in .build-fuzz/corpus/<name>.
 # A crash leaves its input in .build-fuzz/; copy it to Tests/Fuzz/PlayoutFuzz/Crashers/<name>/ and
 # the unit tests replay it forever after.
-FUZZ_HARNESSES ?= rtp rtcp sdp h264 h265 vp8 vp9 opus g711 aac
+FUZZ_HARNESSES ?= rtp rtcp sdp h264 h265 vp8 vp9 opus g711 aac http-response http-request influx-line graphite
 FUZZ_RUNS ?= 1000000
-FUZZ_MODULES := PlayoutFuzz PlayoutRTP PlayoutCore CSocket CSRTPCrypto Logging
+# (An object file name may hold a space, as swift-atomics' "Unmanaged extensions.swift.o" does, and
+# a C target keeps its objects in a subfolder.)
+FUZZ_MODULES := PlayoutFuzz PlayoutRTP PlayoutCore CSocket CSRTPCrypto Logging PlayoutTelemetry CoreMetrics Prometheus Atomics _AtomicsShims
 fuzz: setup
 	swift build --scratch-path .build-fuzz -c release -Xswiftc -sanitize=fuzzer,address --target PlayoutFuzz
-	objects=""; for module in $(FUZZ_MODULES); do objects="$$objects $$(ls .build-fuzz/release/$$module.build/*.o)"; done; \
-	swiftc -sanitize=fuzzer,address $$objects -lsrtp2 -lcrypto -o .build-fuzz/playout-fuzz 2>/dev/null
+	objects=(); for module in $(FUZZ_MODULES); do \
+	  while IFS= read -r -d '' object; do objects+=("$$object"); done < <(find .build-fuzz/release/$$module.build -name '*.o' -print0); \
+	done; \
+	swiftc -sanitize=fuzzer,address "$${objects[@]}" -lsrtp2 -lcrypto -o .build-fuzz/playout-fuzz 2>/dev/null
 	@for harness in $(FUZZ_HARNESSES); do \
 	  mkdir -p .build-fuzz/corpus/$$harness Tests/Fuzz/PlayoutFuzz/Seeds/$$harness; \
 	  echo "fuzz $$harness: $(FUZZ_RUNS) runs"; \

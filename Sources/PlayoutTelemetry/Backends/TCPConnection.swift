@@ -1,0 +1,175 @@
+package import PlayoutCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One blocking TCP connection (IPv4 or IPv6) whose every operation ends by a deadline: connect,
+/// send and receive poll a non-blocking socket for at most the time left, so a peer that accepts
+/// and then stalls costs at most the caller's timeout.
+///
+/// Not thread-safe: a backend owns its connection and uses it from its delivery thread only.
+/// Host names resolve with `getaddrinfo` (which the system, not the deadline, bounds; use a
+/// numeric address or a name from `/etc/hosts` where that matters).
+package final class TCPConnection {
+    /// The socket, or -1 once closed.
+    private var descriptor: Int32
+    /// `host:port` as given, for messages.
+    package let peer: String
+
+    private init(descriptor: Int32, peer: String) {
+        self.descriptor = descriptor
+        self.peer = peer
+    }
+
+    deinit { close() }
+
+    /// Connects to `host`:`port` (a name, an IPv4 or an IPv6 address, without brackets), trying
+    /// each resolved address in turn until `deadline`.
+    ///
+    /// - Throws: ``NetworkTelemetryError``: `hostNotFound`, `resolutionFailed`, `connectionRefused`,
+    ///   `timedOut` or `system`.
+    package static func connect(host: String, port: UInt16, deadline: MonotonicInstant) throws(NetworkTelemetryError) -> TCPConnection {
+        let peer = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_NUMERICSERV | AI_ADDRCONFIG
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &list)
+        guard status == 0, let first = list else {
+            let reason = String(cString: gai_strerror(status))
+            if status == EAI_NONAME || status == -5 /* EAI_NODATA */ {
+                throw NetworkTelemetryError(.hostNotFound, "cannot resolve '\(host)': \(reason)")
+            }
+            throw NetworkTelemetryError(.resolutionFailed(code: status), "cannot resolve '\(host)' now: \(reason)")
+        }
+        defer { freeaddrinfo(first) }
+        var lastError = NetworkTelemetryError(.connectionRefused, "connection to \(peer) refused")
+        var entry: UnsafeMutablePointer<addrinfo>? = first
+        while let current = entry {
+            entry = current.pointee.ai_next
+            do throws(NetworkTelemetryError) {
+                let descriptor = try connectOne(current.pointee, peer: peer, deadline: deadline)
+                return TCPConnection(descriptor: descriptor, peer: peer)
+            } catch {
+                lastError = error
+                if error.code == .timedOut { break }
+            }
+        }
+        throw lastError
+    }
+
+    private static func connectOne(_ address: addrinfo, peer: String, deadline: MonotonicInstant) throws(NetworkTelemetryError) -> Int32 {
+        let descriptor = socket(address.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { throw systemError(errno, "cannot create a socket for \(peer)") }
+        var one: Int32 = 1
+        _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        if Glibc.connect(descriptor, address.ai_addr, address.ai_addrlen) == 0 { return descriptor }
+        let code = errno
+        guard code == EINPROGRESS || code == EINTR else {
+            Glibc.close(descriptor)
+            throw connectError(code, peer: peer)
+        }
+        do throws(NetworkTelemetryError) {
+            try wait(descriptor, for: Int16(POLLOUT), until: deadline, doing: "connecting to \(peer)")
+        } catch {
+            Glibc.close(descriptor)
+            throw error
+        }
+        var failure: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &failure, &length)
+        guard failure == 0 else {
+            Glibc.close(descriptor)
+            throw connectError(failure, peer: peer)
+        }
+        return descriptor
+    }
+
+    private static func connectError(_ code: Int32, peer: String) -> NetworkTelemetryError {
+        if code == ECONNREFUSED { return NetworkTelemetryError(.connectionRefused, "connection to \(peer) refused: is the server running?") }
+        if code == ETIMEDOUT { return NetworkTelemetryError(.timedOut, "connecting to \(peer) timed out") }
+        return systemError(code, "cannot connect to \(peer)")
+    }
+
+    private static func systemError(_ code: Int32, _ what: String) -> NetworkTelemetryError {
+        NetworkTelemetryError(.system(errno: code), "\(what): \(String(cString: strerror(code)))")
+    }
+
+    /// Polls `descriptor` for `events` until `deadline`; returns when ready (or on an error or
+    /// hang-up condition, which the next call reports).
+    private static func wait(_ descriptor: Int32, for events: Int16, until deadline: MonotonicInstant, doing what: @autoclosure () -> String) throws(NetworkTelemetryError) {
+        while true {
+            let left = MonotonicClock().now.duration(to: deadline)
+            guard left > .zero else { throw NetworkTelemetryError(.timedOut, "\(what()) timed out") }
+            let milliseconds = Int32(clamping: (left.nanoseconds + 999_999) / 1_000_000)
+            var entry = pollfd(fd: descriptor, events: events, revents: 0)
+            let ready = poll(&entry, 1, milliseconds)
+            if ready > 0 { return }
+            if ready < 0, errno != EINTR { throw systemError(errno, what()) }
+        }
+    }
+
+    /// Sends all of `bytes` before `deadline`.
+    ///
+    /// - Throws: `timedOut`, `connectionClosed` (reset or closed by the peer) or `system`.
+    package func send(_ bytes: [UInt8], deadline: MonotonicInstant) throws(NetworkTelemetryError) {
+        guard descriptor >= 0 else { throw NetworkTelemetryError(.connectionClosed, "the connection to \(peer) is closed") }
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes.withUnsafeBytes { raw in
+                Glibc.send(descriptor, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            if sent > 0 {
+                offset += sent
+                continue
+            }
+            let code = errno
+            if code == EAGAIN || code == EWOULDBLOCK || code == EINTR {
+                try Self.wait(descriptor, for: Int16(POLLOUT), until: deadline, doing: "sending to \(peer)")
+                continue
+            }
+            if code == EPIPE || code == ECONNRESET {
+                throw NetworkTelemetryError(.connectionClosed, "\(peer) closed the connection while we were sending")
+            }
+            throw Self.systemError(code, "sending to \(peer)")
+        }
+    }
+
+    /// Receives at most `buffer.count` bytes, waiting for some until `deadline`; returns how many
+    /// arrived, 0 when the peer has closed its side.
+    ///
+    /// - Throws: `timedOut`, `connectionClosed` (reset) or `system`.
+    package func receive(into buffer: UnsafeMutableRawBufferPointer, deadline: MonotonicInstant) throws(NetworkTelemetryError) -> Int {
+        guard descriptor >= 0 else { throw NetworkTelemetryError(.connectionClosed, "the connection to \(peer) is closed") }
+        while true {
+            let count = recv(descriptor, buffer.baseAddress, buffer.count, 0)
+            if count >= 0 { return count }
+            let code = errno
+            if code == EAGAIN || code == EWOULDBLOCK || code == EINTR {
+                try Self.wait(descriptor, for: Int16(POLLIN), until: deadline, doing: "waiting for \(peer) to answer")
+                continue
+            }
+            if code == ECONNRESET {
+                throw NetworkTelemetryError(.connectionClosed, "\(peer) reset the connection")
+            }
+            throw Self.systemError(code, "receiving from \(peer)")
+        }
+    }
+
+    /// Whether the connection can still carry a request: not closed by us, and the peer has
+    /// neither closed it nor sent anything unasked (either makes a kept-alive connection unusable).
+    package var isReusable: Bool {
+        guard descriptor >= 0 else { return false }
+        var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&entry, 1, 0) == 0
+    }
+
+    /// Closes the socket (idempotent).
+    package func close() {
+        if descriptor >= 0 {
+            Glibc.close(descriptor)
+            descriptor = -1
+        }
+    }
+}

@@ -23,11 +23,10 @@ public import PlayoutCore
 public final class PlayoutDelayController: Sendable {
     private struct State {
         var configured: Duration
-        /// The override in effect: its identity, delay and transition.
-        var current: (id: UInt64, delay: Duration, transition: PlayoutDelayTransition)?
+        /// The overrides held: the one in effect, by the last-wins rule.
+        var overrides = LastWins<(delay: Duration, transition: PlayoutDelayTransition)>()
         /// How the last change moves rendering (a released gradual override returns gradually).
         var transition: PlayoutDelayTransition = .immediate
-        var nextID: UInt64 = 1
     }
 
     /// The cap and the configured delay as given at creation.
@@ -69,10 +68,8 @@ public final class PlayoutDelayController: Sendable {
         }
         if warn { Self.warnLarge(accepted, logger: logger) }
         let id = state.withLock { state -> UInt64 in
-            defer { state.nextID += 1 }
-            state.current = (state.nextID, accepted, transition)
             state.transition = transition
-            return state.nextID
+            return state.overrides.set((accepted, transition))
         }
         publish()
         logger.info("playout delay override set", metadata: ["delay": "\(accepted.compactDescription)", "override": "\(id)", "transition": "\(transition)"])
@@ -101,9 +98,8 @@ public final class PlayoutDelayController: Sendable {
     /// otherwise does nothing.
     func release(_ id: UInt64) {
         let released = state.withLock { state -> Bool in
-            guard let current = state.current, current.id == id else { return false }
-            state.current = nil
-            state.transition = current.transition
+            guard let released = state.overrides.release(id) else { return false }
+            state.transition = released.transition
             return true
         }
         guard released else { return }
@@ -117,7 +113,7 @@ public final class PlayoutDelayController: Sendable {
     private func publish() {
         effective.update { value in
             value = state.withLock { state in
-                state.current.map { EffectivePlayoutDelay(delay: $0.delay, source: .override, transition: state.transition) }
+                state.overrides.value.map { EffectivePlayoutDelay(delay: $0.delay, source: .override, transition: state.transition) }
                     ?? EffectivePlayoutDelay(delay: state.configured, source: .configured, transition: state.transition)
             }
         }

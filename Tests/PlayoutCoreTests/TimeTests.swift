@@ -155,3 +155,21 @@ struct ClockTests {
         #expect(clock.sleeperCount == 0)
     }
 }
+
+@Suite("LastWins: the override rule")
+struct LastWinsTests {
+    @Test("the latest hold is in effect; releasing an earlier one changes nothing; releasing the one in effect leaves none")
+    func rule() {
+        var holds = LastWins<Int>()
+        #expect(holds.value == nil)
+        let a = holds.set(1)
+        let b = holds.set(2)
+        #expect(holds.value == 2)
+        #expect(holds.release(a) == nil && holds.value == 2)
+        #expect(holds.release(b) == 2 && holds.value == nil)
+        #expect(holds.release(b) == nil, "twice is harmless")
+        let c = holds.set(3)
+        #expect(holds.release(a) == nil && holds.value == 3, "a hold released long ago stays released")
+        #expect(c > b && holds.current?.id == c)
+    }
+}

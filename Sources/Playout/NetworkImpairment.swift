@@ -541,18 +541,11 @@ private struct Xoshiro256StarStar: Sendable {
 
     /// A generator for `seed`; different `stream`s give independent sequences for one seed.
     init(seed: UInt64, stream: UInt64) {
-        var state = seed ^ (stream &* 0xD1B5_4A32_D192_ED03)
-        func splitMix() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        s0 = splitMix()
-        s1 = splitMix()
-        s2 = splitMix()
-        s3 = splitMix()
+        var seeder = SeededRandomNumberGenerator(seed: seed ^ (stream &* 0xD1B5_4A32_D192_ED03))
+        s0 = seeder.next()
+        s1 = seeder.next()
+        s2 = seeder.next()
+        s3 = seeder.next()
     }
 
     mutating func next() -> UInt64 {

@@ -235,3 +235,97 @@ struct KeyFrameAndRetransmissionTests {
         #expect(statistics.packetsRequested == 5 && statistics.packetsResent == 2 && statistics.packetsUnavailable == 2 && statistics.packetsResentRecently == 1)
     }
 }
+
+/// One source's receiver feedback as a whole: reports at RFC 3550 intervals, and only the
+/// feedback kinds the SDP announces.
+@Suite("Feedback: a receiver's RTCP, sans-IO")
+struct ReceiverFeedbackTests {
+    static let t0 = FeedbackStateTests.t0
+    static func reception(highest: Int64, received: Int64) -> ReceiverFeedback.Reception {
+        .init(ssrc: 0x1234, firstSequenceNumber: 1_000, highestSequenceNumber: highest, received: received, jitter: 0.001)
+    }
+
+    @Test("a sender that announces nothing (ffmpeg) gets receiver reports with SDES only, every ≈ 5 s, randomized and repeatable")
+    func reportsOnly() {
+        var feedback = ReceiverFeedback(configuration: .init(ssrc: 7, cname: "playout@test", clockRate: 90_000), now: Self.t0)
+        var now = Self.t0
+        var sent: [(at: MonotonicInstant, compound: [RTCPPacket])] = []
+        for step in 0..<60_000 {  // 60 s in 1 ms steps, a gap at 1,050 and the decoder waiting
+            now = Self.t0.advanced(by: .milliseconds(step))
+            feedback.received(sequenceNumber: 1_000 + Int64(step / 3), now: now)
+            let (packets, _) = feedback.poll(now: now, reception: Self.reception(highest: 1_000 + Int64(step / 3), received: 1 + Int64(step / 3)), waitingForKeyFrame: step < 500)
+            sent += packets.map { (now, $0) }
+        }
+        #expect(sent.allSatisfy { $0.compound.count == 2 }, "a report and SDES, no feedback")
+        let gaps = zip(sent, sent.dropFirst()).map { $0.at.duration(to: $1.at).seconds }
+        // Randomized in [0.5, 1.5] × 5 s / (e − 3/2): 2.05 s … 6.16 s.
+        #expect(gaps.allSatisfy { $0 >= 2.05 && $0 <= 6.16 }, "\(gaps)")
+        #expect(sent.count >= 9 && sent.count <= 26, "\(sent.count)")
+        #expect(feedback.nacks.statistics.nackCount == 0 && feedback.keyFrames.pliCount == 0)
+        guard case .receiverReport(let report) = sent[0].compound[0] else { Issue.record("no report first"); return }
+        #expect(report.ssrc == 7 && report.reports.first?.ssrc == 0x1234)
+    }
+
+    @Test("with nack, nack pli and goog-remb announced: a NACK for a gap, PLIs while decoding waits, REMB when a limit is set and released")
+    func everyKind() {
+        let configuration = ReceiverFeedback.Configuration(ssrc: 7, cname: "c", clockRate: 90_000, sendsNACK: true, keyFrameRequests: .pictureLoss, sendsREMB: true)
+        var feedback = ReceiverFeedback(configuration: configuration, now: Self.t0)
+        feedback.received(sequenceNumber: 1_000, now: Self.t0)
+        feedback.received(sequenceNumber: 1_005, now: Self.t0)
+        var now = Self.t0.advanced(by: .milliseconds(10))
+        var packets = feedback.poll(now: now, reception: Self.reception(highest: 1_005, received: 2), waitingForKeyFrame: true).packets
+        #expect(packets.count == 1)
+        let kinds = packets.first?.compactMap { packet -> String? in
+            guard case .feedback(let message) = packet else { return nil }
+            switch message.message {
+            case .nack(let lost): return "nack \(lost)"
+            case .pictureLoss: return "pli"
+            default: return "other"
+            }
+        }
+        #expect(kinds == ["nack [1001, 1002, 1003, 1004]", "pli"])
+        feedback.setBandwidthLimit(500_000)
+        now = now.advanced(by: .milliseconds(1))
+        packets = feedback.poll(now: now, reception: Self.reception(highest: 1_005, received: 2), waitingForKeyFrame: false).packets
+        #expect(packets.first?.contains(.feedback(RTCPFeedback(senderSSRC: 7, mediaSSRC: 0, message: .receiverEstimatedMaximumBitrate(bitrate: 500_000, ssrcs: [0x1234])))) == true)
+        feedback.setBandwidthLimit(nil)
+        now = now.advanced(by: .milliseconds(1))
+        packets = feedback.poll(now: now, reception: Self.reception(highest: 1_005, received: 2), waitingForKeyFrame: false).packets
+        let released = packets.first?.contains { packet in
+            if case .feedback(let message) = packet, case .receiverEstimatedMaximumBitrate(let bitrate, _) = message.message { return bitrate >= 1 << 62 }
+            return false
+        }
+        #expect(released == true, "no limit: as much as you like")
+        #expect(feedback.keyFrames.pliCount == 1 && feedback.nacks.statistics.nackCount == 1)
+    }
+
+    @Test("the SDP decides: ffmpeg's section allows nothing, the publisher's everything it announces")
+    func fromSDP() throws {
+        let plain = try SessionDescription(parsing: "v=0\no=- 0 0 IN IP4 127.0.0.1\ns=x\nc=IN IP4 127.0.0.1\nt=0 0\nm=video 5004 RTP/AVP 96\na=rtpmap:96 H264/90000\n").media[0]
+        let none = ReceiverFeedback.Configuration(media: plain, payloadType: 96, clockRate: 90_000, ssrc: 1, cname: "c")
+        #expect(!none.sendsNACK && none.keyFrameRequests == .none && !none.sendsREMB && !none.sendsTMMBR && none.sessionBandwidth == 4_000_000)
+        let rich = try SessionDescription(parsing: SDPFeedbackTests.sdp).media[0]
+        let all = ReceiverFeedback.Configuration(media: rich, payloadType: 96, clockRate: 90_000, ssrc: 1, cname: "c")
+        #expect(all.sendsNACK && all.keyFrameRequests == .pictureLoss && all.sendsREMB && all.sendsTMMBR)
+    }
+}
+
+extension ReceiverFeedbackTests {
+    @Test("report times repeat for a seed and differ between seeds")
+    func repeatable() {
+        func times(seed: UInt64) -> [MonotonicInstant] {
+            var feedback = ReceiverFeedback(configuration: .init(ssrc: 7, cname: "c", clockRate: 90_000), now: Self.t0, seed: seed)
+            var instants: [MonotonicInstant] = []
+            var now = Self.t0
+            for _ in 0..<10 {
+                let (packets, next) = feedback.poll(now: now, reception: Self.reception(highest: 1_000, received: 1), waitingForKeyFrame: false)
+                if !packets.isEmpty { instants.append(now) }
+                now = next
+            }
+            return instants
+        }
+        #expect(times(seed: 1) == times(seed: 1))
+        #expect(times(seed: 1) != times(seed: 2))
+        #expect(times(seed: 1).count == 9, "the first poll is before the first report; each later poll lands on one")
+    }
+}

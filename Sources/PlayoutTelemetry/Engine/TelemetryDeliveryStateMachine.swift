@@ -166,6 +166,7 @@ public struct TelemetryDeliveryStateMachine: Sendable {
         statistics.batchesDelivered += 1
         statistics.lastSuccessfulFlush = now
         statistics.queueDepth = depth
+        if depth == 0 { flushing = false }
     }
 
     /// The batch failed: retried after a jittered backoff when `error` is retryable and attempts

@@ -160,7 +160,7 @@ struct TelemetryJSONLinesTests {
         #expect(throws: TelemetryReplayError(line: 0, reason: "cannot open /nonexistent/x.jsonl: No such file or directory")) {
             try TelemetryReplay(contentsOfFile: "/nonexistent/x.jsonl")
         }
-        #expect(throws: TelemetryEngineError("telemetry: cannot write /nonexistent/x.jsonl: No such file or directory")) {
+        #expect(throws: TelemetryEngineError("cannot write /nonexistent/x.jsonl: No such file or directory")) {
             try JSONLinesTelemetryBackend(path: "/nonexistent/x.jsonl")
         }
     }

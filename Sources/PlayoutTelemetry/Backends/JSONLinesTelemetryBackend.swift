@@ -28,7 +28,7 @@ public final class JSONLinesTelemetryBackend: TelemetryBackend {
         let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC)
         let descriptor = open(path, flags, 0o644)
         guard descriptor >= 0 else {
-            throw TelemetryEngineError("telemetry: cannot write \(path): \(String(cString: strerror(errno)))")
+            throw TelemetryEngineError("cannot write \(path): \(String(cString: strerror(errno)))")
         }
         self.descriptor = descriptor
         ownsDescriptor = true

@@ -181,6 +181,21 @@ struct TelemetryInstrumentTests {
         #expect(late.eventNames(session: "e-1-1") == ["viewinit", "play", "playing", "viewend"])
     }
 
+    @Test("flush returns once every event emitted before it is delivered, however many steps the engine needs")
+    func flushMany() throws {
+        let memory = InMemoryTelemetryBackend()
+        let instrument = try TelemetryInstrument(
+            backends: [memory], configuration: .init(ringCapacity: 1 << 15, delivery: .init(linger: .seconds(10)), engineId: "e"),
+            clock: ManualClock())
+        let tracker = instrument.makeTracker(name: "player")
+        for index in 0..<20_000 { tracker.emit(.metric("m", .int(Int64(index)))) }
+        #expect(instrument.flush(timeout: .seconds(30)))
+        #expect(memory.records.count == 20_001)
+        #expect(memory.records.last?[field: "value"] == .int(19_999))
+        #expect(instrument.currentStatistics().eventsDropped == 0)
+        instrument.shutdown(timeout: .seconds(1))
+    }
+
     @Test("the assertion helpers say what was expected and what came")
     func assertionMessages() throws {
         let memory = InMemoryTelemetryBackend()

@@ -67,9 +67,15 @@ final class TelemetryEventRing<Element>: @unchecked Sendable {
         let element = (slots + index).move()
         sequences[index].store(dequeuePosition &+ capacity, ordering: .releasing)
         dequeuePosition &+= 1
-        consumedCount.store(dequeuePosition, ordering: .relaxed)
+        consumedCount.store(dequeuePosition, ordering: .releasing)
         return element
     }
+
+    /// Elements pushed so far (refused pushes not counted).
+    var pushedCount: Int { enqueuePosition.load(ordering: .acquiring) }
+
+    /// Elements popped so far.
+    var poppedCount: Int { consumedCount.load(ordering: .acquiring) }
 
     /// About how many elements are queued (exact when no push is in progress).
     var approximateCount: Int {

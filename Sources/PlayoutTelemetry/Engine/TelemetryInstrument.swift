@@ -186,14 +186,23 @@ public final class TelemetryInstrument: Sendable {
     @discardableResult
     public func flush(timeout: Duration = .seconds(5)) -> Bool {
         let started = MonotonicClock().now
-        let target = shared.withLock { $0.steps } + 2  // a whole step that began after this call
-        while shared.withLock({ $0.steps < target && !$0.stopped }) {
-            guard started.duration(to: MonotonicClock().now) < timeout else { return false }
-            condition.withLock {
-                condition.broadcast()
-                condition.wait(timeout: .milliseconds(1))
+        func waitUntil(_ done: () -> Bool) -> Bool {
+            while !done() {
+                guard !shared.withLock({ $0.stopped }) else { return true }
+                guard started.duration(to: MonotonicClock().now) < timeout else { return false }
+                condition.withLock {
+                    condition.broadcast()
+                    condition.wait(timeout: .milliseconds(1))
+                }
             }
+            return true
         }
+        // Every event pushed before this call popped, then the step that popped the last of
+        // them finished (records handed to the backends), and one more (heartbeats due now).
+        let pushed = core.ring.pushedCount
+        guard waitUntil({ core.ring.poppedCount >= pushed }) else { return false }
+        let steps = shared.withLock { $0.steps } + 2
+        guard waitUntil({ shared.withLock { $0.steps } >= steps }) else { return false }
         let drivers = shared.withLock { $0.drivers }
         for driver in drivers { driver.flush() }
         while !drivers.allSatisfy(\.isIdle) {

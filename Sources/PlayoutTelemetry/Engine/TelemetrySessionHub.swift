@@ -90,7 +90,7 @@ public struct TelemetrySessionHub: Sendable {
     private var playerReady = false
     private var lastActivity: MonotonicInstant?
     private var nextHeartbeat: MonotonicInstant?
-    private var actionTimes: [(name: String, time: MonotonicInstant)] = []
+    private var actionTimes: [(name: String, key: String, time: MonotonicInstant)] = []  // key: timeSince<Action>
     private var attributes: [TelemetryField] = []
 
     /// A hub whose sessions are named `<sessionIdPrefix>-<n>` (n from 1), timing records from
@@ -297,18 +297,19 @@ public struct TelemetrySessionHub: Sendable {
         into outputs: inout [Output]
     ) {
         var all = fields
+        all.reserveCapacity(fields.count + attributes.count + actionTimes.count + 1)
         all += attributes
         var previous: MonotonicInstant?
         for action in actionTimes {
             if action.name == name { previous = action.time }
-            all.append(TelemetryField("timeSince" + Self.capitalized(action.name), .double(action.time.duration(to: now).seconds)))
+            all.append(TelemetryField(action.key, .double(action.time.duration(to: now).seconds)))
         }
         if kind == .event {
             lastActivity = now
             if previous != nil, let index = actionTimes.firstIndex(where: { $0.name == name }) {
                 actionTimes[index].time = now
             } else {
-                actionTimes.append((name, now))
+                actionTimes.append((name, "timeSince" + Self.capitalized(name), now))
             }
         }
         outputs.append(.record(TelemetryRecord(

@@ -254,7 +254,7 @@ public final class TelemetryInstrument: Sendable {
     // MARK: - The engine's thread
 
     private func run() {
-        var hubs: [Int32: TelemetrySessionHub] = [:]
+        var hubs: [TelemetrySessionHub?] = []  // by tracker index; mutated in place (no copy on write)
         var entries: [TelemetryRingEntry] = []
         entries.reserveCapacity(1_024)
         var lastPublished = core.clock.now
@@ -282,17 +282,23 @@ public final class TelemetryInstrument: Sendable {
 
     /// Turns `entries` into records, sends due heartbeats, and (when `closing`) ends every
     /// session; hands the records to every backend. Returns whether anything happened.
-    private func step(_ entries: [TelemetryRingEntry], hubs: inout [Int32: TelemetrySessionHub], closing: Bool) -> Bool {
+    private func step(_ entries: [TelemetryRingEntry], hubs: inout [TelemetrySessionHub?], closing: Bool) -> Bool {
         var records: [TelemetryRecord] = []
+        var outputs: [TelemetrySessionHub.Output] = []
         var rejected = 0
         var ignored = 0
         var removed: [Int32] = []
-        func handle(_ outputs: [TelemetrySessionHub.Output], tracker: TelemetryTracker?) {
-            let registration = tracker?.registration.withLock { $0.attributes } ?? []
+        let trackers = shared.withLock { $0.trackers }
+        // Each tracker's attribute getters, read once a step (called after unlocking).
+        var getters: [Int32: [(name: String, filter: TelemetryEventFilter, getter: @Sendable () -> TelemetryValue?)]] = [:]
+        func collect(tracker index: Int32) {
+            let tracker = trackers[index]
+            if getters[index] == nil { getters[index] = tracker?.registration.withLock { $0.attributes } ?? [] }
+            let attributes = getters[index]!
             for output in outputs {
                 switch output {
                 case .record(var record):
-                    for attribute in registration where attribute.filter.includes(record.name) {
+                    for attribute in attributes where attribute.filter.includes(record.name) {
                         if let value = attribute.getter() { record.fields.append(TelemetryField(attribute.name, value)) }
                     }
                     record.tags = tags
@@ -305,33 +311,37 @@ public final class TelemetryInstrument: Sendable {
                     logger.debug("telemetry: \(tracker?.name ?? "tracker") ignored \(event) in the error state (until a new load)")
                 }
             }
+            outputs.removeAll(keepingCapacity: true)
         }
-        let trackers = shared.withLock { $0.trackers }
+        func hubIndex(_ tracker: Int32) -> Int {
+            let index = Int(tracker)
+            if index >= hubs.count { hubs.append(contentsOf: repeatElement(nil, count: index + 1 - hubs.count)) }
+            if hubs[index] == nil {
+                hubs[index] = TelemetrySessionHub(sessionIdPrefix: "\(engineId)-\(tracker)", origin: origin, configuration: configuration.hub)
+            }
+            return index
+        }
         for entry in entries {
-            let tracker = trackers[entry.tracker]
-            var hub = hubs[entry.tracker] ?? TelemetrySessionHub(
-                sessionIdPrefix: "\(engineId)-\(entry.tracker)", origin: origin, configuration: configuration.hub)
-            handle(hub.handle(entry.event, now: entry.time, wallTime: wall(entry.time)), tracker: tracker)
+            let index = hubIndex(entry.tracker)
+            hubs[index]!.handle(entry.event, now: entry.time, wallTime: wall(entry.time), into: &outputs)
+            collect(tracker: entry.tracker)
             if entry.removesTracker {
-                hubs[entry.tracker] = nil
+                hubs[index] = nil
                 removed.append(entry.tracker)
-            } else {
-                hubs[entry.tracker] = hub
             }
         }
         let now = core.clock.now
-        for (index, hub) in hubs where hub.poll(now: now) == .heartbeatDue {
-            let provider = trackers[index]?.registration.withLock { $0.heartbeatProvider }
+        for index in hubs.indices where hubs[index]?.poll(now: now) == .heartbeatDue {
+            let tracker = Int32(index)
+            let provider = trackers[tracker]?.registration.withLock { $0.heartbeatProvider }
             let fields = provider?() ?? []
-            var updated = hub
-            handle(updated.heartbeat(fields, now: now, wallTime: wall(now)), tracker: trackers[index])
-            hubs[index] = updated
+            outputs.append(contentsOf: hubs[index]!.heartbeat(fields, now: now, wallTime: wall(now)))
+            collect(tracker: tracker)
         }
         if closing {
-            for (index, hub) in hubs where hub.state != .closed {
-                var updated = hub
-                handle(updated.handle(.viewEnd, now: now, wallTime: wall(now)), tracker: trackers[index])
-                hubs[index] = updated
+            for index in hubs.indices where hubs[index] != nil && hubs[index]!.state != .closed {
+                hubs[index]!.handle(.viewEnd, now: now, wallTime: wall(now), into: &outputs)
+                collect(tracker: Int32(index))
             }
         }
         guard !records.isEmpty || rejected > 0 || ignored > 0 || !removed.isEmpty else { return !entries.isEmpty }

@@ -111,6 +111,11 @@ public struct TelemetrySessionHub: Sendable {
         return outputs
     }
 
+    /// ``handle(_:now:wallTime:)`` appending to `outputs` (a buffer the caller reuses).
+    public mutating func handle(_ event: TelemetryEvent, now: MonotonicInstant, wallTime: Int64, into outputs: inout [Output]) {
+        process(event, now: now, wallTime: wallTime, into: &outputs)
+    }
+
     /// Sends a heartbeat with `fields` (the tracker's QoS sample) when the state allows one.
     public mutating func heartbeat(_ fields: [TelemetryField], now: MonotonicInstant, wallTime: Int64) -> [Output] {
         handle(.heartbeat(fields), now: now, wallTime: wallTime)
@@ -122,7 +127,7 @@ public struct TelemetrySessionHub: Sendable {
         return now >= next ? .heartbeatDue : .wait(until: next)
     }
 
-    private mutating func handle(_ event: TelemetryEvent, now: MonotonicInstant, wallTime: Int64, into outputs: inout [Output]) {
+    private mutating func process(_ event: TelemetryEvent, now: MonotonicInstant, wallTime: Int64, into outputs: inout [Output]) {
         let name = event.name
         if case .attribute(let key, let value) = event {
             guard state != .closed || !begun else { return reject("attribute \(key) after viewend (state closed)", &outputs) }
@@ -198,9 +203,12 @@ public struct TelemetrySessionHub: Sendable {
             guard state == .rebuffering else { return reject("rebufferend while \(state.rawValue)", &outputs) }
             state = .playing
         case .renditionChange(let bitrate, let width, let height):
-            fields += [TelemetryField("bitrate", .int(bitrate)), TelemetryField("width", .int(Int64(width))), TelemetryField("height", .int(Int64(height)))]
+            fields.append(TelemetryField("bitrate", .int(bitrate)))
+            fields.append(TelemetryField("width", .int(Int64(width))))
+            fields.append(TelemetryField("height", .int(Int64(height))))
         case .playoutDelayChange(let delay, let requested):
-            fields += [TelemetryField("delay", .double(delay.seconds)), TelemetryField("requested", .bool(requested))]
+            fields.append(TelemetryField("delay", .double(delay.seconds)))
+            fields.append(TelemetryField("requested", .bool(requested)))
         case .freezeStart:
             guard state == .playing, !freezing else {
                 return reject("freezestart while \(freezing ? "frozen" : state.rawValue)", &outputs)

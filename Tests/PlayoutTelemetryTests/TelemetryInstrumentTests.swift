@@ -4,6 +4,9 @@ import PlayoutCore
 import PlayoutTelemetry
 import PlayoutTesting
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @Suite("Telemetry instrument: trackers to backends on the engine's threads")
 struct TelemetryInstrumentTests {
@@ -194,6 +197,69 @@ struct TelemetryInstrumentTests {
         #expect(memory.records.last?[field: "value"] == .int(19_999))
         #expect(instrument.currentStatistics().eventsDropped == 0)
         instrument.shutdown(timeout: .seconds(1))
+    }
+
+    /// A backend whose deliveries block until released: a stalled server.
+    final class StalledBackend: TelemetryBackend {
+        let name = "stalled"
+        private let gate = LockedValue((open: false, delivered: 0))
+        func deliver(_ batch: [TelemetryRecord]) throws(TelemetryDeliveryError) {
+            while !gate.withLock({ $0.open }) { Self.pause() }
+            gate.withLock { $0.delivered += batch.count }
+        }
+        func release() { gate.withLock { $0.open = true } }
+        var delivered: Int { gate.withLock { $0.delivered } }
+        static func pause() {
+            var time = timespec(tv_sec: 0, tv_nsec: 1_000_000)
+            nanosleep(&time, nil)
+        }
+    }
+
+    @Test("a stalled backend costs only its own queue: emitters never wait, the other backend gets everything, the bound holds and drops are counted")
+    func stalledBackend() throws {
+        let stalled = StalledBackend()
+        let memory = InMemoryTelemetryBackend()
+        let instrument = try TelemetryInstrument(
+            backends: [stalled, memory],
+            configuration: .init(ringCapacity: 1 << 15, delivery: .init(capacity: 10_000, maximumBatchSize: 10, linger: .zero), engineId: "e"),
+            clock: ManualClock())
+        let tracker = instrument.makeTracker(name: "player")
+        for index in 0..<15_000 { tracker.emit(.metric("m", .int(Int64(index)))) }
+        #expect(instrument.flush(timeout: .milliseconds(500)) == false)  // the stalled one never empties
+        #expect(memory.records.count == 15_001)
+        let statistics = instrument.currentStatistics()
+        let stalledStatistics = try #require(statistics.backends.first { $0.name == "stalled" })
+        #expect(stalledStatistics.queueDepth <= 10_000 + 10)
+        #expect(stalledStatistics.drops[.queueFull] == 15_001 - stalledStatistics.queueDepth)
+        #expect(statistics.eventsDropped == 0)
+        stalled.release()
+        let report = instrument.shutdown(timeout: .seconds(5))
+        #expect(memory.records.count == 15_002)
+        #expect(stalled.delivered >= 10_000)
+        #expect(report.undelivered == ["stalled": [.queueFull: 15_002 - stalled.delivered]])
+    }
+
+    @Test("events emitted from several threads into one session: a gap-free seq, each thread's events in its order")
+    func concurrentEmit() async throws {
+        let memory = InMemoryTelemetryBackend()
+        let instrument = try TelemetryInstrument(
+            backends: [memory], configuration: .init(ringCapacity: 1 << 15, delivery: .init(linger: .zero), engineId: "e"), clock: ManualClock())
+        let tracker = instrument.makeTracker(name: "player")
+        await withTaskGroup(of: Void.self) { group in
+            for thread in 0..<4 {
+                group.addTask {
+                    for index in 0..<2_000 { tracker.emit(.metric("t\(thread)", .int(Int64(index)))) }
+                }
+            }
+        }
+        instrument.shutdown(timeout: .seconds(5))
+        let records = memory.records
+        #expect(records.count == 8_002)
+        #expect(records.map(\.seq) == (0..<8_002).map(UInt64.init))
+        for thread in 0..<4 {
+            let values = records.filter { $0.name == "t\(thread)" }.compactMap { $0[field: "value"] }
+            #expect(values == (0..<2_000).map { TelemetryValue.int(Int64($0)) })
+        }
     }
 
     @Test("the assertion helpers say what was expected and what came")

@@ -69,6 +69,8 @@ struct TelemetrySessionHubTests {
         ([], .ended, "ended while initial"),
         ([.play, .playing, .freezeStart], .freezeStart, "freezestart while frozen"),
         ([.viewEnd], .play, "play after viewend (state closed)"),
+        ([.play, .playing], .action("rebufferstart", []), "action \"rebufferstart\" while playing: the name is the player vocabulary's; emit the event itself"),
+        ([], .action("", []), "action \"\" while initial: an action needs a name"),
     ])
     func rejects(before: [TelemetryEvent], event: TelemetryEvent, reason: String) {
         var script = HubScript()

@@ -249,7 +249,10 @@ public struct TelemetrySessionHub: Sendable {
             emit(.heartbeat, "heartbeat", fields, now: now, wallTime: wallTime, into: &outputs)
             if state == .playing || state == .rebuffering { nextHeartbeat = now.advanced(by: configuration.heartbeatInterval) }
             return
-        case .action(_, let context):
+        case .action(let action, let context):
+            guard !action.isEmpty, !Self.reservedNames.contains(action) else {
+                return reject("action \"\(action)\" while \(state.rawValue): \(action.isEmpty ? "an action needs a name" : "the name is the player vocabulary's; emit the event itself")", &outputs)
+            }
             fields = context
         case .metric(_, let value):
             lastActivity = now
@@ -325,6 +328,13 @@ public struct TelemetrySessionHub: Sendable {
             kind: kind, name: name, fields: all)))
         seq += 1
     }
+
+    /// The vocabulary's record names, which a custom action cannot take (the KPIs read them).
+    static let reservedNames: Set<String> = [
+        "viewinit", "playerready", "play", "playing", "pause", "seeking", "seeked", "rebufferstart", "rebufferend",
+        "renditionchange", "playoutdelaychange", "freezestart", "freezeend", "error", "ended", "videochange", "viewend",
+        "heartbeat", "attribute",
+    ]
 
     private static func capitalized(_ name: String) -> String {
         guard let first = name.first else { return name }

@@ -1,3 +1,4 @@
+import Foundation
 import Playout
 import PlayoutTesting
 import Testing
@@ -51,5 +52,50 @@ struct SubscriberTelemetryTests {
         // The viewend record carries the same KPIs for the backends.
         let viewEnd = try #require(memory.records.last { $0.name == "viewend" })
         #expect(viewEnd[field: "playing_time"] == .double(playing.seconds))
+    }
+}
+
+/// A backend that never answers until released: a server that accepted and stalled.
+final class StalledTelemetryBackend: TelemetryBackend {
+    let name = "stalled"
+    private let open = LockedValue(false)
+    func deliver(_ batch: [TelemetryRecord]) throws(TelemetryDeliveryError) {
+        while !open.withLock({ $0 }) { Thread.sleep(forTimeInterval: 0.001) }
+    }
+    func release() { open.withLock { $0 = true } }
+}
+
+@Suite("Subscriber with a stalled telemetry backend", .serialized)
+struct SubscriberStalledTelemetryTests {
+    @Test("a stalled backend costs the media nothing: every frame renders, its queue stays bounded, its drops are reported")
+    func stalled() throws {
+        let stalled = StalledTelemetryBackend()
+        let memory = InMemoryTelemetryBackend()
+        let instrument = try TelemetryInstrument(
+            backends: [stalled, memory],
+            configuration: .init(hub: .init(heartbeatInterval: .milliseconds(100)), delivery: .init(capacity: 5, maximumBatchSize: 2, linger: .zero)))
+        let publisher = try Publisher(options: .init(
+            destination: try Publisher.freeLoopbackDestination(),
+            video: .init(codec: .h264, width: 320, height: 180, frameRate: 30, bitrate: 300_000, keyframeInterval: 30),
+            keyingMaterial: .random(for: .aesCM128HMACSHA1_80), duration: .seconds(3)))
+        let subscriber = try Subscriber(
+            sessionDescription: publisher.sessionDescription, options: .init(duration: .seconds(4), telemetry: instrument))
+        try subscriber.start()
+        try publisher.start()
+        let sent = try publisher.waitUntilEnded()
+        let final = subscriber.waitUntilEnded()
+        let depth = instrument.currentStatistics().backends.first { $0.name == "stalled" }?.queueDepth ?? -1
+        #expect(depth >= 0 && depth <= 5 + 2)
+        stalled.release()
+        let report = instrument.shutdown(timeout: .seconds(5))
+        #expect(final.total.packetsLost == 0)
+        let video = try #require(final.video)
+        #expect(video.framesRendered + video.framesDropped + video.bufferedFrames == video.framesReceived, "\(video)")
+        #expect(video.framesDropped <= video.framesReceived / 50, "\(video)")
+        #expect(video.framesReceived >= (sent.tracks[.video]?.framesSent ?? 0) * 9 / 10, "\(sent)")
+        let drops = report.undelivered["stalled"]?[.queueFull] ?? 0
+        #expect(drops > 0, "\(report)")
+        #expect(report.undelivered["memory"] == nil, "\(report)")
+        try memory.expectEvents(["play", "playing", "ended", "viewend"], match: .inOrder)
     }
 }

@@ -239,6 +239,31 @@ struct TelemetryInstrumentTests {
         #expect(report.undelivered == ["stalled": [.queueFull: 15_002 - stalled.delivered]])
     }
 
+    @Test("an engine held up by a blocking attribute getter: emitting still returns at once, a full ring drops and counts")
+    func fullRing() throws {
+        let memory = InMemoryTelemetryBackend()
+        let instrument = try TelemetryInstrument(
+            backends: [memory], configuration: .init(ringCapacity: 64, delivery: .init(linger: .zero), engineId: "e"), clock: ManualClock())
+        let tracker = instrument.makeTracker(name: "player")
+        let gate = LockedValue(false)
+        tracker.addAttribute("slow", filter: .only(["stuck"])) {
+            while !gate.withLock({ $0 }) { StalledBackend.pause() }
+            return .bool(true)
+        }
+        tracker.emit(.action("stuck", []))
+        while instrument.currentStatistics().ringDepth > 0 { StalledBackend.pause() }  // the engine took it and is stuck
+        let start = MonotonicClock().now
+        for index in 0..<1_000 { tracker.emit(.metric("m", .int(Int64(index)))) }
+        #expect(start.duration(to: MonotonicClock().now) < .seconds(1))
+        #expect(instrument.currentStatistics().eventsDropped == 1_000 - 64)
+        gate.withLock { $0 = true }
+        let report = instrument.shutdown(timeout: .seconds(5))
+        #expect(memory.records.filter { $0.kind == .metric }.count == 64)
+        #expect(report.statistics.eventsDropped == 936)
+        #expect(!report.isComplete)
+        #expect(memory.records.first { $0.name == "stuck" }?[field: "slow"] == .bool(true))
+    }
+
     @Test("events emitted from several threads into one session: a gap-free seq, each thread's events in its order")
     func concurrentEmit() async throws {
         let memory = InMemoryTelemetryBackend()

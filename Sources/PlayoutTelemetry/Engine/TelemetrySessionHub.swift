@@ -24,7 +24,22 @@ public import PlayoutCore
 public struct TelemetrySessionHub: Sendable {
     /// The player's state as the hub tracks it.
     public enum State: String, Sendable, Hashable, CaseIterable {
-        case initial, loading, playing, paused, rebuffering, ended, error, closed
+        /// The view has begun (or a new video was loaded); nothing requested yet.
+        case initial
+        /// Play was requested; no frame shown yet (startup, or resuming).
+        case loading
+        /// Frames are shown.
+        case playing
+        /// Paused on request.
+        case paused
+        /// Stalled (a network rebuffer, or a stall the viewer asked for: a seek, a delay increase).
+        case rebuffering
+        /// The video ended.
+        case ended
+        /// A fatal error: tracking is ignored until a new load (`videochange`).
+        case error
+        /// The view ended (`viewend`); only `viewinit` begins another.
+        case closed
     }
 
     /// The hub's settings, with documented defaults.

@@ -11,6 +11,7 @@ final class TelemetryBackendDriver: @unchecked Sendable {
     private var finishing = false  // condition
     private var deadline: MonotonicInstant?  // condition
     private var running = false  // condition
+    private var ended = false  // condition: the thread has ended; later records are counted, not kept
     /// The longest a wait lasts before the thread looks at the clock again (so a manual clock's
     /// jumps are noticed).
     private static let longestWait: Duration = .milliseconds(50)
@@ -37,6 +38,8 @@ final class TelemetryBackendDriver: @unchecked Sendable {
         let now = clock.now
         condition.withLock {
             for record in records { machine.enqueue(record, now: now) }
+            // Handed in after the backend was removed or shut down: undelivered, and counted.
+            if ended { machine.abandon() }
             condition.broadcast()
         }
     }
@@ -94,6 +97,7 @@ final class TelemetryBackendDriver: @unchecked Sendable {
         backend.close()
         condition.withLock {
             running = false
+            ended = true
             condition.broadcast()
         }
     }

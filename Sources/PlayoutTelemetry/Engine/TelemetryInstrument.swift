@@ -89,7 +89,7 @@ public final class TelemetryInstrument: Sendable {
         var trackers: [Int32: TelemetryTracker] = [:]
         var nextTracker: Int32 = 0
         var drivers: [TelemetryBackendDriver] = []
-        var retired: [TelemetryBackendStatistics] = []
+        var retired: [TelemetryBackendDriver] = []  // removed or shut down; read live (late records count)
         var calculators: [String: TelemetryMetricCalculator] = [:]
         var sessionOrder: [String] = []
         var steps = 0
@@ -160,7 +160,7 @@ public final class TelemetryInstrument: Sendable {
         guard let driver else { return nil }
         driver.beginFinishing(deadline: core.clock.now.advanced(by: timeout))
         let statistics = driver.waitUntilFinished()
-        shared.withLock { $0.retired.append(statistics) }
+        shared.withLock { $0.retired.append(driver) }
         return statistics
     }
 
@@ -172,7 +172,7 @@ public final class TelemetryInstrument: Sendable {
         var statistics = counts
         statistics.eventsDropped = core.dropped
         statistics.ringDepth = core.ring.approximateCount
-        statistics.backends = retired + drivers.map(\.statistics)
+        statistics.backends = (retired + drivers).map(\.statistics)
         return statistics
     }
 
@@ -241,10 +241,10 @@ public final class TelemetryInstrument: Sendable {
             }
             let drivers = shared.withLock { $0.drivers }
             for driver in drivers { driver.beginFinishing(deadline: deadline) }
-            let finals = drivers.map { $0.waitUntilFinished() }
+            for driver in drivers { _ = driver.waitUntilFinished() }
             shared.withLock { shared in
                 shared.drivers.removeAll()
-                shared.retired += finals
+                shared.retired += drivers
             }
         }
         publishStatistics()

@@ -98,6 +98,14 @@ let package = Package(
             swiftSettings: settings
         ),
 
+        .executableTarget(
+            name: "AnalyticsTest",
+            dependencies: ["Playout"],
+            path: "Samples/AnalyticsTest",
+            exclude: ["README.md"],
+            swiftSettings: settings
+        ),
+
         // libFuzzer harnesses: plain targets (an executable target would rename `main`), linked
         // with -sanitize=fuzzer by `make fuzz`.
         .target(name: "PlayoutFuzz", dependencies: ["PlayoutRTP", "PlayoutCore", "PlayoutTelemetry"], path: "Tests/Fuzz/PlayoutFuzz", exclude: ["Seeds", "Crashers"], swiftSettings: settings),
@@ -106,7 +114,7 @@ let package = Package(
         .testTarget(name: "PlayoutRTPTests", dependencies: ["PlayoutRTP", "PlayoutCore", "PlayoutTesting", "PlayoutFuzz", propertyBased], swiftSettings: settings),
         .testTarget(name: "PlayoutJitterTests", dependencies: ["PlayoutJitter", "PlayoutCore", "PlayoutTesting", log, .product(name: "InMemoryLogging", package: "swift-log")], swiftSettings: settings),
         .testTarget(name: "PlayoutCodecTests", dependencies: ["PlayoutCodec", "PlayoutCore", "PlayoutTesting", log, .product(name: "InMemoryLogging", package: "swift-log")], swiftSettings: settings),
-        .testTarget(name: "PlayoutTelemetryTests", dependencies: ["PlayoutTelemetry", "PlayoutCore", "PlayoutTesting", log, coreMetrics, metricsTestKit, prometheus], swiftSettings: settings),
+        .testTarget(name: "PlayoutTelemetryTests", dependencies: ["PlayoutTelemetry", "PlayoutCore", "PlayoutTesting", log, .product(name: "InMemoryLogging", package: "swift-log"), coreMetrics, metricsTestKit, prometheus], swiftSettings: settings),
         .testTarget(name: "PlayoutTests", dependencies: ["Playout", "PlayoutCore", "PlayoutRTP", "PlayoutJitter", "PlayoutCodec", "PlayoutTesting"], swiftSettings: settings),
         .testTarget(name: "PlayoutCLITests", dependencies: ["PlayoutCLI", "Playout", "PlayoutTelemetry"], swiftSettings: settings),
         .testTarget(name: "IntegrationTests", dependencies: ["Playout", "PlayoutCore", "PlayoutTelemetry", "PlayoutTesting", coreMetrics, prometheus], swiftSettings: settings),

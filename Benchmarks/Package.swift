@@ -21,6 +21,8 @@ let package = Package(
         .package(path: "../"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         .executableTarget(
@@ -130,6 +132,20 @@ let package = Package(
                 .product(name: "PlayoutTesting", package: root),
             ],
             path: "Benchmarks/Jitter",
+            swiftSettings: settings,
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
+            name: "Telemetry",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "PlayoutCore", package: root),
+                .product(name: "PlayoutTelemetry", package: root),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/Telemetry",
             swiftSettings: settings,
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),

@@ -54,13 +54,20 @@ public final class Subscriber: @unchecked Sendable {
         /// How many updates (state, QoS samples, delay changes) may wait for slow observers
         /// before the oldest is dropped.
         public var observerQueueCapacity: Int
+        /// The telemetry engine this subscriber reports to as a tracker (nil: none): state
+        /// changes, playout-delay changes, freezes and errors as events, QoS as heartbeats, fed
+        /// from the observers' delivery thread, never from a media thread.
+        public var telemetry: TelemetryInstrument?
+        /// The tracker's name in the engine's log lines.
+        public var telemetryTrackerName = "subscriber"
 
         /// Options with the documented defaults: 230 ms delay, no duration, 1 s samples.
         public init(
             playoutDelay: PlayoutDelay.Configuration = .init(), duration: Duration? = nil, qosInterval: Duration = .seconds(1),
             stallTimeout: Duration = .seconds(1), srtpKey: SRTPKeyingMaterial? = nil, decoderThreads: Int = 1,
-            overrides: [ScheduledOverride] = [], observerQueueCapacity: Int = 64
+            overrides: [ScheduledOverride] = [], observerQueueCapacity: Int = 64, telemetry: TelemetryInstrument? = nil
         ) {
+            self.telemetry = telemetry
             self.overrides = overrides
             self.playoutDelay = playoutDelay
             self.duration = duration
@@ -102,6 +109,7 @@ public final class Subscriber: @unchecked Sendable {
     private let logger = Logger(label: "playout.subscriber")
     private let lifecycle = RunLifecycle<SubscriberQoS>()
     private let parts = LockedValue<(renderer: Renderer?, subscription: Subscription<MonotonicClock>?)>((nil, nil))
+    private var telemetry: SubscriberTelemetry?  // set once, in init
 
     /// Subscribes to `source`: an SDP file (RTP/SRTP on its ports), or any input libavformat
     /// opens — a media file (played in real time, like ffmpeg's `-re`), or a URL (`rtsp://`,
@@ -134,6 +142,11 @@ public final class Subscriber: @unchecked Sendable {
             state: .idle, qos: SubscriberQoS(elapsed: .zero, state: .idle, playoutDelay: delay), playoutDelay: delay,
             capacity: options.observerQueueCapacity
         )
+        if let instrument = options.telemetry {
+            telemetry = SubscriberTelemetry(
+                instrument: instrument, name: options.telemetryTrackerName, state: delivery.state.readOnly,
+                qos: delivery.qos.readOnly, playoutDelay: delivery.playoutDelay.readOnly)
+        }
     }
 
     /// The tracks as encoded streams, in track order (for a remux sink).
@@ -170,7 +183,9 @@ public final class Subscriber: @unchecked Sendable {
         } catch {
             delivery.post(.state(.failed(reason: "\(error)")))
             delivery.close()
-            lifecycle.finish(SubscriberQoS(elapsed: .zero, state: .failed(reason: "\(error)"), playoutDelay: delayController.effectiveDelay.value))
+            let final = SubscriberQoS(elapsed: .zero, state: .failed(reason: "\(error)"), playoutDelay: delayController.effectiveDelay.value)
+            telemetry?.finish(final: final)
+            lifecycle.finish(final)
             throw error
         }
         parts.withLock { $0.subscription = subscription }
@@ -192,13 +207,13 @@ public final class Subscriber: @unchecked Sendable {
                 intake(subscription)
                 for track in subscription.tracks { track.requestStop() }
                 group.wait()
-                lifecycle.finish(subscription.finish())
+                finish(subscription.finish())
             }
         } catch {
             // A thread could not start: the playout threads already running end at once.
             subscription.fail(reason: "\(error)")
             for track in subscription.tracks { track.requestStop() }
-            group.notify(queue: .global()) { [lifecycle] in lifecycle.finish(subscription.finish()) }
+            group.notify(queue: .global()) { [self] in finish(subscription.finish()) }
             throw error
         }
         if case .demuxer(let input) = source {
@@ -209,6 +224,13 @@ public final class Subscriber: @unchecked Sendable {
                 throw error
             }
         }
+    }
+
+    /// The end: telemetry's last heartbeat and viewend (the observers saw the final values), then
+    /// ``waitUntilEnded()`` returns.
+    private func finish(_ final: SubscriberQoS) {
+        telemetry?.finish(final: final)
+        lifecycle.finish(final)
     }
 
     /// Stops receiving and rendering; ``waitUntilEnded()`` returns once the playout threads have

@@ -38,9 +38,10 @@ struct DemoCommand: ParsableCommand {
                 keyingMaterial: .random(for: .aesCM128HMACSHA1_80), impairment: network.configuration(),
                 duration: sendFor
             ))
-            let subscriber = try Subscriber(sessionDescription: publisher.sessionDescription, options: subscription.subscriberOptions())
+            let telemetry = try subscription.makeTelemetry()
+            let subscriber = try Subscriber(sessionDescription: publisher.sessionDescription, options: subscription.subscriberOptions(telemetry: telemetry))
             let renderer = try Renderer(subscriber: subscriber, sink: subscription.sink.spec)
-            let session = SubscriptionSession(subscriber: subscriber, renderer: renderer, json: subscription.json)
+            let session = SubscriptionSession(subscriber: subscriber, renderer: renderer, json: subscription.json, telemetry: telemetry)
             try publisher.start()
             defer { publisher.stop() }
             let final = try session.run(title: "playout demo")

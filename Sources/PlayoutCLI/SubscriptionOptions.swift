@@ -49,6 +49,12 @@ struct SubscriptionOptions<Defaults: SubscriptionDefaults>: ParsableArguments {
     @Flag(help: "Write JSON Lines on stdout (also when stdout is not a terminal).")
     var json = false
 
+    @Option(help: TelemetrySpec.help("Send telemetry (player events, heartbeats, session KPIs) to \(TelemetrySpec.forms). Repeatable."))
+    var telemetry: [TelemetrySpec] = []
+
+    @Option(help: TagArgument.help("A tag on every telemetry record and point, e.g. run=nightly-42. Repeatable."))
+    var tag: [TagArgument] = []
+
     func validate() throws {
         guard qosInterval.duration > .zero else { throw ValidationError("--qos-interval \(qosInterval.text): must be more than 0s, e.g. 1s") }
         if let limit = duration.duration, limit <= .zero {
@@ -59,6 +65,13 @@ struct SubscriptionOptions<Defaults: SubscriptionDefaults>: ParsableArguments {
             _ = try configuration.validate(playoutDelay.duration)
         } catch {
             throw ValidationError("--playout-delay \(playoutDelay.text): \(Self.words(for: error))")
+        }
+        var keys: Set<String> = []
+        for tag in tag where !keys.insert(tag.key).inserted {
+            throw ValidationError("--tag \(tag.key)=…: the key \(tag.key) is given twice; give each key once")
+        }
+        if !tag.isEmpty, telemetry.isEmpty {
+            throw ValidationError("--tag needs --telemetry: tags go on telemetry records, e.g. --telemetry jsonl:run.jsonl --tag run=1")
         }
         for override in overrides {
             do {
@@ -77,11 +90,40 @@ struct SubscriptionOptions<Defaults: SubscriptionDefaults>: ParsableArguments {
         }
     }
 
-    /// The subscriber's options, with `srtpKey` replacing the SDP's keys when given.
-    func subscriberOptions(srtpKey: SRTPKeyingMaterial? = nil) -> Subscriber.Options {
+    /// The subscriber's options, with `srtpKey` replacing the SDP's keys when given, reporting
+    /// to `telemetry` when given.
+    func subscriberOptions(srtpKey: SRTPKeyingMaterial? = nil, telemetry: TelemetryInstrument? = nil) -> Subscriber.Options {
         Subscriber.Options(
             playoutDelay: .init(delay: playoutDelay.duration), duration: duration.duration, qosInterval: qosInterval.duration,
-            srtpKey: srtpKey, overrides: overrides.map(\.override)
+            srtpKey: srtpKey, overrides: overrides.map(\.override), telemetry: telemetry
         )
+    }
+
+    /// The telemetry engine for `--telemetry` (nil without one), its backends open.
+    ///
+    /// - Throws: ``PlayoutError`` when a backend cannot be opened (a file that cannot be written,
+    ///   a network backend this build lacks).
+    func makeTelemetry() throws -> TelemetryInstrument? {
+        guard !telemetry.isEmpty else { return nil }
+        var tags = tag.map(\.field)
+        if !tag.contains(where: { $0.key == "host" }), let host = hostName() { tags.append(TelemetryField("host", .string(host))) }
+        var backends: [any TelemetryBackend] = []
+        for spec in telemetry {
+            switch spec.destination {
+            case .jsonl(let path):
+                do {
+                    backends.append(try JSONLinesTelemetryBackend(path: path))
+                } catch {
+                    throw PlayoutError(.invalidOption, "--telemetry \(spec.text): \(error.message)")
+                }
+            case .influx, .graphite, .prometheus:
+                backends.append(try makeNetworkTelemetryBackend(spec, tags: tags))
+            }
+        }
+        do {
+            return try TelemetryInstrument(backends: backends, configuration: .init(tags: tags))
+        } catch {
+            throw PlayoutError(.invalidState, error.message)
+        }
     }
 }

@@ -7,6 +7,8 @@ final class SubscriptionSession: @unchecked Sendable {
     let subscriber: Subscriber
     let renderer: Renderer
     let writesJSON: Bool
+    /// The telemetry engine the subscriber reports to, shut down (drained) at the end.
+    let telemetry: TelemetryInstrument?
     private let output = LockedValue(Output())
 
     private struct Output {
@@ -14,9 +16,13 @@ final class SubscriptionSession: @unchecked Sendable {
         var viewLines = 0
     }
 
-    init(subscriber: Subscriber, renderer: Renderer, json: Bool) {
+    /// How long the end of a run waits for telemetry backends to take what is queued.
+    static let telemetryDrainTimeout: Duration = .seconds(5)
+
+    init(subscriber: Subscriber, renderer: Renderer, json: Bool, telemetry: TelemetryInstrument? = nil) {
         self.subscriber = subscriber
         self.renderer = renderer
+        self.telemetry = telemetry
         writesJSON = json || !standardOutputIsTerminal
     }
 
@@ -47,18 +53,36 @@ final class SubscriptionSession: @unchecked Sendable {
             states.dispose()
             samples.dispose()
         }
-        try subscriber.start()
-        let final = subscriber.waitUntilEnded()
+        let final: SubscriberQoS
+        do {
+            try subscriber.start()
+            final = subscriber.waitUntilEnded()
+        } catch {
+            telemetry?.shutdown(timeout: Self.telemetryDrainTimeout)
+            throw error
+        }
+        // Telemetry is drained (viewend, KPIs) before the summary, which says what was lost.
+        let report = telemetry?.shutdown(timeout: Self.telemetryDrainTimeout)
         // Samples the output could not keep up with (stdout not read) were dropped, not queued
         // without bound: say how many.
         let dropped = subscriber.observerDelivery.samplesDropped
         output.withLock { output in
             if writesJSON {
-                writeOut(output.writer.line(for: final, type: "summary", extra: [("samplesDropped", Double(dropped))]) + "\n")
+                var extra = [("samplesDropped", Double(dropped))]
+                if let statistics = report?.statistics {
+                    extra += [
+                        ("telemetryRecords", Double(statistics.records)), ("telemetryUndelivered", Double(statistics.undelivered)),
+                        ("telemetryRejectedTransitions", Double(statistics.rejectedTransitions)),
+                    ]
+                }
+                writeOut(output.writer.line(for: final, type: "summary", extra: extra) + "\n")
             } else {
-                writeOut(SummaryTable(final, title: title).text + "\n")
+                var text = SummaryTable(final, title: title).text
+                if let report { text += "\n" + report.description }
+                writeOut(text + "\n")
             }
         }
+        if let report, !report.isComplete { writeError("playout: \(report.description)\n") }
         return final
     }
 

@@ -253,6 +253,4 @@ final class DemuxedInput: @unchecked Sendable {
 extension PlayoutError.Code {
     /// A source (SDP file, URL) cannot be read or understood.
     public static let invalidSource = Self("invalidSource")
-    /// An operation that does not fit the object's state (starting twice).
-    public static let invalidState = Self("invalidState")
 }

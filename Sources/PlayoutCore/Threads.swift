@@ -1,16 +1,16 @@
-import PlayoutCore
 #if canImport(Glibc)
 import Glibc
 #endif
 import SwiftOverlayShims
 
 /// A mutex with a condition variable on the monotonic clock, for threads that sleep until an
-/// instant unless woken earlier (new data, a delay change, a stop).
-final class ConditionLock: @unchecked Sendable {
+/// instant unless woken earlier (new data, a delay change, a stop): the playout and intake
+/// threads, the observers' delivery thread, the telemetry engine and its backends.
+package final class ConditionLock: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
 
-    init() {
+    package init() {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
@@ -30,18 +30,18 @@ final class ConditionLock: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    func lock() { pthread_mutex_lock(mutex) }
-    func unlock() { pthread_mutex_unlock(mutex) }
+    package func lock() { pthread_mutex_lock(mutex) }
+    package func unlock() { pthread_mutex_unlock(mutex) }
 
     /// Runs `body` holding the lock.
-    func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
         lock()
         defer { unlock() }
         return try body()
     }
 
     /// Waits (the lock held) until signalled or `deadline` passes (nil: until signalled).
-    func wait(until deadline: MonotonicInstant?) {
+    package func wait(until deadline: MonotonicInstant?) {
         guard let deadline else {
             pthread_cond_wait(condition, mutex)
             return
@@ -52,19 +52,24 @@ final class ConditionLock: @unchecked Sendable {
         pthread_cond_timedwait(condition, mutex, &time)
     }
 
+    /// Waits (the lock held) until signalled or `timeout` passes on the real monotonic clock.
+    package func wait(timeout: Duration) {
+        wait(until: MonotonicClock().now.advanced(by: max(.zero, timeout)))
+    }
+
     /// Wakes every waiter.
-    func broadcast() { pthread_cond_broadcast(condition) }
+    package func broadcast() { pthread_cond_broadcast(condition) }
 }
 
 /// Sleeps the calling thread until `instant` on the monotonic clock (no early wake-up).
-func sleepUntil(_ instant: MonotonicInstant) {
+package func sleepUntil(_ instant: MonotonicInstant) {
     var time = timespec(tv_sec: Int(instant.nanoseconds / 1_000_000_000), tv_nsec: Int(instant.nanoseconds % 1_000_000_000))
     while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &time, nil) == EINTR {}
 }
 
 /// The wall clock (CLOCK_REALTIME) in nanoseconds since 1970, for end-to-end latency against a
 /// sender's NTP capture times.
-func wallClockNanoseconds() -> Int64 {
+package func wallClockNanoseconds() -> Int64 {
     var time = timespec()
     clock_gettime(CLOCK_REALTIME, &time)
     return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
@@ -74,7 +79,7 @@ func wallClockNanoseconds() -> Int64 {
 /// at most 15 bytes).
 ///
 /// - Throws: ``PlayoutError`` when the system cannot start another thread.
-func startThread(named name: String, _ body: @escaping @Sendable () -> Void) throws {
+package func startThread(named name: String, _ body: @escaping @Sendable () -> Void) throws {
     final class Start {
         let name: String
         let body: @Sendable () -> Void
@@ -100,4 +105,9 @@ func startThread(named name: String, _ body: @escaping @Sendable () -> Void) thr
         throw PlayoutError(.invalidState, "cannot start thread \(name): \(String(cString: strerror(status)))")
     }
     pthread_detach(thread)
+}
+
+extension PlayoutError.Code {
+    /// Something was asked in the wrong state (started twice, a thread that cannot start).
+    public static let invalidState = Self("invalidState")
 }

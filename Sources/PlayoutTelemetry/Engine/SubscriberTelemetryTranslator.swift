@@ -1,0 +1,124 @@
+public import PlayoutCore
+
+/// Turns a subscription's observable updates — its state, QoS samples and playout delay — into
+/// telemetry events, sans-IO: the subscriber's tracker feeds it on the observers' delivery thread
+/// (never a media thread) and emits what it returns.
+///
+/// - `connecting` (the first time) is `playerready` and `play`; the first `playing` is `playing`;
+///   `buffering`, `stalled` or `connecting` after that is a network `rebufferstart`, and `playing`
+///   again its `rebufferend`; `ended` is `ended`; `failed` is a fatal `error`.
+/// - A change of the delay in effect is `playoutdelaychange` (`requested` when an override).
+///   Its pause is not a stall (the state stays `playing`), so it is never a rebuffer.
+/// - A QoS sample with new freezes gives `freezestart`/`freezeend` with the measured duration
+///   (the scheduler knows a freeze once it ended); a new picture size gives `renditionchange`.
+public struct SubscriberTelemetryTranslator: Sendable {
+    private var requested = false
+    private var started = false
+    private var stalled = false
+    private var finished = false
+    private var freezeCount = 0
+    private var freezeDuration: Duration = .zero
+    private var size = (width: 0, height: 0)
+    private var delay: EffectivePlayoutDelay?
+
+    /// A translator for a subscription that has not started.
+    public init() {}
+
+    /// The events for a state change.
+    public mutating func state(_ state: SubscriberState) -> [TelemetryEvent] {
+        guard !finished else { return [] }
+        var events: [TelemetryEvent] = []
+        if !requested, state != .idle {
+            requested = true
+            events += [.playerReady, .play]
+        }
+        switch state {
+        case .idle: break
+        case .connecting, .buffering, .stalled:
+            if started, !stalled {
+                stalled = true
+                events.append(.rebufferStart(.network))
+            }
+        case .playing:
+            if !started {
+                started = true
+                events.append(.playing)
+            } else if stalled {
+                stalled = false
+                events.append(.rebufferEnd)
+            }
+        case .ended:
+            finished = true
+            events.append(.ended)
+        case .failed(let reason):
+            finished = true
+            events.append(.error(TelemetryError(severity: .fatal, code: 1, message: reason)))
+        }
+        return events
+    }
+
+    /// The events for a change of the playout delay in effect.
+    public mutating func playoutDelay(_ effective: EffectivePlayoutDelay) -> [TelemetryEvent] {
+        guard effective != delay else { return [] }
+        delay = effective
+        return [.playoutDelayChange(delay: effective.delay, requested: effective.source == .override)]
+    }
+
+    /// The events a QoS sample reveals: freezes that ended since the last sample, a new picture
+    /// size.
+    public mutating func qos(_ sample: SubscriberQoS) -> [TelemetryEvent] {
+        guard let track = sample.video ?? sample.tracks.values.first else { return [] }
+        var events: [TelemetryEvent] = []
+        let newFreezes = track.freezeCount - freezeCount
+        if newFreezes > 0 {
+            let each = (track.totalFreezesDuration - freezeDuration) / newFreezes
+            for _ in 0..<newFreezes {
+                if started, !stalled, !finished { events.append(.freezeStart) }
+                events.append(.freezeEnd(duration: each))
+            }
+        }
+        freezeCount = track.freezeCount
+        freezeDuration = track.totalFreezesDuration
+        if track.frameWidth > 0, track.frameHeight > 0, (track.frameWidth, track.frameHeight) != size {
+            size = (track.frameWidth, track.frameHeight)
+            events.append(.renditionChange(bitrate: Int64(sample.total.bitrate.isFinite ? sample.total.bitrate : 0),
+                                           width: Int32(clamping: size.width), height: Int32(clamping: size.height)))
+        }
+        return events
+    }
+
+    /// A heartbeat's fields for `sample`: the state, the delay in effect and its source, the
+    /// totals by their QoS names, the video's rate, size and freezes, and the end-to-end
+    /// latency's median so far (seconds) where known.
+    public static func heartbeatFields(_ sample: SubscriberQoS) -> [TelemetryField] {
+        let total = sample.total
+        var fields: [TelemetryField] = [
+            TelemetryField("state", .string(sample.state.name)),
+            TelemetryField("playoutDelay", .double(sample.playoutDelay.delay.seconds)),
+            TelemetryField("playoutDelaySource", .string(sample.playoutDelay.source.rawValue)),
+            TelemetryField("packetsReceived", .int(Int64(total.packetsReceived))),
+            TelemetryField("packetsLost", .int(Int64(total.packetsLost))),
+            TelemetryField("bytesReceived", .int(Int64(total.bytesReceived))),
+            TelemetryField("framesReceived", .int(Int64(total.framesReceived))),
+            TelemetryField("framesDecoded", .int(Int64(total.framesDecoded))),
+            TelemetryField("framesRendered", .int(Int64(total.framesRendered))),
+            TelemetryField("framesDropped", .int(Int64(total.framesDropped))),
+            TelemetryField("framesSkipped", .int(Int64(total.framesSkipped))),
+            TelemetryField("freezeCount", .int(Int64(total.freezeCount))),
+            TelemetryField("pauseCount", .int(Int64(total.pauseCount))),
+            TelemetryField("delayPauseCount", .int(Int64(total.delayPauseCount))),
+            TelemetryField("bitrate", .double(total.bitrate)),
+        ]
+        if let video = sample.video {
+            fields += [
+                TelemetryField("framesPerSecond", .double(video.framesPerSecond)),
+                TelemetryField("frameWidth", .int(Int64(video.frameWidth))),
+                TelemetryField("frameHeight", .int(Int64(video.frameHeight))),
+                TelemetryField("totalFreezesDuration", .double(video.totalFreezesDuration.seconds)),
+            ]
+        }
+        let latency = sample.tracks.values.reduce(into: DurationHistogram()) { $0.merge($1.endToEndLatency) }
+        if let median = latency.percentile(0.5) { fields.append(TelemetryField("endToEndLatency", .double(median.seconds))) }
+        return fields
+    }
+}

@@ -1,0 +1,127 @@
+import PlayoutCore
+
+/// One backend's thread: carries out its ``TelemetryDeliveryStateMachine``'s actions, calling the
+/// backend only from this thread, never under the lock. The engine's thread hands records in
+/// with ``enqueue(_:)``, which only appends under the lock and wakes the thread.
+final class TelemetryBackendDriver: @unchecked Sendable {
+    let backend: any TelemetryBackend
+    private let clock: any PlayoutClock
+    private let condition = ConditionLock()
+    private var machine: TelemetryDeliveryStateMachine  // condition
+    private var finishing = false  // condition
+    private var deadline: MonotonicInstant?  // condition
+    private var running = false  // condition
+    private var ended = false  // condition: the thread has ended; later records are counted, not kept
+    /// The longest a wait lasts before the thread looks at the clock again (so a manual clock's
+    /// jumps are noticed).
+    private static let longestWait: Duration = .milliseconds(50)
+
+    init(backend: any TelemetryBackend, configuration: TelemetryDeliveryStateMachine.Configuration, seed: UInt64, clock: any PlayoutClock) {
+        self.backend = backend
+        self.clock = clock
+        machine = TelemetryDeliveryStateMachine(configuration: configuration, seed: seed)
+    }
+
+    func start() throws(TelemetryEngineError) {
+        condition.withLock { running = true }
+        do {
+            try startTelemetryThread(named: "telemetry-out") { [self] in run() }
+        } catch {
+            condition.withLock { running = false }
+            throw error
+        }
+    }
+
+    /// Queues `records` (drop-oldest when full) and wakes the thread.
+    func enqueue(_ records: some Collection<TelemetryRecord>) {
+        guard !records.isEmpty else { return }
+        let now = clock.now
+        condition.withLock {
+            for record in records { machine.enqueue(record, now: now) }
+            // Handed in after the backend was removed or shut down: undelivered, and counted.
+            if ended { machine.abandon() }
+            condition.broadcast()
+        }
+    }
+
+    /// What the delivery did so far.
+    var statistics: TelemetryBackendStatistics {
+        var statistics = condition.withLock { machine.statistics }
+        statistics.name = backend.name
+        return statistics
+    }
+
+    /// Whether nothing is queued or in flight.
+    var isIdle: Bool { condition.withLock { machine.isEmpty } }
+
+    /// Sends what is queued now without lingering.
+    func flush() {
+        condition.withLock {
+            machine.flushQueued()
+            condition.broadcast()
+        }
+    }
+
+    /// Starts sending everything queued without lingering, until `deadline`; what is left then is
+    /// dropped and counted. The thread ends after that (and the backend's `close()`).
+    func beginFinishing(deadline: MonotonicInstant) {
+        condition.withLock {
+            finishing = true
+            self.deadline = deadline
+            machine.drain()
+            condition.broadcast()
+        }
+    }
+
+    /// Waits until the thread has ended; returns the final statistics.
+    func waitUntilFinished() -> TelemetryBackendStatistics {
+        condition.withLock {
+            while running { condition.wait(timeout: Self.longestWait) }
+        }
+        return statistics
+    }
+
+    private func run() {
+        while let batch = next() {
+            var failure: TelemetryDeliveryError?
+            do throws(TelemetryDeliveryError) {
+                try backend.deliver(batch)
+            } catch {
+                failure = error
+            }
+            let now = clock.now
+            condition.withLock {
+                if let failure { machine.deliveryFailed(failure, now: now) } else { machine.deliverySucceeded(now: now) }
+            }
+        }
+        backend.close()
+        condition.withLock {
+            running = false
+            ended = true
+            condition.broadcast()
+        }
+    }
+
+    /// The next batch to deliver; nil when finishing and nothing is left (or the deadline passed).
+    private func next() -> [TelemetryRecord]? {
+        condition.withLock {
+            while true {
+                let now = clock.now
+                if finishing, let deadline, now >= deadline {
+                    machine.abandon()
+                    return nil
+                }
+                switch machine.nextAction(now: now) {
+                case .deliver(let batch): return batch
+                case .wait(let until):
+                    var timeout = now.duration(to: until)
+                    if finishing, let deadline { timeout = min(timeout, now.duration(to: deadline)) }
+                    condition.wait(timeout: min(timeout, Self.longestWait))
+                case .idle:
+                    if finishing, machine.isEmpty { return nil }
+                    condition.wait(timeout: finishing ? Self.longestWait : .seconds(1))  // enqueue wakes it
+                }
+            }
+        }
+    }
+}

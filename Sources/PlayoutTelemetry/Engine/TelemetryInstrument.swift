@@ -1,0 +1,415 @@
+public import Logging
+public import PlayoutCore
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The telemetry engine: trackers → per-session hubs → metric calculator → backends.
+///
+/// Trackers (``makeTracker(name:)``) emit events into a preallocated ring without blocking; the
+/// engine's own thread turns them into ``TelemetryRecord``s (one ``TelemetrySessionHub`` per
+/// tracker: sessions, gap-free `seq`, state rules, `timeSince<Action>`, attributes, tags),
+/// computes each session's ``TelemetryKPIs`` (added to its `viewend` record) and hands the
+/// records to every backend. Each backend has its own thread, bounded queue, batching, retry
+/// with jittered backoff and drop-oldest with a counted drop, so a dead or slow backend costs only
+/// its own queue.
+///
+/// ```swift
+/// let memory = InMemoryTelemetryBackend()
+/// let instrument = try TelemetryInstrument(backends: [memory], configuration: .init(tags: [.init("run", .string("r1"))]))
+/// let tracker = instrument.makeTracker(name: "player")
+/// tracker.ready(); tracker.emit(.play); tracker.emit(.playing)
+/// let report = instrument.shutdown(timeout: .seconds(2))   // viewend, drained, what was lost
+/// try memory.expectEvents(["viewinit", "play", "playing", "viewend"])
+/// ```
+///
+/// Records carry the monotonic time since the engine started and a wall time derived from it
+/// (the wall clock is read once, at the start), so durations never depend on the wall clock.
+/// Call ``shutdown(timeout:)`` when done: the engine's threads run until then.
+public final class TelemetryInstrument: Sendable {
+    /// The engine's settings, with documented defaults.
+    public struct Configuration: Sendable {
+        /// Default ring size: 8,192 events.
+        public static let defaultRingCapacity = 8_192
+        /// Default time the engine's thread sleeps when the ring is empty: 10 ms.
+        public static let defaultIdleInterval: Duration = .milliseconds(10)
+
+        /// Events the ring holds before emits are dropped (rounded up to a power of two).
+        public var ringCapacity: Int
+        /// Heartbeat interval and inactivity split of every session.
+        public var hub: TelemetrySessionHub.Configuration
+        /// Queue, batching and retry of every backend.
+        public var delivery: TelemetryDeliveryStateMachine.Configuration
+        /// Tags added to every record (`run`, `host`, `viewer` …).
+        public var tags: [TelemetryField]
+        /// The first part of every session id (default: 16 random hex digits, so ids from many
+        /// machines do not collide).
+        public var engineId: String?
+        /// Seed of the backends' retry jitter.
+        public var seed: UInt64
+        /// How long the engine's thread sleeps when it has nothing to do (it never needs waking:
+        /// emitting never signals).
+        public var idleInterval: Duration
+
+        /// Settings with the given values.
+        public init(
+            ringCapacity: Int = Configuration.defaultRingCapacity, hub: TelemetrySessionHub.Configuration = .init(),
+            delivery: TelemetryDeliveryStateMachine.Configuration = .init(), tags: [TelemetryField] = [],
+            engineId: String? = nil, seed: UInt64 = 1, idleInterval: Duration = Configuration.defaultIdleInterval
+        ) {
+            self.ringCapacity = ringCapacity
+            self.hub = hub
+            self.delivery = delivery
+            self.tags = tags
+            self.engineId = engineId
+            self.seed = seed
+            self.idleInterval = idleInterval
+        }
+    }
+
+    /// The engine's statistics, updated by its thread (observers run there).
+    public var statistics: ReadOnlyObservable<TelemetryStatistics> { statisticsSubject.readOnly }
+
+    /// The tags added to every record.
+    public let tags: [TelemetryField]
+
+    let core: TelemetryEngineCore
+    private let configuration: Configuration
+    private let engineId: String
+    private let origin: MonotonicInstant
+    private let wallOrigin: Int64
+    private let logger: Logger
+    private let statisticsSubject = Observable(TelemetryStatistics())
+    private let condition = ConditionLock()
+    private let shared: LockedValue<Shared>
+
+    /// What the engine's thread and the API share (under `shared`'s lock).
+    private struct Shared {
+        var trackers: [Int32: TelemetryTracker] = [:]
+        var nextTracker: Int32 = 0
+        var drivers: [TelemetryBackendDriver] = []
+        var retired: [TelemetryBackendDriver] = []  // removed or shut down; read live (late records count)
+        var calculators: [String: TelemetryMetricCalculator] = [:]
+        var sessionOrder: [String] = []
+        var steps = 0
+        var stopping = false
+        var stopped = false
+        var counts = TelemetryStatistics()
+        var seedCounter: UInt64 = 0
+    }
+
+    /// Starts an engine (its thread and one thread per backend) delivering to `backends`.
+    ///
+    /// - Parameters:
+    ///   - clock: the monotonic clock of every record (a `ManualClock` in tests).
+    ///   - wallClockNanoseconds: the wall time at the start, ns since 1970 (default: the system's).
+    /// - Throws: ``TelemetryEngineError`` when a thread cannot be started.
+    public init(
+        backends: [any TelemetryBackend] = [], configuration: Configuration = .init(), clock: any PlayoutClock = MonotonicClock(),
+        wallClockNanoseconds: Int64? = nil, logger: Logger = Logger(label: "playout.telemetry")
+    ) throws(TelemetryEngineError) {
+        self.configuration = configuration
+        self.logger = logger
+        tags = configuration.tags
+        core = TelemetryEngineCore(capacity: configuration.ringCapacity, clock: clock)
+        origin = clock.now
+        wallOrigin = wallClockNanoseconds ?? Self.systemWallClock()
+        var random = SystemRandomNumberGenerator()
+        engineId = configuration.engineId ?? Self.hex(random.next())
+        shared = LockedValue(Shared())
+        for backend in backends { try addBackend(backend) }
+        try startTelemetryThread(named: "telemetry") { [self] in run() }
+    }
+
+    // MARK: - Components
+
+    /// A new tracker (a player, a subscriber, the user's code); see ``TelemetryTracker``.
+    public func makeTracker(name: String) -> TelemetryTracker {
+        shared.withLock { shared in
+            let tracker = TelemetryTracker(name: name, index: shared.nextTracker, core: core)
+            shared.trackers[shared.nextTracker] = tracker
+            shared.nextTracker += 1
+            return tracker
+        }
+    }
+
+    /// Adds a backend while running; it receives the records built from now on.
+    ///
+    /// - Throws: ``TelemetryEngineError`` after shutdown, or when its thread cannot start.
+    public func addBackend(_ backend: any TelemetryBackend) throws(TelemetryEngineError) {
+        let seed = shared.withLock { shared -> UInt64? in
+            guard !shared.stopping else { return nil }
+            shared.seedCounter += 1
+            return configuration.seed &+ shared.seedCounter
+        }
+        guard let seed else { throw TelemetryEngineError("telemetry: cannot add backend \(backend.name) after shutdown") }
+        let driver = TelemetryBackendDriver(backend: backend, configuration: configuration.delivery, seed: seed, clock: core.clock)
+        try driver.start()
+        shared.withLock { $0.drivers.append(driver) }
+    }
+
+    /// Removes the backend called `name` while running: what it has queued is delivered (until
+    /// `timeout`), then it is closed. Returns its final statistics (nil when no such backend).
+    @discardableResult
+    public func removeBackend(named name: String, timeout: Duration = .seconds(5)) -> TelemetryBackendStatistics? {
+        let driver = shared.withLock { shared -> TelemetryBackendDriver? in
+            guard let index = shared.drivers.firstIndex(where: { $0.backend.name == name }) else { return nil }
+            return shared.drivers.remove(at: index)
+        }
+        guard let driver else { return nil }
+        driver.beginFinishing(deadline: core.clock.now.advanced(by: timeout))
+        let statistics = driver.waitUntilFinished()
+        shared.withLock { $0.retired.append(driver) }
+        return statistics
+    }
+
+    // MARK: - Reading
+
+    /// A fresh snapshot of the statistics (the observable may lag by one step of the engine).
+    public func currentStatistics() -> TelemetryStatistics {
+        let (counts, drivers, retired) = shared.withLock { ($0.counts, $0.drivers, $0.retired) }
+        var statistics = counts
+        statistics.eventsDropped = core.dropped
+        statistics.ringDepth = core.ring.approximateCount
+        statistics.backends = (retired + drivers).map(\.statistics)
+        return statistics
+    }
+
+    /// Every session's KPIs so far (open intervals closed at the last record), by session id.
+    public func kpis() -> [String: TelemetryKPIs] {
+        shared.withLock { $0.calculators }.mapValues { $0.kpis() }
+    }
+
+    /// Waits until every event emitted before the call is processed and delivered (or dropped)
+    /// by every backend, up to `timeout` of real time; false when the time ran out.
+    @discardableResult
+    public func flush(timeout: Duration = .seconds(5)) -> Bool {
+        let started = MonotonicClock().now
+        func waitUntil(_ done: () -> Bool) -> Bool {
+            while !done() {
+                guard !shared.withLock({ $0.stopped }) else { return true }
+                guard started.duration(to: MonotonicClock().now) < timeout else { return false }
+                condition.withLock {
+                    condition.broadcast()
+                    condition.wait(timeout: .milliseconds(1))
+                }
+            }
+            return true
+        }
+        // Every event pushed before this call popped, then the step that popped the last of
+        // them finished (records handed to the backends), and one more (heartbeats due now).
+        let pushed = core.ring.pushedCount
+        guard waitUntil({ core.ring.poppedCount >= pushed }) else { return false }
+        let steps = shared.withLock { $0.steps } + 2
+        guard waitUntil({ shared.withLock { $0.steps } >= steps }) else { return false }
+        let drivers = shared.withLock { $0.drivers }
+        for driver in drivers { driver.flush() }
+        while !drivers.allSatisfy(\.isIdle) {
+            guard started.duration(to: MonotonicClock().now) < timeout else { return false }
+            var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
+            nanosleep(&pause, nil)
+        }
+        publishStatistics()
+        return true
+    }
+
+    // MARK: - Shutdown
+
+    /// Ends every open session with `viewend`, drains every backend for up to `timeout`, closes
+    /// them, and reports what could not be delivered. Later emits are dropped and counted.
+    @discardableResult
+    public func shutdown(timeout: Duration) -> TelemetryShutdownReport {
+        shutdown(deadline: core.clock.now.advanced(by: timeout))
+    }
+
+    /// ``shutdown(timeout:)`` with an instant on the instrument's clock.
+    @discardableResult
+    public func shutdown(deadline: MonotonicInstant) -> TelemetryShutdownReport {
+        let first = shared.withLock { shared -> Bool in
+            defer { shared.stopping = true }
+            return !shared.stopping
+        }
+        if first {
+            core.close()
+            condition.withLock { condition.broadcast() }
+            while !shared.withLock({ $0.stopped }) {
+                condition.withLock {
+                    condition.broadcast()
+                    condition.wait(timeout: .milliseconds(2))
+                }
+            }
+            let drivers = shared.withLock { $0.drivers }
+            for driver in drivers { driver.beginFinishing(deadline: deadline) }
+            for driver in drivers { _ = driver.waitUntilFinished() }
+            shared.withLock { shared in
+                shared.drivers.removeAll()
+                shared.retired += drivers
+            }
+        }
+        publishStatistics()
+        return TelemetryShutdownReport(statistics: currentStatistics(), kpis: kpis())
+    }
+
+    // MARK: - The engine's thread
+
+    private func run() {
+        var hubs: [TelemetrySessionHub?] = []  // by tracker index; mutated in place (no copy on write)
+        var entries: [TelemetryRingEntry] = []
+        entries.reserveCapacity(1_024)
+        var lastPublished = core.clock.now
+        while true {
+            let stopping = shared.withLock { $0.stopping }
+            entries.removeAll(keepingCapacity: true)
+            core.ring.drain(limit: 4_096) { entries.append($0) }
+            let worked = step(entries, hubs: &hubs, closing: stopping && core.ring.approximateCount == 0)
+            shared.withLock { $0.steps += 1 }
+            let now = core.clock.now
+            if worked || lastPublished.duration(to: now) >= .milliseconds(250) {
+                publishStatistics()
+                lastPublished = now
+            }
+            if stopping && core.ring.approximateCount == 0 {
+                shared.withLock { $0.stopped = true }
+                condition.withLock { condition.broadcast() }
+                return
+            }
+            if !worked {
+                condition.withLock { condition.wait(timeout: configuration.idleInterval) }
+            }
+        }
+    }
+
+    /// Turns `entries` into records, sends due heartbeats, and (when `closing`) ends every
+    /// session; hands the records to every backend. Returns whether anything happened.
+    private func step(_ entries: [TelemetryRingEntry], hubs: inout [TelemetrySessionHub?], closing: Bool) -> Bool {
+        var records: [TelemetryRecord] = []
+        var outputs: [TelemetrySessionHub.Output] = []
+        var rejected = 0
+        var ignored = 0
+        var removed: [Int32] = []
+        let trackers = shared.withLock { $0.trackers }
+        // Each tracker's attribute getters, read once a step (called after unlocking).
+        var getters: [Int32: [(name: String, filter: TelemetryEventFilter, getter: @Sendable () -> TelemetryValue?)]] = [:]
+        func collect(tracker index: Int32) {
+            let tracker = trackers[index]
+            if getters[index] == nil { getters[index] = tracker?.registration.withLock { $0.attributes } ?? [] }
+            let attributes = getters[index]!
+            for output in outputs {
+                switch output {
+                case .record(var record):
+                    for attribute in attributes where attribute.filter.includes(record.name) {
+                        if let value = attribute.getter() { record.fields.append(TelemetryField(attribute.name, value)) }
+                    }
+                    record.tags = tags
+                    records.append(record)
+                case .rejected(let reason):
+                    rejected += 1
+                    logger.notice("telemetry: \(tracker?.name ?? "tracker") rejected \(reason)")
+                case .ignored(let event):
+                    ignored += 1
+                    logger.debug("telemetry: \(tracker?.name ?? "tracker") ignored \(event) in the error state (until a new load)")
+                }
+            }
+            outputs.removeAll(keepingCapacity: true)
+        }
+        func hubIndex(_ tracker: Int32) -> Int {
+            let index = Int(tracker)
+            if index >= hubs.count { hubs.append(contentsOf: repeatElement(nil, count: index + 1 - hubs.count)) }
+            if hubs[index] == nil {
+                hubs[index] = TelemetrySessionHub(sessionIdPrefix: "\(engineId)-\(tracker)", origin: origin, configuration: configuration.hub)
+            }
+            return index
+        }
+        for entry in entries {
+            let index = hubIndex(entry.tracker)
+            hubs[index]!.handle(entry.event, now: entry.time, wallTime: wall(entry.time), into: &outputs)
+            collect(tracker: entry.tracker)
+            if entry.removesTracker {
+                hubs[index] = nil
+                removed.append(entry.tracker)
+            }
+        }
+        let now = core.clock.now
+        for index in hubs.indices where hubs[index]?.poll(now: now) == .heartbeatDue {
+            let tracker = Int32(index)
+            let provider = trackers[tracker]?.registration.withLock { $0.heartbeatProvider }
+            let fields = provider?() ?? []
+            outputs.append(contentsOf: hubs[index]!.heartbeat(fields, now: now, wallTime: wall(now)))
+            collect(tracker: tracker)
+        }
+        if closing {
+            for index in hubs.indices where hubs[index] != nil && hubs[index]!.state != .closed {
+                hubs[index]!.handle(.viewEnd, now: now, wallTime: wall(now), into: &outputs)
+                collect(tracker: Int32(index))
+            }
+        }
+        guard !records.isEmpty || rejected > 0 || ignored > 0 || !removed.isEmpty else { return !entries.isEmpty }
+        let drivers = shared.withLock { shared -> [TelemetryBackendDriver] in
+            for index in removed { shared.trackers[index] = nil }
+            for index in records.indices {
+                let id = records[index].sessionId
+                if shared.calculators[id] == nil { shared.sessionOrder.append(id) }
+                shared.calculators[id, default: .init()].consume(records[index])
+                if records[index].name == "viewend", records[index].kind == .event, let calculator = shared.calculators[id] {
+                    for (name, value) in calculator.kpis().namedValues {
+                        if let value { records[index].fields.append(TelemetryField(name, value)) }
+                    }
+                }
+            }
+            shared.counts.eventsProcessed += entries.count
+            shared.counts.records += records.count
+            shared.counts.rejectedTransitions += rejected
+            shared.counts.ignoredInErrorState += ignored
+            return shared.drivers
+        }
+        for driver in drivers { driver.enqueue(records) }
+        return true
+    }
+
+    private func publishStatistics() {
+        statisticsSubject.value = currentStatistics()
+    }
+
+    private func wall(_ time: MonotonicInstant) -> Int64 {
+        wallOrigin &+ origin.duration(to: time).nanoseconds
+    }
+
+    private static func systemWallClock() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+    }
+
+    private static func hex(_ value: UInt64) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+}
+
+/// What trackers share with the engine: the ring, the clock, the drop count.
+final class TelemetryEngineCore: Sendable {
+    let ring: TelemetryEventRing<TelemetryRingEntry>
+    let clock: any PlayoutClock
+    private let droppedCount = Atomic<Int>(0)
+    private let closed = Atomic<Bool>(false)
+
+    init(capacity: Int, clock: any PlayoutClock) {
+        ring = TelemetryEventRing(capacity: capacity)
+        self.clock = clock
+    }
+
+    /// Queues `entry` for the engine's thread, or counts it dropped (ring full, or shut down).
+    @inline(__always)
+    func push(_ entry: consuming TelemetryRingEntry) {
+        guard !closed.load(ordering: .relaxed) else {
+            droppedCount.add(1, ordering: .relaxed)
+            return
+        }
+        if !ring.push(entry) { droppedCount.add(1, ordering: .relaxed) }
+    }
+
+    var dropped: Int { droppedCount.load(ordering: .relaxed) }
+
+    func close() { closed.store(true, ordering: .relaxed) }
+}

@@ -1,0 +1,358 @@
+public import PlayoutCore
+
+/// One tracker's sessions, as a sans-IO state machine: it takes the tracker's events with the time
+/// they were emitted and returns the records to deliver, or why an event was rejected.
+///
+/// States follow the player: `initial` (view begun), `loading` (play requested, nothing shown
+/// yet), `playing`, `paused`, `rebuffering`, `ended`, `error` (after a fatal error: tracking is
+/// ignored until a new load, ``TelemetryEvent/videoChange(videoId:)``, as Adobe's heartbeat does)
+/// and `closed` (after `viewend`). An event that makes no sense in the current state (pause while
+/// paused, playing after ended) is rejected with a reason naming the state, and counted.
+///
+/// Every record gets the session's id, a gap-free `seq` from 0, its monotonic time since the
+/// engine's origin and its wall time, the session's attributes, and a `timeSince<Action>` field
+/// for every action seen before in the session (seconds, monotonic). A session that sees no event
+/// but heartbeats for ``Configuration/inactivityTimeout`` is split: the next event ends it with
+/// `viewend` and continues in a new session, in the same player state.
+///
+/// ```swift
+/// var hub = TelemetrySessionHub(sessionIdPrefix: "a1b2", origin: .zero)
+/// _ = hub.handle(.play, now: t0, wallTime: wall0)      // records viewinit (implicit) and play
+/// _ = hub.handle(.playing, now: t1, wallTime: wall1)   // record playing; state .playing
+/// _ = hub.handle(.playing, now: t2, wallTime: wall2)   // [.rejected("playing while playing")]
+/// ```
+public struct TelemetrySessionHub: Sendable {
+    /// The player's state as the hub tracks it.
+    public enum State: String, Sendable, Hashable, CaseIterable {
+        /// The view has begun (or a new video was loaded); nothing requested yet.
+        case initial
+        /// Play was requested; no frame shown yet (startup, or resuming).
+        case loading
+        /// Frames are shown.
+        case playing
+        /// Paused on request.
+        case paused
+        /// Stalled (a network rebuffer, or a stall the viewer asked for: a seek, a delay increase).
+        case rebuffering
+        /// The video ended.
+        case ended
+        /// A fatal error: tracking is ignored until a new load (`videochange`).
+        case error
+        /// The view ended (`viewend`); only `viewinit` begins another.
+        case closed
+    }
+
+    /// The hub's settings, with documented defaults.
+    public struct Configuration: Sendable, Equatable {
+        /// The default heartbeat interval: 10 s.
+        public static let defaultHeartbeatInterval: Duration = .seconds(10)
+        /// The default inactivity that splits a session: 30 minutes.
+        public static let defaultInactivityTimeout: Duration = .seconds(30 * 60)
+
+        /// How often a playing (or rebuffering) session sends a `heartbeat`.
+        public var heartbeatInterval: Duration
+        /// After this long without an event (heartbeats do not count), the next event starts a
+        /// new session.
+        public var inactivityTimeout: Duration
+
+        /// Settings with the given values (defaults: 10 s heartbeats, 30 minutes of inactivity).
+        public init(
+            heartbeatInterval: Duration = Configuration.defaultHeartbeatInterval,
+            inactivityTimeout: Duration = Configuration.defaultInactivityTimeout
+        ) {
+            self.heartbeatInterval = heartbeatInterval
+            self.inactivityTimeout = inactivityTimeout
+        }
+    }
+
+    /// What handling one event produced.
+    public enum Output: Sendable, Equatable {
+        /// A record to deliver.
+        case record(TelemetryRecord)
+        /// The event was refused: `reason` names the event and the state.
+        case rejected(reason: String)
+        /// The event was dropped because the session is in the error state (until a new load).
+        case ignored(event: String)
+    }
+
+    /// What ``poll(now:)`` asks of its driver.
+    public enum PollAction: Sendable, Equatable {
+        /// Call ``heartbeat(_:now:wallTime:)`` now (with the tracker's QoS sample).
+        case heartbeatDue
+        /// Nothing to do before `instant`.
+        case wait(until: MonotonicInstant)
+        /// Nothing to do until the next event.
+        case idle
+    }
+
+    /// The current state.
+    public private(set) var state: State = .initial
+    /// The current session's id (empty before the first event).
+    public private(set) var sessionId = ""
+    /// Events rejected so far.
+    public private(set) var rejectedCount = 0
+    /// Events ignored in the error state so far.
+    public private(set) var ignoredCount = 0
+
+    private let configuration: Configuration
+    private let sessionIdPrefix: String
+    private let origin: MonotonicInstant
+    private var sessionCount = 0
+    private var begun = false
+    private var seq: UInt64 = 0
+    private var seeking = false
+    private var freezing = false
+    private var playerReady = false
+    private var lastActivity: MonotonicInstant?
+    private var nextHeartbeat: MonotonicInstant?
+    private var actionTimes: [(name: String, key: String, time: MonotonicInstant)] = []  // key: timeSince<Action>
+    private var attributes: [TelemetryField] = []
+
+    /// A hub whose sessions are named `<sessionIdPrefix>-<n>` (n from 1), timing records from
+    /// `origin` (the engine's start).
+    public init(sessionIdPrefix: String, origin: MonotonicInstant, configuration: Configuration = .init()) {
+        self.sessionIdPrefix = sessionIdPrefix
+        self.origin = origin
+        self.configuration = configuration
+    }
+
+    // MARK: - Events
+
+    /// Handles `event`, emitted at `now` (wall time `wallTime`, ns since 1970); returns the
+    /// records to deliver (in order), or the rejection.
+    public mutating func handle(_ event: TelemetryEvent, now: MonotonicInstant, wallTime: Int64) -> [Output] {
+        var outputs: [Output] = []
+        handle(event, now: now, wallTime: wallTime, into: &outputs)
+        return outputs
+    }
+
+    /// ``handle(_:now:wallTime:)`` appending to `outputs` (a buffer the caller reuses).
+    public mutating func handle(_ event: TelemetryEvent, now: MonotonicInstant, wallTime: Int64, into outputs: inout [Output]) {
+        process(event, now: now, wallTime: wallTime, into: &outputs)
+    }
+
+    /// Sends a heartbeat with `fields` (the tracker's QoS sample) when the state allows one.
+    public mutating func heartbeat(_ fields: [TelemetryField], now: MonotonicInstant, wallTime: Int64) -> [Output] {
+        handle(.heartbeat(fields), now: now, wallTime: wallTime)
+    }
+
+    /// Whether a heartbeat is due (playing or rebuffering, one interval after the last).
+    public func poll(now: MonotonicInstant) -> PollAction {
+        guard state == .playing || state == .rebuffering, let next = nextHeartbeat else { return .idle }
+        return now >= next ? .heartbeatDue : .wait(until: next)
+    }
+
+    private mutating func process(_ event: TelemetryEvent, now: MonotonicInstant, wallTime: Int64, into outputs: inout [Output]) {
+        let name = event.name
+        if case .attribute(let key, let value) = event {
+            guard state != .closed || !begun else { return reject("attribute \(key) after viewend (state closed)", &outputs) }
+            attributes.removeAll { $0.name == key }
+            if let value { attributes.append(TelemetryField(key, value)) }
+            return
+        }
+        if case .viewInit = event {
+            guard !begun || state == .closed else { return reject("viewinit while \(state.rawValue): the view has begun", &outputs) }
+            begin(now: now, wallTime: wallTime, into: &outputs)
+            return
+        }
+        if !begun { begin(now: now, wallTime: wallTime, into: &outputs) }
+        if state == .closed { return reject("\(name) after viewend (state closed)", &outputs) }
+        if state == .error {
+            switch event {
+            case .videoChange, .viewEnd: break
+            default:
+                ignoredCount += 1
+                outputs.append(.ignored(event: name))
+                return
+            }
+        }
+        let isHeartbeat: Bool
+        if case .heartbeat = event { isHeartbeat = true } else { isHeartbeat = false }
+        var isViewEnd = false
+        if case .viewEnd = event { isViewEnd = true }
+        if !isHeartbeat, !isViewEnd, let last = lastActivity, last.duration(to: now) >= configuration.inactivityTimeout {
+            split(now: now, wallTime: wallTime, into: &outputs)
+        }
+
+        var fields: [TelemetryField] = []
+        switch event {
+        case .viewInit, .attribute: return
+        case .playerReady:
+            guard !playerReady, state == .initial || state == .loading else {
+                return reject("playerready while \(state.rawValue)\(playerReady ? ": the player was ready already" : "")", &outputs)
+            }
+            playerReady = true
+        case .play:
+            guard [.initial, .paused, .ended].contains(state) else { return reject("play while \(state.rawValue)", &outputs) }
+            state = .loading
+        case .playing:
+            switch state {
+            case .loading, .paused, .initial: break
+            case .rebuffering: emitInternal(.rebufferEnd, now: now, wallTime: wallTime, into: &outputs)
+            default: return reject("playing while \(state.rawValue)", &outputs)
+            }
+            state = .playing
+            nextHeartbeat = now.advanced(by: configuration.heartbeatInterval)
+        case .pause:
+            switch state {
+            case .loading, .playing: break
+            case .rebuffering: emitInternal(.rebufferEnd, now: now, wallTime: wallTime, into: &outputs)
+            default: return reject("pause while \(state.rawValue)", &outputs)
+            }
+            endFreeze(now: now, wallTime: wallTime, into: &outputs)
+            state = .paused
+        case .seeking:
+            guard !seeking, [.loading, .playing, .paused, .rebuffering, .ended].contains(state) else {
+                return reject("seeking while \(seeking ? "seeking" : state.rawValue)", &outputs)
+            }
+            seeking = true
+        case .seeked:
+            guard seeking else { return reject("seeked while \(state.rawValue), not seeking", &outputs) }
+            seeking = false
+        case .rebufferStart(let cause):
+            guard state == .playing else { return reject("rebufferstart while \(state.rawValue)", &outputs) }
+            endFreeze(now: now, wallTime: wallTime, into: &outputs)
+            fields.append(TelemetryField("cause", .string((seeking ? .seek : cause).rawValue)))
+            state = .rebuffering
+        case .rebufferEnd:
+            guard state == .rebuffering else { return reject("rebufferend while \(state.rawValue)", &outputs) }
+            state = .playing
+        case .renditionChange(let bitrate, let width, let height):
+            fields.append(TelemetryField("bitrate", .int(bitrate)))
+            fields.append(TelemetryField("width", .int(Int64(width))))
+            fields.append(TelemetryField("height", .int(Int64(height))))
+        case .playoutDelayChange(let delay, let requested):
+            fields.append(TelemetryField("delay", .double(delay.seconds)))
+            fields.append(TelemetryField("requested", .bool(requested)))
+        case .freezeStart:
+            guard state == .playing, !freezing else {
+                return reject("freezestart while \(freezing ? "frozen" : state.rawValue)", &outputs)
+            }
+            freezing = true
+        case .freezeEnd(let duration):
+            guard freezing || duration != nil else { return reject("freezeend while \(state.rawValue), not frozen", &outputs) }
+            freezing = false
+            if let duration { fields.append(TelemetryField("duration", .double(duration.seconds))) }
+        case .error(let error):
+            fields += [
+                TelemetryField("severity", .string(error.severity.rawValue)), TelemetryField("code", .int(Int64(error.code))),
+                TelemetryField("message", .string(error.message)), TelemetryField("businessException", .bool(error.businessException)),
+            ]
+            if error.severity == .fatal {
+                endFreeze(now: now, wallTime: wallTime, into: &outputs)
+                state = .error
+            }
+        case .ended:
+            guard [.loading, .playing, .paused, .rebuffering].contains(state) else { return reject("ended while \(state.rawValue)", &outputs) }
+            endFreeze(now: now, wallTime: wallTime, into: &outputs)
+            state = .ended
+        case .videoChange(let videoId):
+            endFreeze(now: now, wallTime: wallTime, into: &outputs)
+            attributes.removeAll { $0.name == "videoId" }
+            attributes.append(TelemetryField("videoId", .string(videoId)))
+            state = .initial
+            seeking = false
+        case .viewEnd:
+            endFreeze(now: now, wallTime: wallTime, into: &outputs)
+            emit(.event, "viewend", [], now: now, wallTime: wallTime, into: &outputs)
+            state = .closed
+            nextHeartbeat = nil
+            return
+        case .heartbeat(let sample):
+            guard state != .closed else { return }
+            fields = sample
+            emit(.heartbeat, "heartbeat", fields, now: now, wallTime: wallTime, into: &outputs)
+            if state == .playing || state == .rebuffering { nextHeartbeat = now.advanced(by: configuration.heartbeatInterval) }
+            return
+        case .action(let action, let context):
+            guard !action.isEmpty, !Self.reservedNames.contains(action) else {
+                return reject("action \"\(action)\" while \(state.rawValue): \(action.isEmpty ? "an action needs a name" : "the name is the player vocabulary's; emit the event itself")", &outputs)
+            }
+            fields = context
+        case .metric(_, let value):
+            lastActivity = now
+            emit(.metric, name, [TelemetryField("value", value)], now: now, wallTime: wallTime, into: &outputs)
+            return
+        }
+        emit(.event, name, fields, now: now, wallTime: wallTime, into: &outputs)
+    }
+
+    // MARK: - Sessions and records
+
+    private mutating func reject(_ reason: String, _ outputs: inout [Output]) {
+        rejectedCount += 1
+        outputs.append(.rejected(reason: reason))
+    }
+
+    private mutating func begin(now: MonotonicInstant, wallTime: Int64, into outputs: inout [Output]) {
+        sessionCount += 1
+        sessionId = "\(sessionIdPrefix)-\(sessionCount)"
+        seq = 0
+        begun = true
+        actionTimes.removeAll()
+        state = .initial
+        playerReady = false
+        seeking = false
+        freezing = false
+        nextHeartbeat = nil
+        emit(.event, "viewinit", [], now: now, wallTime: wallTime, into: &outputs)
+    }
+
+    /// Ends the session after inactivity and goes on in a new one, in the same state.
+    private mutating func split(now: MonotonicInstant, wallTime: Int64, into outputs: inout [Output]) {
+        let carried = (state: state, ready: playerReady)
+        emit(.event, "viewend", [TelemetryField("reason", .string("inactivity"))], now: now, wallTime: wallTime, into: &outputs)
+        begin(now: now, wallTime: wallTime, into: &outputs)
+        state = carried.state
+        playerReady = carried.ready
+        if state == .playing || state == .rebuffering { nextHeartbeat = now.advanced(by: configuration.heartbeatInterval) }
+    }
+
+    private mutating func endFreeze(now: MonotonicInstant, wallTime: Int64, into outputs: inout [Output]) {
+        guard freezing else { return }
+        freezing = false
+        emit(.event, "freezeend", [], now: now, wallTime: wallTime, into: &outputs)
+    }
+
+    private mutating func emitInternal(_ event: TelemetryEvent, now: MonotonicInstant, wallTime: Int64, into outputs: inout [Output]) {
+        emit(.event, event.name, [], now: now, wallTime: wallTime, into: &outputs)
+    }
+
+    private mutating func emit(
+        _ kind: TelemetryRecord.Kind, _ name: String, _ fields: [TelemetryField], now: MonotonicInstant, wallTime: Int64,
+        into outputs: inout [Output]
+    ) {
+        var all = fields
+        all.reserveCapacity(fields.count + attributes.count + actionTimes.count + 1)
+        all += attributes
+        var previous: MonotonicInstant?
+        for action in actionTimes {
+            if action.name == name { previous = action.time }
+            all.append(TelemetryField(action.key, .double(action.time.duration(to: now).seconds)))
+        }
+        if kind == .event {
+            lastActivity = now
+            if previous != nil, let index = actionTimes.firstIndex(where: { $0.name == name }) {
+                actionTimes[index].time = now
+            } else {
+                actionTimes.append((name, "timeSince" + Self.capitalized(name), now))
+            }
+        }
+        outputs.append(.record(TelemetryRecord(
+            sessionId: sessionId, seq: seq, monotonic: origin.duration(to: now), wallTimeNanoseconds: wallTime,
+            kind: kind, name: name, fields: all)))
+        seq += 1
+    }
+
+    /// The vocabulary's record names, which a custom action cannot take (the KPIs read them).
+    static let reservedNames: Set<String> = [
+        "viewinit", "playerready", "play", "playing", "pause", "seeking", "seeked", "rebufferstart", "rebufferend",
+        "renditionchange", "playoutdelaychange", "freezestart", "freezeend", "error", "ended", "videochange", "viewend",
+        "heartbeat", "attribute",
+    ]
+
+    private static func capitalized(_ name: String) -> String {
+        guard let first = name.first else { return name }
+        return first.uppercased() + name.dropFirst()
+    }
+}

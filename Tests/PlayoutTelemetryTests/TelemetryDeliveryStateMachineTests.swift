@@ -1,0 +1,119 @@
+import PlayoutCore
+import PlayoutTelemetry
+import Testing
+
+@Suite("Telemetry delivery state machine: batching, retry with jittered backoff, drop-oldest")
+struct TelemetryDeliveryStateMachineTests {
+    static func record(_ seq: UInt64) -> TelemetryRecord {
+        TelemetryRecord(sessionId: "s", seq: seq, monotonic: .zero, wallTimeNanoseconds: 0, kind: .event, name: "play")
+    }
+
+    static func at(_ milliseconds: Int64) -> MonotonicInstant { .zero.advanced(by: .milliseconds(milliseconds)) }
+
+    @Test("a record lingers for a fuller batch, then goes; a full batch goes at once")
+    func batching() {
+        var machine = TelemetryDeliveryStateMachine(configuration: .init(maximumBatchSize: 3, linger: .milliseconds(200)), seed: 1)
+        #expect(machine.nextAction(now: Self.at(0)) == .idle)
+        machine.enqueue(Self.record(0), now: Self.at(0))
+        #expect(machine.nextAction(now: Self.at(100)) == .wait(until: Self.at(200)))
+        #expect(machine.nextAction(now: Self.at(200)) == .deliver([Self.record(0)]))
+        #expect(machine.nextAction(now: Self.at(200)) == .idle)  // one batch in flight at a time
+        machine.deliverySucceeded(now: Self.at(210))
+        for seq in 1...4 { machine.enqueue(Self.record(UInt64(seq)), now: Self.at(300)) }
+        #expect(machine.nextAction(now: Self.at(300)) == .deliver([1, 2, 3].map { Self.record($0) }))
+        machine.deliverySucceeded(now: Self.at(301))
+        #expect(machine.nextAction(now: Self.at(301)) == .wait(until: Self.at(500)))
+        #expect(machine.statistics.delivered == 4)
+        #expect(machine.statistics.batchesDelivered == 2)
+        #expect(machine.statistics.lastSuccessfulFlush == Self.at(301))
+        #expect(machine.depth == 1)
+    }
+
+    @Test("a full queue drops its oldest record and counts it")
+    func dropOldest() {
+        var machine = TelemetryDeliveryStateMachine(configuration: .init(capacity: 3, maximumBatchSize: 10, linger: .zero), seed: 1)
+        for seq in 0..<5 { machine.enqueue(Self.record(UInt64(seq)), now: Self.at(0)) }
+        #expect(machine.statistics.drops == [.queueFull: 2])
+        #expect(machine.depth == 3)
+        #expect(machine.nextAction(now: Self.at(0)) == .deliver([2, 3, 4].map { Self.record($0) }))
+    }
+
+    @Test("a retryable failure is retried after a jittered, doubling backoff, the same for the same seed")
+    func backoff() {
+        func delays(seed: UInt64) -> [Duration] {
+            var machine = TelemetryDeliveryStateMachine(
+                configuration: .init(linger: .zero, initialBackoff: .milliseconds(100), maximumBackoff: .seconds(1), jitter: 0.5, maximumAttempts: 6),
+                seed: seed)
+            machine.enqueue(Self.record(0), now: Self.at(0))
+            var now = Self.at(0)
+            var result: [Duration] = []
+            for _ in 0..<5 {
+                guard case .deliver = machine.nextAction(now: now) else { break }
+                machine.deliveryFailed(TelemetryDeliveryError("HTTP 500", retryable: true), now: now)
+                guard case .wait(let until) = machine.nextAction(now: now) else { break }
+                result.append(now.duration(to: until))
+                now = until
+            }
+            return result
+        }
+        let first = delays(seed: 7)
+        #expect(first == delays(seed: 7))
+        #expect(first != delays(seed: 8))
+        #expect(first.count == 5)
+        for (attempt, delay) in first.enumerated() {
+            let base = min(Duration.milliseconds(100 << attempt), .seconds(1))
+            #expect(delay >= base / 2 && delay <= base, "retry \(attempt + 1) waited \(delay), outside [\(base / 2), \(base)]")
+        }
+    }
+
+    @Test("the batch is dropped and counted when attempts run out, or at once when the backend refuses it for good")
+    func giveUp() {
+        var machine = TelemetryDeliveryStateMachine(configuration: .init(linger: .zero, initialBackoff: .zero, maximumAttempts: 2), seed: 1)
+        machine.enqueue(Self.record(0), now: Self.at(0))
+        _ = machine.nextAction(now: Self.at(0))
+        machine.deliveryFailed(TelemetryDeliveryError("timeout", retryable: true), now: Self.at(0))
+        #expect(machine.nextAction(now: Self.at(0)) == .deliver([Self.record(0)]))
+        machine.deliveryFailed(TelemetryDeliveryError("timeout", retryable: true), now: Self.at(0))
+        #expect(machine.statistics.drops == [.retriesExhausted: 1])
+        machine.enqueue(Self.record(1), now: Self.at(0))
+        machine.enqueue(Self.record(2), now: Self.at(0))
+        _ = machine.nextAction(now: Self.at(0))
+        machine.deliveryFailed(TelemetryDeliveryError("HTTP 400", retryable: false), now: Self.at(0))
+        #expect(machine.statistics.drops == [.retriesExhausted: 1, .rejected: 2])
+        #expect(machine.statistics.failedAttempts == 3)
+        #expect(machine.statistics.lastError == "HTTP 400")
+        #expect(machine.isEmpty)
+    }
+
+    @Test("draining sends without lingering; abandoning counts what is left as undelivered at shutdown")
+    func drainAndAbandon() {
+        var machine = TelemetryDeliveryStateMachine(configuration: .init(maximumBatchSize: 2, linger: .seconds(1)), seed: 1)
+        for seq in 0..<3 { machine.enqueue(Self.record(UInt64(seq)), now: Self.at(0)) }
+        #expect(machine.nextAction(now: Self.at(0)) == .deliver([Self.record(0), Self.record(1)]))
+        machine.deliveryFailed(TelemetryDeliveryError("refused", retryable: true), now: Self.at(0))
+        machine.drain()
+        #expect(machine.abandon() == 3)
+        #expect(machine.statistics.drops == [.shutdown: 3])
+        machine.enqueue(Self.record(3), now: Self.at(0))
+        #expect(machine.nextAction(now: Self.at(0)) == .deliver([Self.record(3)]))
+    }
+
+    @Test("a flush sends what is queued without waiting for the linger")
+    func flush() {
+        var machine = TelemetryDeliveryStateMachine(configuration: .init(linger: .seconds(1)), seed: 1)
+        machine.enqueue(Self.record(0), now: Self.at(0))
+        machine.flushQueued()
+        #expect(machine.nextAction(now: Self.at(0)) == .deliver([Self.record(0)]))
+        machine.deliverySucceeded(now: Self.at(0))
+        machine.enqueue(Self.record(1), now: Self.at(0))
+        #expect(machine.nextAction(now: Self.at(0)) == .wait(until: Self.at(1000)))
+    }
+
+    @Test("hostile settings are clamped, not trusted", arguments: [(-5, -1, Double.nan), (0, 0, -3), (1, 1, 7)])
+    func clamped(capacity: Int, batch: Int, jitter: Double) {
+        let configuration = TelemetryDeliveryStateMachine.Configuration(capacity: capacity, maximumBatchSize: batch, jitter: jitter)
+        #expect(configuration.capacity >= 1)
+        #expect(configuration.maximumBatchSize >= 1)
+        #expect((0...1).contains(configuration.jitter))
+    }
+}

@@ -102,7 +102,7 @@ struct SubscriptionOptions<Defaults: SubscriptionDefaults>: ParsableArguments {
     /// The telemetry engine for `--telemetry` (nil without one), its backends open.
     ///
     /// - Throws: ``PlayoutError`` when a backend cannot be opened (a file that cannot be written,
-    ///   a network backend this build lacks).
+    ///   a Prometheus port in use).
     func makeTelemetry() throws -> TelemetryInstrument? {
         guard !telemetry.isEmpty else { return nil }
         var tags = tag.map(\.field)
@@ -117,7 +117,7 @@ struct SubscriptionOptions<Defaults: SubscriptionDefaults>: ParsableArguments {
                     throw PlayoutError(.invalidOption, "--telemetry \(spec.text): \(error.message)")
                 }
             case .influx, .graphite, .prometheus:
-                backends.append(try makeNetworkTelemetryBackend(spec, tags: tags))
+                backends.append(try makeNetworkTelemetryBackend(spec))
             }
         }
         do {

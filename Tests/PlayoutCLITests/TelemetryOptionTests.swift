@@ -26,7 +26,7 @@ struct TelemetryOptionTests {
         let parsed = try Self.destinations([
             "--telemetry", "jsonl:run.jsonl",
             "--telemetry", "influx:http://127.0.0.1:8086/write?db=playout",
-            "--telemetry", "influx:https://db.example:9999/api/v2/write?org=my%20org&bucket=b1&precision=ns",
+            "--telemetry", "influx:http://db.example:9999/api/v2/write?org=my%20org&bucket=b1&precision=ns",
             "--telemetry", "graphite:127.0.0.1:2003",
             "--telemetry", "graphite:[::1]:2003",
             "--telemetry", "prometheus:9464",
@@ -34,40 +34,31 @@ struct TelemetryOptionTests {
         ])
         #expect(parsed.count == 7)
         #expect(parsed[0] == .jsonl(path: "run.jsonl"))
-        guard case .influx(let v1) = parsed[1], case .influx(let v2) = parsed[2] else {
-            Issue.record("not influx: \(parsed)")
-            return
-        }
-        #expect(v1.scheme == "http" && v1.host == "127.0.0.1" && v1.port == 8086)
-        #expect(v1.api == .v1(database: "playout", retentionPolicy: nil))
-        #expect(v2.scheme == "https" && v2.host == "db.example" && v2.port == 9999)
-        #expect(v2.api == .v2(organization: "my org", bucket: "b1"))
-        #expect(v2.query.map(\.name) == ["org", "bucket", "precision"])
+        #expect(parsed[1] == .influx(writeURL: "http://127.0.0.1:8086/write?db=playout", api: .v1(database: "playout")))
+        #expect(parsed[2] == .influx(writeURL: "http://db.example:9999/api/v2/write?org=my%20org&bucket=b1&precision=ns", api: .v2(organization: "my org", bucket: "b1")))
         #expect(parsed[3] == .graphite(host: "127.0.0.1", port: 2003))
         #expect(parsed[4] == .graphite(host: "::1", port: 2003))
-        #expect(parsed[5] == .prometheus(host: nil, port: 9464))
+        #expect(parsed[5] == .prometheus(host: PrometheusEndpoint.defaultHost, port: 9464))
         #expect(parsed[6] == .prometheus(host: "0.0.0.0", port: 9464))
-        #expect(try Self.destinations(["--telemetry", "influx:http://localhost/write?db=x&rp=week"])
-            == [.influx(.init(scheme: "http", host: "localhost", port: 8086, api: .v1(database: "x", retentionPolicy: "week"),
-                              query: [.init(name: "db", value: "x"), .init(name: "rp", value: "week")], url: "http://localhost/write?db=x&rp=week"))])
     }
 
     @Test("a spec that does not parse: the option, the value, and what to type", arguments: [
         (["--telemetry", "kafka:x"], "--telemetry kafka:x: 'kafka' is not a telemetry backend; use jsonl:PATH"),
         (["--telemetry", "run.jsonl"], "--telemetry run.jsonl: 'run.jsonl' is not a telemetry spec; use jsonl:PATH"),
         (["--telemetry", "jsonl:"], "--telemetry jsonl:: jsonl needs a path, e.g. jsonl:telemetry.jsonl"),
-        (["--telemetry", "influx:ftp://x/write?db=a"], "influx needs an http:// or https:// URL"),
-        (["--telemetry", "influx:http://127.0.0.1:8086/write"], "influx: the v1 API needs ?db=NAME"),
-        (["--telemetry", "influx:http://127.0.0.1:8086/api/v2/write?org=o"], "influx: the v2 API needs ?org=O&bucket=B (the token comes from INFLUX_TOKEN)"),
-        (["--telemetry", "influx:http://127.0.0.1:8086/query?db=a"], "influx: the path must be /write (v1) or /api/v2/write (v2), not /query"),
-        (["--telemetry", "influx:http://127.0.0.1:99999/write?db=a"], "influx: '99999' is not a port (1 to 65535)"),
-        (["--telemetry", "influx:http://127.0.0.1:8086/write?db=%zz"], "has a bad %-escape"),
-        (["--telemetry", "influx:http://:8086/write?db=a"], "influx needs HOST:PORT"),
-        (["--telemetry", "graphite:2003"], "--telemetry graphite:2003: graphite needs HOST:PORT, e.g. graphite:127.0.0.1:2003"),
-        (["--telemetry", "graphite:host:0"], "graphite: '0' is not a port (1 to 65535)"),
-        (["--telemetry", "graphite:::1:2003"], "graphite: write an IPv6 address in brackets"),
-        (["--telemetry", "graphite:[::1:2003"], "graphite needs [IPv6]:PORT with the brackets closed"),
-        (["--telemetry", "prometheus:metrics"], "prometheus: 'metrics' is not a port (1 to 65535), e.g. prometheus:9464"),
+        (["--telemetry", "influx:ftp://x/write?db=a"], "--telemetry influx:ftp://x/write?db=a: influx: 'ftp://x/write?db=a' is not an http:// URL"),
+        (["--telemetry", "influx:https://x/write?db=a"], "uses https, which Playout does not speak"),
+        (["--telemetry", "influx:http://127.0.0.1:8086/write"], "names no database (db=NAME)"),
+        (["--telemetry", "influx:http://127.0.0.1:8086/api/v2/write?org=o"], "names no bucket (bucket=B)"),
+        (["--telemetry", "influx:http://127.0.0.1:8086/query?db=a"], "is not a write URL: write http://HOST:PORT/write?db=NAME"),
+        (["--telemetry", "influx:http://127.0.0.1:99999/write?db=a"], "influx: 'http://127.0.0.1:99999/write?db=a'"),
+        (["--telemetry", "influx:http://127.0.0.1:8086/write?db=a&precision=s"], "asks for precision=s"),
+        (["--telemetry", "influx:http://:8086/write?db=a"], "has no host"),
+        (["--telemetry", "graphite:2003"], "--telemetry graphite:2003: graphite: '2003' is not HOST:PORT, e.g. graphite:127.0.0.1:2003"),
+        (["--telemetry", "graphite:host:0"], "'host:0' is not HOST:PORT"),
+        (["--telemetry", "graphite:::1:2003"], "'::1:2003' is not HOST:PORT"),
+        (["--telemetry", "graphite:[::1:2003"], "'[::1:2003' is not HOST:PORT"),
+        (["--telemetry", "prometheus:metrics"], "prometheus: 'metrics' is not HOST:PORT, e.g. prometheus:127.0.0.1:9464 or prometheus:9464"),
         (["--telemetry", "jsonl:x", "--tag", "run"], "--tag run: a tag is KEY=VALUE, e.g. --tag run=nightly-42"),
         (["--telemetry", "jsonl:x", "--tag", "=x"], "a tag needs a key before '='"),
         (["--telemetry", "jsonl:x", "--tag", "run="], "tag run needs a value after '='"),
@@ -100,11 +91,24 @@ struct TelemetryOptionTests {
         #expect(try SubscribeCommand.parse(["x.sdp"]).subscription.makeTelemetry() == nil)
     }
 
-    @Test("a network backend is refused with a clear error until one is wired in; an unwritable file too")
-    func unavailable() throws {
-        let influx = try SubscribeCommand.parse(["x.sdp", "--telemetry", "influx:http://127.0.0.1:8086/write?db=a"]).subscription
-        #expect(throws: PlayoutError(.invalidOption, "--telemetry influx:http://127.0.0.1:8086/write?db=a: this build of playout has no network telemetry backends yet; use jsonl:PATH")) {
-            try influx.makeTelemetry()
+    @Test("network backends are built from their specs; a Prometheus port in use and an unwritable file are clear errors")
+    func networkBackends() throws {
+        let options = try SubscribeCommand.parse([
+            "x.sdp", "--telemetry", "influx:http://127.0.0.1:8086/write?db=a", "--telemetry", "graphite:127.0.0.1:2003",
+            "--telemetry", "prometheus:127.0.0.1:0",
+        ]).subscription
+        let instrument = try #require(try options.makeTelemetry())
+        let names = instrument.shutdown(timeout: .milliseconds(200)).statistics.backends.map(\.name)
+        #expect(names.count == 3 && names[0] == "influx 127.0.0.1:8086" && names[1].hasPrefix("graphite") && names[2].hasPrefix("prometheus :"), "\(names)")
+        // A port someone else holds.
+        let held = try PrometheusEndpoint(host: "127.0.0.1", port: 0)
+        defer { held.stop() }
+        let clash = try SubscribeCommand.parse(["x.sdp", "--telemetry", "prometheus:127.0.0.1:\(held.port)"]).subscription
+        do {
+            _ = try clash.makeTelemetry()
+            Issue.record("a port in use was accepted")
+        } catch let error as PlayoutError {
+            #expect(error.code == .invalidOption && error.message.hasPrefix("--telemetry prometheus:127.0.0.1:\(held.port): "), "\(error)")
         }
         let file = try SubscribeCommand.parse(["x.sdp", "--telemetry", "jsonl:/nonexistent/dir/x.jsonl"]).subscription
         #expect(throws: PlayoutError(.invalidOption, "--telemetry jsonl:/nonexistent/dir/x.jsonl: cannot write /nonexistent/dir/x.jsonl: No such file or directory")) {

@@ -59,8 +59,16 @@ public final class GraphiteBackend: TelemetryBackend {
     ///   `address` is not of that form.
     public convenience init(address: String, prefix: String = GraphitePlaintext.defaultPrefix, tags: [TelemetryField] = [],
                             timeout: Duration = GraphiteBackend.defaultTimeout) throws(NetworkTelemetryError) {
-        let (host, port) = try Self.parse(address: address, example: "graphite:127.0.0.1:2003")
+        let (host, port) = try Self.address(parsing: address)
         self.init(host: host, port: port, prefix: prefix, tags: tags, timeout: timeout)
+    }
+
+    /// The host and port of `HOST:PORT` or `[IPv6]:PORT`, checked as ``init(address:prefix:tags:timeout:)``
+    /// checks them, without connecting (for validating a command line before a run starts).
+    ///
+    /// - Throws: ``NetworkTelemetryError`` with code `invalidAddress` and an example.
+    public static func address(parsing address: String) throws(NetworkTelemetryError) -> (host: String, port: UInt16) {
+        try parse(address: address, example: "graphite:127.0.0.1:2003")
     }
 
     /// Splits `HOST:PORT` or `[IPv6]:PORT`.

@@ -54,7 +54,37 @@ public final class InfluxBackend: TelemetryBackend {
     /// - Throws: ``NetworkTelemetryError`` with code `invalidAddress` and a message naming a valid
     ///   URL when `writeURL` is not one of these two forms or `token` has a line break.
     public init(writeURL: String, token: String?, tags: [TelemetryField] = [], timeout: Duration = InfluxBackend.defaultTimeout) throws(NetworkTelemetryError) {
+        let (endpoint, api) = try Self.parse(writeURL: writeURL)
+        self.api = api
+        var query = endpoint.query
+        if endpoint.queryValue("precision") == nil { query += query.isEmpty ? "precision=ns" : "&precision=ns" }
+        target = "\(endpoint.path)?\(query)"
+        var headers = [HTTPHeader("Content-Type", "text/plain; charset=utf-8")]
+        if let token {
+            guard !token.utf8.contains(where: { $0 == 10 || $0 == 13 || $0 == 0 }) else {
+                throw NetworkTelemetryError(.invalidAddress, "the InfluxDB token has a line break: check INFLUX_TOKEN")
+            }
+            headers.append(HTTPHeader("Authorization", "Token \(token)"))
+        }
+        self.headers = headers
+        self.timeout = timeout
+        self.encoder = InfluxLineProtocol(tags: tags)
+        let client = HTTPClient(host: endpoint.host, port: endpoint.port, timeout: timeout)
+        self.name = "influx \(client.authority)"
+        self.client = Mutex(client)
+    }
+
+    /// The API `writeURL` names, checked as ``init(writeURL:token:tags:timeout:)`` checks it,
+    /// without opening anything (for validating a command line before a run starts).
+    ///
+    /// - Throws: ``NetworkTelemetryError`` with code `invalidAddress`, as the initializer does.
+    public static func api(writeURL: String) throws(NetworkTelemetryError) -> API {
+        try parse(writeURL: writeURL).api
+    }
+
+    private static func parse(writeURL: String) throws(NetworkTelemetryError) -> (endpoint: HTTPEndpoint, api: API) {
         let endpoint = try HTTPEndpoint(parsing: writeURL)
+        let api: API
         func invalid(_ why: String) -> NetworkTelemetryError {
             NetworkTelemetryError(.invalidAddress, "'\(writeURL)' \(why): write http://HOST:PORT/write?db=NAME (InfluxDB 1.x) or http://HOST:PORT/api/v2/write?org=O&bucket=B (2.x)")
         }
@@ -76,22 +106,7 @@ public final class InfluxBackend: TelemetryBackend {
         if let precision = endpoint.queryValue("precision"), precision != "ns" {
             throw invalid("asks for precision=\(precision); Playout writes nanosecond timestamps (precision=ns)")
         }
-        var query = endpoint.query
-        if endpoint.queryValue("precision") == nil { query += query.isEmpty ? "precision=ns" : "&precision=ns" }
-        target = "\(endpoint.path)?\(query)"
-        var headers = [HTTPHeader("Content-Type", "text/plain; charset=utf-8")]
-        if let token {
-            guard !token.utf8.contains(where: { $0 == 10 || $0 == 13 || $0 == 0 }) else {
-                throw NetworkTelemetryError(.invalidAddress, "the InfluxDB token has a line break: check INFLUX_TOKEN")
-            }
-            headers.append(HTTPHeader("Authorization", "Token \(token)"))
-        }
-        self.headers = headers
-        self.timeout = timeout
-        self.encoder = InfluxLineProtocol(tags: tags)
-        let client = HTTPClient(host: endpoint.host, port: endpoint.port, timeout: timeout)
-        self.name = "influx \(client.authority)"
-        self.client = Mutex(client)
+        return (endpoint, api)
     }
 
     /// Writes `batch` in one request.

@@ -105,12 +105,19 @@ public final class PrometheusEndpoint: Sendable {
     ///
     /// - Throws: ``NetworkTelemetryError`` with code `invalidAddress` and an example for a bad spec.
     public convenience init(spec: String, registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) throws(NetworkTelemetryError) {
+        let (host, port) = try Self.address(parsing: spec)
+        try self.init(host: host, port: port, registry: registry)
+    }
+
+    /// The host and port `[HOST:]PORT` names (the host defaults to ``defaultHost``), checked as
+    /// ``init(spec:registry:)`` checks them, without listening.
+    ///
+    /// - Throws: ``NetworkTelemetryError`` with code `invalidAddress` and an example.
+    public static func address(parsing spec: String) throws(NetworkTelemetryError) -> (host: String, port: UInt16) {
         if !spec.isEmpty, spec.count <= 5, spec.allSatisfy({ $0.isASCII && $0.isNumber }), let port = UInt16(spec) {
-            try self.init(host: Self.defaultHost, port: port, registry: registry)
-        } else {
-            let (host, port) = try GraphiteBackend.parse(address: spec, example: "prometheus:127.0.0.1:9464 or prometheus:9464", allowingPortZero: true)
-            try self.init(host: host, port: port, registry: registry)
+            return (defaultHost, port)
         }
+        return try GraphiteBackend.parse(address: spec, example: "prometheus:127.0.0.1:9464 or prometheus:9464", allowingPortZero: true)
     }
 
     deinit {

@@ -1,0 +1,63 @@
+import Foundation
+import Playout
+import PlayoutTelemetry
+import PlayoutTesting
+import Testing
+
+/// `playout demo --telemetry …` end to end: one run writes the same records to a JSON Lines file
+/// and to real servers, and what the servers hold is exactly what the file holds — counts, values,
+/// tags (hostile ones too), timestamps.
+@Suite("playout demo → real telemetry servers", .serialized, .enabled(if: TelemetryServer.isInstalled("/usr/bin/influxd"), "influxd is not installed: run make setup"))
+struct DemoTelemetryTests {
+    /// A tag value with every character line protocol escapes, and a quote and a backslash.
+    static let hostileViewer = #"viewer one,two=three "four" back\slash"#
+
+    @Test("a demo run's events and heartbeats query back from InfluxDB exactly as its JSON Lines file holds them")
+    func influxMatchesTheFile() throws {
+        let server = try InfluxDBServerTests.startInflux()
+        defer { server.stop() }
+        let run = "demo-\(UInt32.random(in: 0...UInt32.max))"
+        let file = FFmpeg.temporaryFile("demo.jsonl")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let result = try runPlayout([
+            "demo", "--duration", "4s", "--size", "320x240", "--port", "\(try freePortBlock())",
+            "--telemetry", "jsonl:\(file.path)", "--telemetry", "influx:http://127.0.0.1:\(server.port)/write?db=playout",
+            "--tag", "run=\(run)", "--tag", "viewer=\(Self.hostileViewer)", "--json",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let summary = try #require(result.stdout.split(separator: "\n").last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
+        #expect(summary["telemetryUndelivered"] as? Double == 0, "\(summary)")
+
+        let replay = try TelemetryReplay(contentsOfFile: file.path)
+        try replay.requireClean()
+        let events = replay.records.filter { $0.kind == .event }
+        let heartbeats = replay.records.filter { $0.kind == .heartbeat }
+        #expect(events.count >= 4 && heartbeats.count >= 1, "\(replay.records.map(\.name))")
+
+        let eventRows = try InfluxDBServerTests.rows(server, "playout_event", run: run)
+        let heartbeatRows = try InfluxDBServerTests.rows(server, "playout_heartbeat", run: run)
+        #expect(eventRows.count == events.count)
+        #expect(heartbeatRows.count == heartbeats.count)
+        // Every event: same name, seq, session and nanosecond time; the hostile tag intact.
+        for record in events {
+            let row = eventRows.first { ($0["seq"] as? Int) == Int(record.seq) && ($0["session"] as? String) == record.sessionId }
+            #expect(row?["name"] as? String == record.name, "seq \(record.seq)")
+            #expect(row?["time"] as? Int64 == record.wallTimeNanoseconds, "seq \(record.seq)")
+            #expect(row?["viewer"] as? String == Self.hostileViewer)
+        }
+        // Every heartbeat's integer counters are integers with the file's values.
+        for record in heartbeats {
+            let row = try #require(heartbeatRows.first { ($0["seq"] as? Int) == Int(record.seq) })
+            for field in record.fields {
+                if case .int(let value) = field.value {
+                    #expect(row[field.name] as? Int == Int(value), "\(field.name)")
+                }
+            }
+        }
+    }
+
+    /// Four consecutive free loopback ports from an even one, for the demo's publisher.
+    func freePortBlock() throws -> UInt16 {
+        try SocketAddress.freeLoopbackPorts(count: 4).lowerBound
+    }
+}

@@ -99,6 +99,14 @@ let package = Package(
         ),
 
         .executableTarget(
+            name: "WriteToInfluxDB",
+            dependencies: ["Playout"],
+            path: "Samples/WriteToInfluxDB",
+            exclude: ["README.md"],
+            swiftSettings: settings
+        ),
+
+        .executableTarget(
             name: "AnalyticsTest",
             dependencies: ["Playout"],
             path: "Samples/AnalyticsTest",

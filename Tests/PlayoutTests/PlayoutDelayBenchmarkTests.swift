@@ -1,0 +1,181 @@
+import Playout
+import PlayoutCore
+import Testing
+
+/// The playout-delay benchmark's analysis on synthetic frame logs built from DESIGN.md's rule,
+/// with exact expected values.
+@Suite("PlayoutDelayBenchmark: transitions measured against the rule")
+struct PlayoutDelayBenchmarkTests {
+    static let start = MonotonicInstant(nanoseconds: 1_000_000_000)
+    static let interval = Duration.milliseconds(40)
+    static let transit = Duration.milliseconds(10)
+
+    /// A change of the delay at `at` (since the start).
+    struct Change {
+        var at: Duration
+        var delay: Duration
+        var source: PlayoutDelaySource
+        var transition: PlayoutDelayTransition = .immediate
+    }
+
+    /// A log of `seconds` of 25 fps video played by the rule: frame k has media time k × 40 ms,
+    /// arrives 10 ms later (localTime = arrival), and is due at the first instant t with
+    /// t ≥ localTime + the delay in effect at t; a frame whose due time passed when the delay
+    /// dropped is skipped then. Latency = shown − media (capture = send = media time).
+    static func log(_ changes: [Change], seconds: Int = 10) -> FrameLog.Snapshot {
+        var frames: [FrameRecord] = []
+        func delay(in segment: Int, at t: Duration) -> Duration {
+            let change = changes[segment]
+            guard case .gradual(let rate) = change.transition, segment > 0 else { return change.delay }
+            let from = delay(in: segment - 1, at: change.at)
+            let moved = (t - change.at) * rate
+            let distance = change.delay > from ? change.delay - from : from - change.delay
+            guard moved < distance else { return change.delay }
+            return change.delay > from ? from + moved : from - moved
+        }
+        for k in 0..<(seconds * 25) {
+            let media = interval * k
+            let local = media + transit
+            for segment in changes.indices {
+                let begin = changes[segment].at
+                let end = segment + 1 < changes.count ? changes[segment + 1].at : .seconds(1 << 40)
+                var due: Duration
+                if case .gradual(let rate) = changes[segment].transition, segment > 0 {
+                    // t = local + d(t) on the ramp: t − at = (local + from − at) / (1 ∓ rate).
+                    let from = delay(in: segment - 1, at: begin)
+                    let slope = changes[segment].delay > from ? 1 - rate : 1 + rate
+                    due = begin + (local + from - begin) / slope
+                    if due >= begin + (changes[segment].delay > from ? changes[segment].delay - from : from - changes[segment].delay) / rate {
+                        due = local + changes[segment].delay
+                    }
+                } else {
+                    due = local + changes[segment].delay
+                }
+                if due < begin {
+                    // Late when the delay dropped: skipped then.
+                    frames.append(record(k, media: media, due: due, shown: begin, skipped: true, delay: changes[segment].delay, source: changes[segment].source))
+                    break
+                }
+                if due < end {
+                    frames.append(record(k, media: media, due: due, shown: due, skipped: false, delay: due - local, source: changes[segment].source))
+                    break
+                }
+            }
+        }
+        let records = changes.map { DelayChangeRecord(at: start.advanced(by: $0.at), delay: EffectivePlayoutDelay(delay: $0.delay, source: $0.source, transition: $0.transition)) }
+        return FrameLog.Snapshot(start: start, frames: frames, changes: records)
+    }
+
+    static func record(_ k: Int, media: Duration, due: Duration, shown: Duration, skipped: Bool, delay: Duration, source: PlayoutDelaySource) -> FrameRecord {
+        FrameRecord(
+            track: 0, kind: .video, index: k, mediaTime: media, captureTime: 1_000 + media.nanoseconds, arrival: start.advanced(by: media + transit),
+            due: start.advanced(by: due), shown: start.advanced(by: shown), skipped: skipped, delay: delay, source: source,
+            endToEndLatency: skipped ? nil : shown - media
+        )
+    }
+
+    @Test("200 ms → 1 s at 2 s, → 100 ms at 5 s, released at 8 s: pauses 800 ms and 100 ms, skips 900 ms (23 frames), no error")
+    func immediateSchedule() throws {
+        let log = Self.log([
+            Change(at: .zero, delay: .milliseconds(200), source: .configured), Change(at: .seconds(2), delay: .seconds(1), source: .override),
+            Change(at: .seconds(5), delay: .milliseconds(100), source: .override), Change(at: .seconds(8), delay: .milliseconds(200), source: .configured),
+        ])
+        let run = PlayoutDelayBenchmark.analyze(log)
+        #expect(run.frameInterval == .milliseconds(40))
+        #expect(run.framesDue == 250 && run.framesSkipped == 23 && run.framesRendered == 227)
+        let t = run.transitions
+        try #require(t.count == 3)
+        #expect(t.map(\.at) == [.seconds(2), .seconds(5), .seconds(8)])
+        #expect(t.map(\.before) == [.milliseconds(200), .seconds(1), .milliseconds(100)])
+        #expect(t.map(\.after) == [.seconds(1), .milliseconds(100), .milliseconds(200)])
+        #expect(t.map(\.source) == [.override, .override, .configured])
+        #expect(t.map(\.expected) == [
+            .init(pause: .milliseconds(800), skip: .zero, settle: .milliseconds(800)), .init(pause: .zero, skip: .milliseconds(900), settle: .zero),
+            .init(pause: .milliseconds(100), skip: .zero, settle: .milliseconds(100)),
+        ])
+        #expect(t.map(\.pause) == [.milliseconds(800), .zero, .milliseconds(100)])
+        #expect(t.map(\.skippedDuration) == [.zero, .milliseconds(900), .zero])
+        #expect(t.map(\.skippedFrames) == [0, 23, 0])
+        #expect(t.map(\.error) == [.zero, .zero, .zero])
+        // The first frame on time under the new delay: media 1.80 s due 2.81 s; 4.92 s due
+        // 5.03 s; 7.92 s due 8.13 s.
+        #expect(t.map(\.settle) == [.milliseconds(810), .milliseconds(30), .milliseconds(130)])
+        #expect(t.map(\.latencyBefore) == [.milliseconds(210), .milliseconds(1_010), .milliseconds(110)])
+        #expect(t.map(\.latencyAfter) == [.milliseconds(1_010), .milliseconds(110), .milliseconds(210)])
+        #expect(run.gaps.map(\.excess) == [.milliseconds(800), .milliseconds(-900), .milliseconds(100)])
+        #expect(run.gaps.first?.from == .milliseconds(1_970) && run.gaps.first?.to == .milliseconds(2_810))
+    }
+
+    @Test("a gradual 200 ms → 1.2 s at 25 %: no pause, no skip, settled after Δ / rate = 4 s (within a frame interval)")
+    func gradual() throws {
+        let log = Self.log([
+            Change(at: .zero, delay: .milliseconds(200), source: .configured),
+            Change(at: .seconds(2), delay: .milliseconds(1_200), source: .override, transition: .gradual(rate: 0.25)),
+        ])
+        let run = PlayoutDelayBenchmark.analyze(log)
+        let transition = try #require(run.transitions.first)
+        #expect(transition.expected == .init(pause: .zero, skip: .zero, settle: .seconds(4)))
+        #expect(transition.pause == .zero && transition.skippedDuration == .zero && transition.skippedFrames == 0 && transition.error == .zero)
+        #expect(run.gaps.isEmpty, "a gap stretched by 40 ms × 0.25 / 0.75 is not a pause")
+        let settle = try #require(transition.settle)
+        #expect(settle >= .seconds(4) && settle <= .seconds(4) + Self.interval, "\(settle)")
+        #expect(transition.latencyAfter == .milliseconds(1_210))
+    }
+
+    @Test("a change while a gradual one is under way starts from where it got to")
+    func chainedGradual() throws {
+        let log = Self.log([
+            Change(at: .zero, delay: .milliseconds(200), source: .configured),
+            Change(at: .seconds(2), delay: .milliseconds(1_200), source: .override, transition: .gradual(rate: 0.1)),
+            Change(at: .seconds(4), delay: .milliseconds(200), source: .configured),
+        ])
+        let run = PlayoutDelayBenchmark.analyze(log)
+        try #require(run.transitions.count == 2)
+        // 2 s at 10 %: 400 ms in effect; the immediate release then skips 200 ms. The last frame
+        // before it rendered at 3.967 s under 396.7 ms (the delay moves 4 ms a frame), so the
+        // render gap measures 196.7 ms of skipped media; 3.60 s to 3.76 s are skipped.
+        #expect(run.transitions[1].before == .milliseconds(400))
+        #expect(run.transitions[1].expected == .init(pause: .zero, skip: .milliseconds(200), settle: .zero))
+        let skipped = run.transitions[1].skippedDuration
+        #expect(skipped > .milliseconds(196) && skipped < .milliseconds(197), "\(skipped)")
+        #expect(run.transitions[1].skippedFrames == 5)
+    }
+
+    @Test("the rule's expectations", arguments: [
+        (Duration.seconds(1), Duration.seconds(5), PlayoutDelayTransition.immediate, PlayoutDelayBenchmark.Expectation(pause: .seconds(4), skip: .zero, settle: .seconds(4))),
+        (.seconds(5), .seconds(1), .immediate, .init(pause: .zero, skip: .seconds(4), settle: .zero)),
+        (.seconds(1), .seconds(2), .gradual(rate: 0.1), .init(pause: .zero, skip: .zero, settle: .seconds(10))),
+        (.seconds(2), .seconds(1), .gradual(rate: 0.5), .init(pause: .zero, skip: .zero, settle: .seconds(2))),
+        (.seconds(1), .seconds(1), .immediate, .init(pause: .zero, skip: .zero, settle: .zero)),
+    ])
+    func expectations(before: Duration, after: Duration, transition: PlayoutDelayTransition, expected: PlayoutDelayBenchmark.Expectation) {
+        #expect(PlayoutDelayBenchmark.Expectation(before: before, after: after, transition: transition) == expected)
+    }
+
+    @Test("across runs: median, minimum and maximum of each measure, per transition")
+    func summary() throws {
+        let changes = [Change(at: .zero, delay: .milliseconds(200), source: .configured), Change(at: .seconds(2), delay: .seconds(1), source: .override)]
+        var runs: [PlayoutDelayBenchmark.Run] = []
+        for shift in [Duration.zero, .milliseconds(20), .milliseconds(-12)] {
+            var log = Self.log(changes, seconds: 4)
+            // Every frame after the pause shown `shift` later: the pause measures 800 ms + shift.
+            for index in log.frames.indices where log.frames[index].shown >= Self.start.advanced(by: .seconds(2)) {
+                log.frames[index].shown = log.frames[index].shown.advanced(by: shift)
+            }
+            runs.append(PlayoutDelayBenchmark.analyze(log))
+        }
+        let summary = try #require(PlayoutDelayBenchmark.summarize(runs).first)
+        #expect(summary.pause == .init(median: .milliseconds(800), minimum: .milliseconds(788), maximum: .milliseconds(820), count: 3))
+        #expect(summary.error == .init(median: .zero, minimum: .milliseconds(-12), maximum: .milliseconds(20), count: 3))
+        #expect(summary.skippedFrames == .init(median: 0, minimum: 0, maximum: 0, count: 3))
+        #expect(PlayoutDelayBenchmark.median([.seconds(1), .seconds(3)]) == .seconds(2))
+        #expect(PlayoutDelayBenchmark.median([]) == nil)
+        #expect(PlayoutDelayBenchmark.summarize([]).isEmpty)
+    }
+
+    @Test("an empty log, or one without changes, analyses to nothing rather than crashing")
+    func empty() {
+        let run = PlayoutDelayBenchmark.analyze(FrameLog.Snapshot(start: Self.start, frames: [], changes: []))
+        #expect(run.transitions.isEmpty && run.framesDue == 0 && run.gaps.isEmpty)
+    }
+}

@@ -12,7 +12,9 @@ public import PlayoutCore
 /// What is measured, per transition (every change of the delay asked for after the start):
 /// - **pause**: over the render gaps that end between this transition and the next, the sum of
 ///   what each gap lasted beyond the media it covers, counting only gaps that exceed it by more
-///   than half a frame interval (shorter ones are render jitter, or a gradual slow-down);
+///   than half a frame interval (shorter ones are render jitter, or a gradual slow-down). Gaps
+///   are taken between frames rendered on time (within ``onTimeTolerance`` of their due time),
+///   so a frame the machine presented late is not read as a pause followed by a skip;
 /// - **skip**: the same for gaps shorter than their media (skipped media), and the frames
 ///   skipped in that window;
 /// - **error**: (pause − skip measured) − (pause − skip expected);
@@ -140,8 +142,11 @@ public enum PlayoutDelayBenchmark {
         let start = log.start
         func since(_ instant: MonotonicInstant) -> Duration { start.duration(to: instant) }
 
+        // Render gaps between frames rendered on time: a frame the machine presented late
+        // would otherwise read as a pause followed by a skip of the same length.
+        let onTime = rendered.filter { abs($0.due.duration(to: $0.shown)) <= onTimeTolerance }
         var gaps: [Gap] = []
-        for (a, b) in zip(rendered, rendered.dropFirst()) {
+        for (a, b) in zip(onTime, onTime.dropFirst()) {
             let excess = a.shown.duration(to: b.shown) - (b.mediaTime - a.mediaTime)
             if excess > threshold || excess < .zero - threshold { gaps.append(Gap(from: since(a.shown), to: since(b.shown), excess: excess)) }
         }

@@ -173,6 +173,16 @@ struct PlayoutDelayBenchmarkTests {
         #expect(PlayoutDelayBenchmark.summarize([]).isEmpty)
     }
 
+    @Test("a frame presented 30 ms late (a busy machine) is neither a pause nor a skip")
+    func lateFrame() throws {
+        var log = Self.log([Change(at: .zero, delay: .milliseconds(200), source: .configured), Change(at: .seconds(2), delay: .seconds(1), source: .override)], seconds: 4)
+        let late = try #require(log.frames.firstIndex { $0.mediaTime == .seconds(3) })
+        log.frames[late].shown = log.frames[late].shown.advanced(by: .milliseconds(30))
+        let run = PlayoutDelayBenchmark.analyze(log)
+        #expect(run.gaps.map(\.excess) == [.milliseconds(800)])
+        #expect(run.transitions.first?.pause == .milliseconds(800) && run.transitions.first?.skippedDuration == .zero)
+    }
+
     @Test("an empty log, or one without changes, analyses to nothing rather than crashing")
     func empty() {
         let run = PlayoutDelayBenchmark.analyze(FrameLog.Snapshot(start: Self.start, frames: [], changes: []))

@@ -12,7 +12,8 @@ public import PlayoutCore
 /// What is measured, per transition (every change of the delay asked for after the start):
 /// - **pause**: over the render gaps that end between this transition and the next, the sum of
 ///   what each gap lasted beyond the media it covers, counting only gaps that exceed it by more
-///   than half a frame interval (shorter ones are render jitter, or a gradual slow-down). Gaps
+///   than half a frame interval (shorter ones are render jitter), plus, during a gradual
+///   change, the interval × rate / (1 − rate) it stretches every gap by. Gaps
 ///   are taken between frames rendered on time (within ``onTimeTolerance`` of their due time),
 ///   so a frame the machine presented late is not read as a pause followed by a skip;
 /// - **skip**: the same for gaps shorter than their media (skipped media), and the frames
@@ -138,22 +139,13 @@ public enum PlayoutDelayBenchmark {
         let frames = log.frames.filter { $0.track == chosen }.sorted { $0.mediaTime < $1.mediaTime }
         let rendered = frames.filter { !$0.skipped }
         let interval = medianGap(rendered.map(\.mediaTime)) ?? .milliseconds(33)
-        let threshold = interval / 2
         let start = log.start
         func since(_ instant: MonotonicInstant) -> Duration { start.duration(to: instant) }
 
-        // Render gaps between frames rendered on time: a frame the machine presented late
-        // would otherwise read as a pause followed by a skip of the same length.
-        let onTime = rendered.filter { abs($0.due.duration(to: $0.shown)) <= onTimeTolerance }
-        var gaps: [Gap] = []
-        for (a, b) in zip(onTime, onTime.dropFirst()) {
-            let excess = a.shown.duration(to: b.shown) - (b.mediaTime - a.mediaTime)
-            if excess > threshold || excess < .zero - threshold { gaps.append(Gap(from: since(a.shown), to: since(b.shown), excess: excess)) }
-        }
-
-        // Transitions: every change after the first (the configured delay at the start).
+        // Transitions: every change after the first (the configured delay at the start), with
+        // the delay in effect just before (where a gradual change under way had got to).
         let changes = log.changes
-        var transitions: [Transition] = []
+        var skeletons: [(at: Duration, next: Duration, before: Duration, change: DelayChangeRecord, expected: Expectation)] = []
         var inEffect = changes.first?.delay.delay ?? .zero
         var ramp: (from: Duration, to: Duration, at: Duration, rate: Double)?
         for index in changes.indices.dropFirst() {
@@ -162,16 +154,32 @@ public enum PlayoutDelayBenchmark {
             if let current = ramp { inEffect = position(of: current, at: at) }
             let before = inEffect
             let after = change.delay.delay
-            switch change.delay.transition {
-            case .immediate:
-                ramp = nil
-                inEffect = after
-            case .gradual(let rate):
-                ramp = (before, after, at, rate)
-                inEffect = after
-            }
+            if case .gradual(let rate) = change.delay.transition { ramp = (before, after, at, rate) } else { ramp = nil }
+            inEffect = after
             let next = index + 1 < changes.count ? since(changes[index + 1].at) : Duration.seconds(1 << 40)
-            let expected = Expectation(before: before, after: after, transition: change.delay.transition)
+            skeletons.append((at, next, before, change, Expectation(before: before, after: after, transition: change.delay.transition)))
+        }
+
+        // Render gaps between frames rendered on time (a frame the machine presented late would
+        // otherwise read as a pause followed by a skip of the same length), beyond half a frame
+        // interval — and, while a gradual change plays at most `rate` slower or faster, beyond
+        // the interval × rate / (1 − rate) each gap may stretch by too.
+        let onTime = rendered.filter { abs($0.due.duration(to: $0.shown)) <= onTimeTolerance }
+        var gaps: [Gap] = []
+        for (a, b) in zip(onTime, onTime.dropFirst()) {
+            let excess = a.shown.duration(to: b.shown) - (b.mediaTime - a.mediaTime)
+            let to = since(b.shown)
+            var threshold = interval / 2
+            for skeleton in skeletons where to >= skeleton.at && to < min(skeleton.next, skeleton.at + skeleton.expected.settle + interval) {
+                if case .gradual(let rate) = skeleton.change.delay.transition, rate < 1 { threshold += interval * (rate / (1 - rate)) }
+            }
+            if excess > threshold || excess < .zero - threshold { gaps.append(Gap(from: since(a.shown), to: to, excess: excess)) }
+        }
+
+        var transitions: [Transition] = []
+        for (index, skeleton) in skeletons.enumerated() {
+            let (at, next, before, change, expected) = skeleton
+            let after = change.delay.delay
             let window = gaps.filter { $0.to >= at && $0.to < next }
             let pause = window.reduce(Duration.zero) { $0 + max($1.excess, .zero) }
             let skip = window.reduce(Duration.zero) { $0 + max(.zero - $1.excess, .zero) }
@@ -187,7 +195,7 @@ public enum PlayoutDelayBenchmark {
                 rendered.filter { since($0.shown) >= at + settle && since($0.shown) < min(next, at + settle + latencyWindow) }
             } ?? []
             transitions.append(Transition(
-                index: index - 1, at: at, before: before, after: after, source: change.delay.source, mode: change.delay.transition,
+                index: index, at: at, before: before, after: after, source: change.delay.source, mode: change.delay.transition,
                 expected: expected, pause: pause, skippedDuration: skip, skippedFrames: skippedFrames,
                 error: (pause - skip) - (expected.pause - expected.skip), settle: settle,
                 latencyBefore: median(beforeWindow.compactMap(\.endToEndLatency)), latencyAfter: median(afterWindow.compactMap(\.endToEndLatency))

@@ -120,6 +120,14 @@ struct PlayoutDelayBenchmarkTests {
         let settle = try #require(transition.settle)
         #expect(settle >= .seconds(4) && settle <= .seconds(4) + Self.interval, "\(settle)")
         #expect(transition.latencyAfter == .milliseconds(1_210))
+
+        // A frame on the ramp rendered 8 ms late (still on time): its gap stretches by 13.3 +
+        // 8 ms, beyond half a frame interval, but not beyond it plus the ramp's own stretch.
+        var jittered = log
+        let index = try #require(jittered.frames.firstIndex { $0.mediaTime == .seconds(3) })
+        jittered.frames[index].shown = jittered.frames[index].shown.advanced(by: .milliseconds(8))
+        let again = PlayoutDelayBenchmark.analyze(jittered)
+        #expect(again.gaps.isEmpty && again.transitions.first?.pause == .zero, "\(again.gaps)")
     }
 
     @Test("a change while a gradual one is under way starts from where it got to")

@@ -1,7 +1,7 @@
 import PlayoutCore
 
 extension PlayoutDelayBenchmark {
-    /// One self-contained SVG (no script, no external font or style), 1200 × 700: the delay in
+    /// One self-contained SVG (no script, no external font or style), 1200 × 720: the delay in
     /// effect and the end-to-end latency of the analysed track over time since each run's start,
     /// one line per run; pauses shaded, skips marked, each transition labelled with the rule's
     /// expectation against the median measured; axes in seconds and milliseconds; a legend.
@@ -16,12 +16,17 @@ private struct SVG {
     let results: [PlayoutDelayBenchmark.RunResult]
     let title: String
     let width = 1_200.0
-    let height = 700.0
+    let height = 720.0
     let left = 90.0
     let right = 30.0
     let top = 175.0
-    let bottom = 70.0
+    let bottom = 90.0
 
+    /// What a reader may wonder about: why latency moves a little after the delay does.
+    static let footnote = [
+        "The delay is drawn from the instant each change was asked; latency where frames rendered. Frames already decoded",
+        "ahead (up to 150 ms) keep their render time, so a pause or a skip starts up to that much after the change.",
+    ]
     static let delayColour = "#1f5fbf"
     static let latencyColour = "#e07b00"
     static let pauseColour = "#9a9a9a"
@@ -77,7 +82,10 @@ private struct SVG {
             tick += xStep
         }
         out += "<rect x=\"\(f(left))\" y=\"\(f(top))\" width=\"\(f(plotWidth))\" height=\"\(f(plotHeight))\" fill=\"none\" stroke=\"#333\"/>\n"
-        out += "<text x=\"\(f(left + plotWidth / 2))\" y=\"\(f(height - 18))\" text-anchor=\"middle\">time since the start of each run (s)</text>\n"
+        out += "<text x=\"\(f(left + plotWidth / 2))\" y=\"\(f(top + plotHeight + 44))\" text-anchor=\"middle\">time since the start of each run (s)</text>\n"
+        for (line, text) in Self.footnote.enumerated() {
+            out += "<text x=\"\(f(left))\" y=\"\(f(height - 24 + Double(line) * 16))\" font-size=\"12\" fill=\"#555\">\(escape(text))</text>\n"
+        }
         out += "<text transform=\"translate(24 \(f(top + plotHeight / 2))) rotate(-90)\" text-anchor=\"middle\">delay and latency (ms)</text>\n"
 
         // Pauses shaded, skips marked (every run, translucent: where runs agree it is darker).

@@ -197,3 +197,73 @@ struct PlayoutDelayBenchmarkTests {
         #expect(run.transitions.isEmpty && run.framesDue == 0 && run.gaps.isEmpty)
     }
 }
+
+/// The benchmark's outputs on the synthetic schedule of ``PlayoutDelayBenchmarkTests``, exactly.
+@Suite("PlayoutDelayBenchmark: table, JSON Lines, CSV and SVG")
+struct PlayoutDelayBenchmarkOutputTests {
+    typealias Change = PlayoutDelayBenchmarkTests.Change
+
+    static func results(runs: Int = 1) -> [PlayoutDelayBenchmark.RunResult] {
+        let log = PlayoutDelayBenchmarkTests.log([
+            Change(at: .zero, delay: .milliseconds(200), source: .configured), Change(at: .seconds(2), delay: .seconds(1), source: .override),
+            Change(at: .seconds(5), delay: .milliseconds(100), source: .override),
+        ], seconds: 7)
+        var qos = TrackQoS(kind: .video, codec: .h264)
+        qos.framesRendered = 150
+        qos.framesSkipped = 23
+        qos.delayPauseCount = 1
+        let final = SubscriberQoS(elapsed: .seconds(7), state: .ended, playoutDelay: .init(delay: .milliseconds(100), source: .override), tracks: [.video: qos])
+        return (1...runs).map { PlayoutDelayBenchmark.RunResult(run: $0, log: log, qos: final, analysis: PlayoutDelayBenchmark.analyze(log)) }
+    }
+
+    @Test("the table: one row per transition, in ms, medians with min–max for several runs")
+    func table() {
+        let one = PlayoutDelayBenchmark.table(Self.results())
+        let lines = one.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines[0] == "#  at s    delay ms  mode       pause exp  pause  skip exp  skip  frames skipped  error  settle exp  settle  latency before  latency after")
+        #expect(lines[2] == "1     2  200 → 1000  immediate        800    800         0     0               0      0         800     810             210           1010")
+        #expect(lines[3] == "2     5  1000 → 100  immediate          0      0       900   900              23      0           0      30            1010            110")
+        #expect(lines[5] == "durations in ms; 1 run; video, frame interval 40 ms; frames: 152 rendered + 23 skipped")
+        let three = PlayoutDelayBenchmark.table(Self.results(runs: 3)).split(separator: "\n").map(String.init)
+        #expect(three[2] == "1     2  200 → 1000  immediate        800  800 (800–800)         0        0 (0–0)         0 (0–0)  0 (0–0)         800  810 (810–810)     210 (210–210)  1010 (1010–1010)")
+        #expect(three.last == "durations in ms; median (min–max) over 3 runs; video, frame interval 40 ms; frames: 152 rendered + 23 skipped; 152 rendered + 23 skipped; 152 rendered + 23 skipped")
+        #expect(PlayoutDelayBenchmark.table([]).contains("(no transition: give --schedule)"))
+    }
+
+    @Test("JSON Lines: a transition object per transition, then the benchmark object")
+    func json() {
+        let lines = PlayoutDelayBenchmark.jsonLines(Self.results(runs: 2))
+        #expect(lines.count == 3)
+        #expect(lines[0] == #"{"type":"transition","index":1,"at":2,"before":0.2,"after":1,"source":"override","transition":"immediate","expected":{"pause":0.8,"skip":0,"settle":0.8},"pause":{"median":0.8,"min":0.8,"max":0.8},"skippedDuration":{"median":0,"min":0,"max":0},"skippedFrames":{"median":0,"min":0,"max":0},"error":{"median":0,"min":0,"max":0},"settle":{"median":0.81,"min":0.81,"max":0.81},"latencyBefore":{"median":0.21,"min":0.21,"max":0.21},"latencyAfter":{"median":1.01,"min":1.01,"max":1.01},"runs":2}"#)
+        #expect(lines[2] == #"{"type":"benchmark","runs":2,"track":"video","frameInterval":0.04,"transitions":2,"framesDue":[175,175],"framesRendered":[152,152],"framesSkipped":[23,23],"framesNotRecorded":[0,0],"subscriberFramesRendered":[150,150],"subscriberFramesSkipped":[23,23],"delayPauseCount":[1,1],"freezeCount":[0,0]}"#)
+    }
+
+    @Test("CSV: the header with units, then one row per frame and run")
+    func csv() {
+        let text = PlayoutDelayBenchmark.csv(Self.results(runs: 2))
+        let lines = text.split(separator: "\n").map(String.init)
+        #expect(lines[0] == PlayoutDelayBenchmark.csvHeader)
+        #expect(lines.count == 1 + 2 * 175)
+        // Frame 0: media 0, captured at 1 µs after 1970, arrived at 10 ms, due and shown at 210 ms.
+        #expect(lines[1] == "1,0,video,0,0,0.000001,0.01,0.21,0.21,0,0.2,configured,0.21")
+        #expect(lines[1 + 175 + 100] == "2,0,video,100,4,4.000001,4.01,4.11,5,1,0.1,override,", "a skipped frame: shown when skipped, no latency")
+    }
+
+    @Test("the SVG: one self-contained document with axes, legend and every transition labelled", arguments: [1, 3])
+    func plot(runs: Int) {
+        let svg = PlayoutDelayBenchmark.plot(Self.results(runs: runs))
+        #expect(svg.hasPrefix(#"<svg xmlns="http://www.w3.org/2000/svg" width="1200" height="720""#))
+        #expect(svg.hasSuffix("</svg>\n"))
+        #expect(!svg.contains("href") && !svg.contains("<script") && !svg.contains("<style"), "self-contained")
+        for text in ["time since the start of each run (s)", "delay and latency (ms)", "delay in effect", "end-to-end latency", "pause (render gap)",
+                     "#1 at 2 s: 200 → 1000 ms", "pause exp 800 / meas 800 ms", "#2 at 5 s: 1000 → 100 ms", "skip exp 900 / meas 900 ms, 23 frames"] {
+            #expect(svg.contains(text), "\(text)")
+        }
+        // Per run: the latency in two pieces (broken at the pause; the skip is no gap in render
+        // time), one delay line, one shaded pause, one skip marker.
+        #expect(svg.ranges(of: "stroke=\"#e07b00\"").count == 2 * runs + 1)  // + the legend
+        #expect(svg.ranges(of: "<polyline").count == 3 * runs)
+        #expect(svg.ranges(of: "<path d=").count == runs + 1)
+        #expect(svg.ranges(of: "fill=\"#9a9a9a\"").count == runs + 1)
+    }
+}

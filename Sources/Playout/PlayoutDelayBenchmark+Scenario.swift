@@ -65,16 +65,16 @@ extension PlayoutDelayBenchmark {
             )
         }
 
-        /// Plays every run in turn; `progress` is called with each run's number (from 1) as it
-        /// starts.
+        /// Plays every run in turn; `progress` is called with each run's number (from 1) once
+        /// it has ended.
         ///
         /// - Throws: ``PlayoutError`` (or the subscriber's and publisher's errors) when a run
         ///   cannot start, or ends failed.
         public func run(progress: (Int) -> Void = { _ in }) throws -> [RunResult] {
             var results: [RunResult] = []
             for run in 1...max(1, runs) {
-                progress(run)
                 results.append(try play(run: run))
+                progress(run)
             }
             return results
         }

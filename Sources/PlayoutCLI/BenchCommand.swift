@@ -114,7 +114,7 @@ struct PlayoutDelayBenchCommand: ParsableCommand {
                 }
             }
             let results = try scenario.run { run in
-                writeError("playout bench playout-delay: run \(run) of \(runs)…\n")
+                writeError("playout bench playout-delay: run \(run) of \(runs) done\n")
             }
             if json {
                 for line in PlayoutDelayBenchmark.jsonLines(results) { writeOut(line + "\n") }

@@ -137,6 +137,11 @@ struct BenchBinaryTests {
         #expect(Date().timeIntervalSince(started) < 10)
     }
 
+    @Test("a source that cannot be opened fails the first run in one line")
+    func unreadableSource() throws {
+        try CLIBinaryTests.expectOneLineFailure(["bench", "playout-delay", "/nonexistent-playout-dir/stream.sdp", "--repeat", "3"], mentioning: ["cannot read /nonexistent-playout-dir/stream.sdp"])
+    }
+
     /// Runs a program and returns its status and output.
     func run(_ path: String, _ arguments: [String]) throws -> (status: Int32, stdout: Data, stderr: String) {
         let process = Process()

@@ -217,8 +217,8 @@ final class PlayoutLoop<C: PlayoutClock>: @unchecked Sendable {
                 arrival: frame.lastArrival, due: decoded.renderAt, shown: presented, skipped: false, delay: schedule.delay, source: schedule.source,
                 endToEndLatency: capture.map { .nanoseconds(wall - $0) }
             ))
+            frameIndex += 1
         }
-        if frameLog != nil { frameIndex += 1 }
         track.finished(frame, decoder: decoder.statistics) { playback in
             guard let presented else { return }
             playback.framesPresented += pictures

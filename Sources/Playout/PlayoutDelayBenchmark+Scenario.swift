@@ -70,17 +70,20 @@ extension PlayoutDelayBenchmark {
         ///
         /// - Throws: ``PlayoutError`` (or the subscriber's and publisher's errors) when a run
         ///   cannot start, or ends failed.
-        public func run(progress: (Int) -> Void = { _ in }) throws -> [RunResult] {
+        ///   `stop`, when given and stopped (from any thread, e.g. on Ctrl-C), ends the run under
+        ///   way at once and plays no more: what was played is returned, the last run cut short.
+        public func run(stop: Stop? = nil, progress: (Int) -> Void = { _ in }) throws -> [RunResult] {
             var results: [RunResult] = []
             for run in 1...max(1, runs) {
-                results.append(try play(run: run))
+                if stop?.isStopped == true { break }
+                results.append(try play(run: run, stop: stop))
                 progress(run)
             }
             return results
         }
 
-        /// One run: a fresh subscriber (and publisher), played to the end.
-        private func play(run: Int) throws -> RunResult {
+        /// One run: a fresh subscriber (and publisher), played to the end (or until `stop`).
+        private func play(run: Int, stop: Stop?) throws -> RunResult {
             var publisher: Publisher?
             let subscriber: Subscriber
             if let source {
@@ -96,6 +99,8 @@ extension PlayoutDelayBenchmark {
                 subscriber = try Subscriber(sessionDescription: sender.sessionDescription, options: subscriberOptions)
             }
             try subscriber.start()
+            stop?.watch(subscriber)
+            defer { stop?.watch(nil) }
             do {
                 try publisher?.start()
             } catch {
@@ -108,7 +113,39 @@ extension PlayoutDelayBenchmark {
             _ = try? publisher?.waitUntilEnded()
             if case .failed(let reason) = final.state { throw PlayoutError(.invalidSource, "run \(run): \(reason)") }
             let log = subscriber.frameLog?.snapshot() ?? FrameLog.Snapshot(start: .init(nanoseconds: 0), frames: [], changes: [])
-            return RunResult(run: run, log: log, qos: final, analysis: PlayoutDelayBenchmark.analyze(log))
+            var result = RunResult(run: run, log: log, qos: final, analysis: PlayoutDelayBenchmark.analyze(log))
+            result.stoppedEarly = stop?.isStopped ?? false
+            return result
+        }
+    }
+
+    /// Ends a ``Scenario/run(stop:progress:)`` early, from any thread: the run under way stops
+    /// as ``Subscriber/stop()`` does, and no other starts.
+    public final class Stop: Sendable {
+        private let state = LockedValue<(stopped: Bool, subscriber: Subscriber?)>((false, nil))
+
+        /// A handle not yet stopped.
+        public init() {}
+
+        /// Whether ``stop()`` was called.
+        public var isStopped: Bool { state.withLock(\.stopped) }
+
+        /// Stops the run under way and every later one.
+        public func stop() {
+            let subscriber = state.withLock { state in
+                state.stopped = true
+                return state.subscriber
+            }
+            subscriber?.stop()
+        }
+
+        /// The subscriber of the run under way (nil: none); stopped at once when ``stop()`` came first.
+        func watch(_ subscriber: Subscriber?) {
+            let stopNow = state.withLock { state in
+                state.subscriber = subscriber
+                return state.stopped
+            }
+            if stopNow { subscriber?.stop() }
         }
     }
 
@@ -122,6 +159,8 @@ extension PlayoutDelayBenchmark {
         public var qos: SubscriberQoS
         /// The transitions measured.
         public var analysis: Run
+        /// Whether ``Stop/stop()`` ended it before its duration.
+        public var stoppedEarly = false
 
         /// A result with these parts.
         public init(run: Int, log: FrameLog.Snapshot, qos: SubscriberQoS, analysis: Run) {

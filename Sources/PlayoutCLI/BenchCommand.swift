@@ -1,4 +1,5 @@
 import ArgumentParser
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -25,7 +26,7 @@ struct PlayoutDelayBenchCommand: ParsableCommand {
             fps, bitrate and impairment options apply). Each run is a fresh subscription; runs use --seed, \
             --seed + 1, … unless --same-seed. Prints one row per transition (medians over the runs, with \
             min–max); --json writes JSON Lines ("transition" objects and one "benchmark" object); --csv one \
-            row per frame and run; --plot an SVG picture.
+            row per frame and run; --plot an SVG picture. Ctrl-C ends the run under way and reports what was played.
             """
     )
 
@@ -113,8 +114,16 @@ struct PlayoutDelayBenchCommand: ParsableCommand {
                     throw PlayoutError(.invalidOption, "\(option) \(path): cannot be written (\(String(cString: strerror(errno))))")
                 }
             }
-            let results = try scenario.run { run in
+            // Ctrl-C ends the run under way and reports what was played.
+            let stop = PlayoutDelayBenchmark.Stop()
+            let interrupt = onInterrupt { stop.stop() }
+            defer { interrupt.cancel() }
+            let results = try scenario.run(stop: stop) { run in
                 writeError("playout bench playout-delay: run \(run) of \(runs) done\n")
+            }
+            if stop.isStopped {
+                let cut = results.last?.stoppedEarly == true ? ", the last cut short" : ""
+                writeError("playout bench playout-delay: interrupted after \(results.count) of \(runs) runs\(cut)\n")
             }
             if json {
                 for line in PlayoutDelayBenchmark.jsonLines(results) { writeOut(line + "\n") }

@@ -142,6 +142,40 @@ struct BenchBinaryTests {
         try CLIBinaryTests.expectOneLineFailure(["bench", "playout-delay", "/nonexistent-playout-dir/stream.sdp", "--repeat", "3"], mentioning: ["cannot read /nonexistent-playout-dir/stream.sdp"])
     }
 
+    @Test("Ctrl-C after the first run: the run under way ends at once and what was played is reported")
+    func interrupted() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let process = Process()
+        process.executableURL = root.appendingPathComponent(".build/debug/playout")
+        process.arguments = ["bench", "playout-delay", "--size", "320x240", "--bitrate", "300k", "--duration", "3s", "--repeat", "3", "--schedule", "1s@1s/1s", "--json"]
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        // Wait for the event (the first run's end on stderr), not for a time.
+        var stderr = ""
+        while !stderr.contains("run 1 of 3 done") {
+            let chunk = err.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { break }
+            stderr += String(decoding: chunk, as: UTF8.self)
+        }
+        let interruptedAt = Date()
+        process.interrupt()
+        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        stderr += String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(stderr)")
+        #expect(Date().timeIntervalSince(interruptedAt) < 2.5, "the 3 s run under way ended early")
+        // The signal lands before the second run starts (1 run reported) or during it (2, the
+        // second cut short); the machine's load decides which.
+        let (transitions, benchmark) = try Self.objects(stdout)
+        let runs = try #require(benchmark["runs"] as? Int)
+        #expect(runs == 1 || runs == 2)
+        #expect(stderr.contains("interrupted after \(runs) of 3 runs" + (runs == 2 ? ", the last cut short" : "") + "\n"), "\(stderr)")
+        #expect(transitions.count == 2, "the first run's two transitions: \(stdout)")
+    }
+
     /// Runs a program and returns its status and output.
     func run(_ path: String, _ arguments: [String]) throws -> (status: Int32, stdout: Data, stderr: String) {
         let process = Process()

@@ -52,7 +52,8 @@ private struct SVG {
     mutating func render() -> String {
         let series = results.map(points)
         let end = max(1, series.flatMap { $0.map(\.t) }.max() ?? 1, results.flatMap { $0.analysis.transitions.map(\.at.seconds) }.max() ?? 0)
-        let highest = max(100, series.flatMap { $0.flatMap { [$0.delay, $0.latency ?? 0] } }.max() ?? 100)
+        let asked = results.flatMap { $0.log.changes.map { $0.delay.delay.seconds * 1_000 } }
+        let highest = max(100, series.flatMap { $0.flatMap { [$0.delay, $0.latency ?? 0] } }.max() ?? 100, asked.max() ?? 0)
         let xStep = Self.niceStep(end / 12)
         let xMax = (end / xStep).rounded(.up) * xStep
         let yStep = Self.niceStep(highest / 8)
@@ -88,6 +89,9 @@ private struct SVG {
         }
         out += "<text transform=\"translate(24 \(f(top + plotHeight / 2))) rotate(-90)\" text-anchor=\"middle\">delay and latency (ms)</text>\n"
 
+        // What is drawn over time stays inside the plot area.
+        out += "<defs><clipPath id=\"plot\"><rect x=\"\(f(left))\" y=\"\(f(top))\" width=\"\(f(plotWidth))\" height=\"\(f(plotHeight))\"/></clipPath></defs>\n"
+        out += "<g clip-path=\"url(#plot)\">\n"
         // Pauses shaded, skips marked (every run, translucent: where runs agree it is darker).
         let opacity = results.count > 1 ? 0.45 / Double(results.count) + 0.1 : 0.3
         for result in results {
@@ -126,23 +130,40 @@ private struct SVG {
                 out += "<polyline fill=\"none\" stroke=\"\(Self.latencyColour)\" stroke-width=\"1.5\" stroke-opacity=\"0.9\" points=\"\(piece.joined(separator: " "))\"/>\n"
             }
         }
+        out += "</g>\n"
         // Transitions: a dashed line where each was asked, and its label above the plot.
         let summaries = PlayoutDelayBenchmark.summarize(results.map(\.analysis))
-        for (index, summary) in summaries.enumerated() {
+        // Labels go in the first of two rows where they clear the previous label (7.5 px a
+        // character at 13 px); when neither row is clear, only "#n" is written, at the line —
+        // the table has the numbers. Anchored so they stay inside the picture.
+        var rowEnds = [-Double.infinity, -Double.infinity]
+        for summary in summaries {
             let transition = summary.transition
             let at = x(transition.at.seconds)
             out += "<line x1=\"\(f(at))\" y1=\"\(f(top - 6))\" x2=\"\(f(at))\" y2=\"\(f(top + plotHeight))\" stroke=\"#222\" stroke-dasharray=\"4 4\"/>\n"
-            // Labels alternate between two rows so neighbours do not overlap; anchored so they
-            // stay inside the picture.
-            let row = Double(index % 2)
-            let baseline = 104 + row * 34
-            let anchor = at > width - 260 ? "end" : (at < left + 120 ? "start" : "middle")
+            var lines = labelLines(summary)
+            let labelWidth = Double(max(lines.0.count, lines.1.count)) * 7.5
+            let anchor = at + labelWidth / 2 > width - 10 ? "end" : (at - labelWidth / 2 < 10 ? "start" : "middle")
             let textX = anchor == "end" ? at + 4 : (anchor == "start" ? at - 4 : at)
-            let lines = labelLines(summary)
-            out += "<line x1=\"\(f(at))\" y1=\"\(f(baseline + 22))\" x2=\"\(f(at))\" y2=\"\(f(top - 6))\" stroke=\"#222\"/>\n"
-            out += "<text x=\"\(f(textX))\" y=\"\(f(baseline))\" text-anchor=\"\(anchor)\" font-size=\"13\">"
+            let extent = anchor == "end" ? (textX - labelWidth, textX) : (anchor == "start" ? (textX, textX + labelWidth) : (at - labelWidth / 2, at + labelWidth / 2))
+            var row = rowEnds.firstIndex { $0 + 12 < extent.0 }
+            var labelX = textX
+            var labelAnchor = anchor
+            if row == nil {
+                // No room: the number only, in the row that ends first.
+                row = rowEnds[0] <= rowEnds[1] ? 0 : 1
+                lines = ("#\(transition.index + 1)", "")
+                (labelX, labelAnchor) = (at, "middle")
+                rowEnds[row!] = max(rowEnds[row!], at + 15)
+            } else {
+                rowEnds[row!] = extent.1
+            }
+            let baseline = 104 + Double(row!) * 34
+            out += "<line x1=\"\(f(at))\" y1=\"\(f(baseline + (lines.1.isEmpty ? 6 : 22)))\" x2=\"\(f(at))\" y2=\"\(f(top - 6))\" stroke=\"#222\"/>\n"
+            out += "<text x=\"\(f(labelX))\" y=\"\(f(baseline))\" text-anchor=\"\(labelAnchor)\" font-size=\"13\">"
             out += "<tspan font-weight=\"bold\">\(escape(lines.0))</tspan>"
-            out += "<tspan x=\"\(f(textX))\" dy=\"16\">\(escape(lines.1))</tspan></text>\n"
+            if !lines.1.isEmpty { out += "<tspan x=\"\(f(labelX))\" dy=\"16\">\(escape(lines.1))</tspan>" }
+            out += "</text>\n"
         }
         out += legend()
         out += "</svg>\n"

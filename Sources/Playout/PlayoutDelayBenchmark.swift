@@ -9,13 +9,20 @@ public import PlayoutCore
 /// ``Run``; ``summarize(_:)`` folds several runs of the same schedule into medians, minima and
 /// maxima per transition. `playout bench playout-delay` prints what they return.
 ///
+/// What is expected, per transition: the rule applied to a continuous stream, so transitions
+/// compose as DESIGN.md says — an increase cut short by the next change pauses only until then,
+/// and a decrease during a pause skips only what became late (``Expectation/init(before:after:transition:)``
+/// is one change on its own).
+///
 /// What is measured, per transition (every change of the delay asked for after the start):
 /// - **pause**: over the render gaps that end between this transition and the next, the sum of
 ///   what each gap lasted beyond the media it covers, counting only gaps that exceed it by more
 ///   than half a frame interval (shorter ones are render jitter), plus, during a gradual
 ///   change, the interval × rate / (1 − rate) it stretches every gap by. Gaps
 ///   are taken between frames rendered on time (within ``onTimeTolerance`` of their due time),
-///   so a frame the machine presented late is not read as a pause followed by a skip;
+///   so a frame the machine presented late is not read as a pause followed by a skip. A gap
+///   during which a later change arrived after rendering had stopped, and frames were skipped,
+///   is split there: its pause belongs to the change that started it, its skip to the later one;
 /// - **skip**: the same for gaps shorter than their media (skipped media), and the frames
 ///   skipped in that window;
 /// - **error**: (pause − skip measured) − (pause − skip expected);
@@ -148,6 +155,12 @@ public enum PlayoutDelayBenchmark {
         var skeletons: [(at: Duration, next: Duration, before: Duration, change: DelayChangeRecord, expected: Expectation)] = []
         var inEffect = changes.first?.delay.delay ?? .zero
         var ramp: (from: Duration, to: Duration, at: Duration, rate: Double)?
+        // The rule on a continuous stream: the render front F (the local time of the media
+        // rendered last) never goes back; at a change to d, media before t − d is late (skipped
+        // at once), and rendering waits while F + d is ahead of t (paused). So a change cut
+        // short by the next one pauses only until then, and a decrease during a pause skips
+        // only what became late (DESIGN.md: transitions compose).
+        var front = changes.first.map { since($0.at) - $0.delay.delay } ?? .zero
         for index in changes.indices.dropFirst() {
             let change = changes[index]
             let at = since(change.at)
@@ -157,7 +170,16 @@ public enum PlayoutDelayBenchmark {
             if case .gradual(let rate) = change.delay.transition { ramp = (before, after, at, rate) } else { ramp = nil }
             inEffect = after
             let next = index + 1 < changes.count ? since(changes[index + 1].at) : Duration.seconds(1 << 40)
-            skeletons.append((at, next, before, change, Expectation(before: before, after: after, transition: change.delay.transition)))
+            var expected = Expectation(before: before, after: after, transition: change.delay.transition)
+            // The front just before: where the previous pause (if any) held it, or t − delay.
+            front = max(front, at - before)
+            if case .immediate = change.delay.transition {
+                let skip = max(.zero, (at - after) - front)
+                front = max(front, at - after)
+                let pause = min(max(.zero, front + after - at), next - at)
+                expected = Expectation(pause: pause, skip: skip, settle: pause)
+            }
+            skeletons.append((at, next, before, change, expected))
         }
 
         // Render gaps between frames rendered on time (a frame the machine presented late would
@@ -169,6 +191,21 @@ public enum PlayoutDelayBenchmark {
         for (a, b) in zip(onTime, onTime.dropFirst()) {
             let excess = a.shown.duration(to: b.shown) - (b.mediaTime - a.mediaTime)
             let to = since(b.shown)
+            // A decrease that came while a pause was under way: rendering stopped until that
+            // change (the pause, in the window of the change that started it), then the media
+            // jumped (the skip, in the decrease's window).
+            // (A change that came more than a frame interval after the last render found
+            // rendering stopped already.)
+            let within = skeletons.filter { $0.at > since(a.shown) + interval && $0.at <= to }
+            let skippedInside = frames.contains { $0.skipped && $0.mediaTime > a.mediaTime && $0.mediaTime < b.mediaTime }
+            if skippedInside, let last = within.last {
+                let paused = (last.at - since(a.shown)) - interval
+                if paused > interval / 2 {
+                    gaps.append(Gap(from: since(a.shown), to: last.at - .nanoseconds(1), excess: paused))
+                    gaps.append(Gap(from: last.at, to: to, excess: excess - paused))
+                    continue
+                }
+            }
             var threshold = interval / 2
             for skeleton in skeletons where to >= skeleton.at && to < min(skeleton.next, skeleton.at + skeleton.expected.settle + interval) {
                 if case .gradual(let rate) = skeleton.change.delay.transition, rate < 1 { threshold += interval * (rate / (1 - rate)) }

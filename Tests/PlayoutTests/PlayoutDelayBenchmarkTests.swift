@@ -149,6 +149,26 @@ struct PlayoutDelayBenchmarkTests {
         #expect(run.transitions[1].skippedFrames == 5)
     }
 
+    @Test("a decrease during a pause ends it early and skips what became late: 200 ms → 1 s at 2 s, → 200 ms at 2.5 s")
+    func composed() throws {
+        let log = Self.log([
+            Change(at: .zero, delay: .milliseconds(200), source: .configured), Change(at: .seconds(2), delay: .seconds(1), source: .override),
+            Change(at: .milliseconds(2_500), delay: .milliseconds(200), source: .configured),
+        ], seconds: 5)
+        let run = PlayoutDelayBenchmark.analyze(log)
+        try #require(run.transitions.count == 2)
+        // The rule: the pause lasts until the decrease (500 ms, not 800), which then skips the
+        // media that became late (500 ms); pause − skip = 0 = the net change.
+        #expect(run.transitions.map(\.expected) == [.init(pause: .milliseconds(500), skip: .zero, settle: .milliseconds(500)), .init(pause: .zero, skip: .milliseconds(500), settle: .zero)])
+        // One render gap, 1.97 s → 2.53 s, over 560 ms of media: rendering stopped after the
+        // frame at 1.97 s (one interval later) until 2.5 s — 490 ms — then jumped 490 ms.
+        #expect(run.transitions.map(\.pause) == [.milliseconds(490), .zero])
+        #expect(run.transitions.map(\.skippedDuration) == [.zero, .milliseconds(490)])
+        #expect(run.transitions.map(\.skippedFrames) == [0, 13])
+        #expect(run.transitions.map(\.error) == [.milliseconds(-10), .milliseconds(10)])
+        #expect(run.gaps.map(\.excess) == [.milliseconds(490), .milliseconds(-490)])
+    }
+
     @Test("the rule's expectations", arguments: [
         (Duration.seconds(1), Duration.seconds(5), PlayoutDelayTransition.immediate, PlayoutDelayBenchmark.Expectation(pause: .seconds(4), skip: .zero, settle: .seconds(4))),
         (.seconds(5), .seconds(1), .immediate, .init(pause: .zero, skip: .seconds(4), settle: .zero)),

@@ -10,10 +10,11 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 
 # Debian packages: FFmpeg's libraries and CLI (interop tests), libsrtp2, OpenSSL's libcrypto
-# (SRTP's ciphers), pkg-config; the telemetry servers the integration tests start themselves on
-# loopback (InfluxDB 1.6, VictoriaMetrics for Influx v2 and Graphite, Prometheus and its promtool).
+# (SRTP's ciphers), pkg-config, librsvg2-bin (rsvg-convert: the benchmark's SVG is rendered in
+# tests); the telemetry servers the integration tests start themselves on loopback (InfluxDB 1.6,
+# VictoriaMetrics for Influx v2 and Graphite, Prometheus and its promtool).
 DEBIAN_PACKAGES := libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev \
-                   libsrtp2-dev libssl-dev pkg-config ffmpeg \
+                   libsrtp2-dev libssl-dev pkg-config ffmpeg librsvg2-bin \
                    influxdb victoria-metrics prometheus
 
 # Warnings are errors in our targets, and every import must be a declared dependency.

@@ -114,6 +114,14 @@ let package = Package(
             swiftSettings: settings
         ),
 
+        .executableTarget(
+            name: "PlayoutDelayBench",
+            dependencies: ["Playout"],
+            path: "Samples/PlayoutDelayBench",
+            exclude: ["README.md"],
+            swiftSettings: settings
+        ),
+
         // libFuzzer harnesses: plain targets (an executable target would rename `main`), linked
         // with -sanitize=fuzzer by `make fuzz`.
         .target(name: "PlayoutFuzz", dependencies: ["PlayoutRTP", "PlayoutCore", "PlayoutTelemetry"], path: "Tests/Fuzz/PlayoutFuzz", exclude: ["Seeds", "Crashers"], swiftSettings: settings),

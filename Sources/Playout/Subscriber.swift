@@ -60,14 +60,19 @@ public final class Subscriber: @unchecked Sendable {
         public var telemetry: TelemetryInstrument?
         /// The tracker's name in the engine's log lines.
         public var telemetryTrackerName = "subscriber"
+        /// How many frames ``Subscriber/frameLog`` records for benchmarking (0, the default:
+        /// no log). Reserved at the start; frames beyond it are counted, not recorded.
+        public var frameLogCapacity: Int
 
         /// Options with the documented defaults: 230 ms delay, no duration, 1 s samples.
         public init(
             playoutDelay: PlayoutDelay.Configuration = .init(), duration: Duration? = nil, qosInterval: Duration = .seconds(1),
             stallTimeout: Duration = .seconds(1), srtpKey: SRTPKeyingMaterial? = nil, decoderThreads: Int = 1,
-            overrides: [ScheduledOverride] = [], observerQueueCapacity: Int = 64, telemetry: TelemetryInstrument? = nil
+            overrides: [ScheduledOverride] = [], observerQueueCapacity: Int = 64, telemetry: TelemetryInstrument? = nil,
+            frameLogCapacity: Int = 0
         ) {
             self.telemetry = telemetry
+            self.frameLogCapacity = frameLogCapacity
             self.overrides = overrides
             self.playoutDelay = playoutDelay
             self.duration = duration
@@ -245,6 +250,13 @@ public final class Subscriber: @unchecked Sendable {
     /// whole run).
     public func waitUntilEnded() -> SubscriberQoS {
         lifecycle.wait()
+    }
+
+    /// The per-frame record of the run, when ``Options/frameLogCapacity`` asked for one (nil
+    /// before ``start()``). Read it after ``waitUntilEnded()``: a snapshot taken while playing
+    /// makes the next frame's append copy the log.
+    public var frameLog: FrameLog? {
+        parts.withLock { $0.subscription?.frameLog }
     }
 
     /// A QoS sample now (on demand; rates since the last periodic sample).

@@ -406,6 +406,11 @@ public struct TrackPlayout {
         scheduler.delayInEffect(at: now)
     }
 
+    /// When a frame of `mediaTime` is due under the delay in effect (the scheduler's rule).
+    public func dueTime(for mediaTime: Duration) -> MonotonicInstant {
+        scheduler.renderTime(for: mediaTime, timeline: timeline)
+    }
+
     /// Depacketizes `released` (emptied, its capacity kept), then says what to do at `now`: a
     /// frame to render or skip, or the instant to poll again (the earlier of the next render and
     /// `bufferDeadline`, the jitter buffer's next loss deadline).

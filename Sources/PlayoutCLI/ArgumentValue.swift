@@ -47,7 +47,8 @@ extension PlayoutCommand {
     static let argumentValueTypes: [any ArgumentValue.Type] = [
         DurationArgument.self, RunLength.self, PercentageArgument.self, BitRateArgument.self, BurstLossArgument.self,
         VideoCodecArgument.self, PictureSizeArgument.self, SinkArgument.self, OverrideArgument.self, SRTPKeyArgument.self,
-        DestinationArgument.self, TelemetrySpec.self, TagArgument.self,
+        DestinationArgument.self, TelemetrySpec.self, TagArgument.self, ScheduleArgument.self, TransitionArgument.self,
+        OutputPathArgument.self, SVGPathArgument.self,
     ]
 
     /// The one-line message for a command-line error: swift-argument-parser's own, except that

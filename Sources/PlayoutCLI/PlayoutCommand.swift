@@ -15,7 +15,7 @@ struct PlayoutCommand: ParsableCommand {
             lines (libx264's among them) appear from debug on.
             """,
         version: PlayoutVersion.current,
-        subcommands: [SubscribeCommand.self, PublishCommand.self, DemoCommand.self, VersionCommand.self]
+        subcommands: [SubscribeCommand.self, PublishCommand.self, DemoCommand.self, BenchCommand.self, VersionCommand.self]
     )
 
     /// Sets up logging, then parses and runs the command line. A mistake in it is one line on

@@ -46,6 +46,8 @@ final class PlayoutLoop<C: PlayoutClock>: @unchecked Sendable {
         var pictures: [RetainedFrame]
         /// Decoded bytes held (YUV 4:2:0 pictures, float samples).
         var bytes: Int
+        /// The delay it was scheduled with and its source, when the frame log is kept.
+        var scheduledDelay: (delay: Duration, source: PlayoutDelaySource)?
     }
 
     let track: SubscribedTrack
@@ -63,13 +65,16 @@ final class PlayoutLoop<C: PlayoutClock>: @unchecked Sendable {
     /// clock decoding takes no time, so a simulation decides the same way every run).
     private var decodeTime: Duration = .zero
     private var decodes = 0
+    /// The benchmark's per-frame record (nil: not kept) and the next frame's index in it.
+    private let frameLog: FrameLog?
+    private var frameIndex = 0
 
     /// The loop of `track`, presenting into `renderer`; `start` is the subscription's start (time
     /// zero of a remuxed file) and `wallClock` the wall clock in nanoseconds since 1970 (for
     /// end-to-end latency against the sender's capture times).
     init(
         track: SubscribedTrack, renderer: Renderer, clock: C, start: MonotonicInstant, decoderThreads: Int,
-        wallClock: @escaping @Sendable () -> Int64, ahead: DecodeAhead = DecodeAhead()
+        wallClock: @escaping @Sendable () -> Int64, ahead: DecodeAhead = DecodeAhead(), frameLog: FrameLog? = nil
     ) throws {
         let setup = track.decoderSetup
         decoder = try FFmpegDecoder(
@@ -82,6 +87,7 @@ final class PlayoutLoop<C: PlayoutClock>: @unchecked Sendable {
         self.start = start
         self.wallClock = wallClock
         self.ahead = ahead
+        self.frameLog = frameLog
     }
 
     /// Whether the loop holds no decoded frame (with the pipeline empty too, the track drained).
@@ -130,14 +136,21 @@ final class PlayoutLoop<C: PlayoutClock>: @unchecked Sendable {
                 } catch {
                     logger.debug("\(track.kind.rawValue) frame at \(frame.mediaTime) did not decode: \(error)")
                 }
-                decoded.append(Decoded(frame: frame, renderAt: renderAt, pictures: pictures, bytes: bytes))
+                var scheduled: (Duration, PlayoutDelaySource)?
+                if frameLog != nil {
+                    let schedule = track.schedule(of: frame.mediaTime, due: renderAt)
+                    scheduled = (schedule.delay, schedule.source)
+                }
+                decoded.append(Decoded(frame: frame, renderAt: renderAt, pictures: pictures, bytes: bytes, scheduledDelay: scheduled))
                 decodedBytes += bytes
                 remux(frame, renderAt: renderAt, picture: pictures.first)
             case .skip(let frame, .decodeWithoutRender):
+                logSkip(frame, at: now)
                 try? decoder.decode(frame, output: false)
                 remux(frame, renderAt: nil, picture: nil)
                 track.finished(frame, decoder: decoder.statistics) { _ in }
             case .skip(let frame, _):
+                logSkip(frame, at: now)
                 track.finished(frame, decoder: decoder.statistics) { _ in }
             case .wait(let instant):
                 if decoded.isEmpty { return .poll(until: instant, generation: generation) }
@@ -198,6 +211,14 @@ final class PlayoutLoop<C: PlayoutClock>: @unchecked Sendable {
         let capture = presented == nil ? nil : track.captureTime(of: frame.mediaTime)
         let wall = wallClock()
         let now = clock.now
+        if let frameLog, let presented, let schedule = decoded.scheduledDelay {
+            frameLog.record(FrameRecord(
+                track: track.index, kind: track.kind, index: frameIndex, mediaTime: frame.mediaTime.duration, captureTime: capture,
+                arrival: frame.lastArrival, due: decoded.renderAt, shown: presented, skipped: false, delay: schedule.delay, source: schedule.source,
+                endToEndLatency: capture.map { .nanoseconds(wall - $0) }
+            ))
+            frameIndex += 1
+        }
         track.finished(frame, decoder: decoder.statistics) { playback in
             guard let presented else { return }
             playback.framesPresented += pictures
@@ -212,6 +233,18 @@ final class PlayoutLoop<C: PlayoutClock>: @unchecked Sendable {
             }
             if let size { (playback.width, playback.height) = size }
         }
+    }
+
+    /// Records a skipped frame in the frame log, when one is kept.
+    private func logSkip(_ frame: EncodedFrame, at now: MonotonicInstant) {
+        guard let frameLog else { return }
+        let schedule = track.schedule(of: frame.mediaTime)
+        frameLog.record(FrameRecord(
+            track: track.index, kind: track.kind, index: frameIndex, mediaTime: frame.mediaTime.duration,
+            captureTime: track.captureTime(of: frame.mediaTime), arrival: frame.lastArrival, due: schedule.due, shown: now, skipped: true,
+            delay: schedule.delay, source: schedule.source, endToEndLatency: nil
+        ))
+        frameIndex += 1
     }
 
     /// Hands a decoded frame to the renderer's remux output, stamped with its render time since

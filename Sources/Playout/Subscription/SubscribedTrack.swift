@@ -58,11 +58,13 @@ final class SubscribedTrack: @unchecked Sendable {
     private var loopIdle = false  // playoutLock
     private var appliedDelay: Duration  // playoutLock
     private var appliedTransition = PlayoutDelayTransition.immediate  // playoutLock
+    private var appliedSource = PlayoutDelaySource.configured  // playoutLock
     /// What the jitter buffer released, on its way to the playout half (playout thread only).
     private var released: [TrackReceiver.Release] = []
     private let wake = ConditionLock()
     private var delay: Duration  // wake
     private var transition = PlayoutDelayTransition.immediate  // wake
+    private var source = PlayoutDelaySource.configured  // wake
     private var stopping = false  // wake
     /// Bumped by everything that can change what a poll returns (packets, a delay change, a
     /// stop), so the playout loop never sleeps through one.
@@ -175,10 +177,11 @@ final class SubscribedTrack: @unchecked Sendable {
 
     /// The delay in effect changed (any thread); the playout side moves to it by `transition`
     /// from its next poll.
-    func setDelay(_ delay: Duration, transition: PlayoutDelayTransition = .immediate) {
+    func setDelay(_ delay: Duration, transition: PlayoutDelayTransition = .immediate, source: PlayoutDelaySource = .configured) {
         wake.withLock {
             self.delay = delay
             self.transition = transition
+            self.source = source
         }
         signal()
     }
@@ -203,7 +206,7 @@ final class SubscribedTrack: @unchecked Sendable {
     /// with the generation it saw; nil once stopping. `loopHoldsNothing`: the loop has no decoded
     /// frame waiting (with an idle pipeline, the track is drained). Playout thread.
     func poll(now: MonotonicInstant, lead: Duration?, loopHoldsNothing: Bool) -> (action: TrackPipeline.Action, generation: Int)? {
-        let (seen, delay, transition, stop) = wake.withLock { (generation, self.delay, self.transition, stopping) }
+        let (seen, delay, transition, source, stop) = wake.withLock { (generation, self.delay, self.transition, self.source, stopping) }
         guard !stop else { return nil }
         // The intake side for as long as pointers move; then depacketize and schedule apart.
         let deadline = intake.withLock {
@@ -215,6 +218,7 @@ final class SubscribedTrack: @unchecked Sendable {
                 playout.setDelay(delay, transition: transition, now: now)
                 (appliedDelay, appliedTransition) = (delay, transition)
             }
+            appliedSource = source
             let action = playout.poll(now: now, lead: lead, released: &released, bufferDeadline: deadline)
             if case .idle = action { loopIdle = loopHoldsNothing } else { loopIdle = false }
             return action
@@ -250,6 +254,16 @@ final class SubscribedTrack: @unchecked Sendable {
         playoutLock.withLock {
             update(&playback)
             playback.decoder = decoder
+        }
+    }
+
+    /// For the frame log: when a frame of `mediaTime` is due under the schedule now (or `due`,
+    /// when the scheduler already said), the delay that puts it there (due − localTime(mediaTime))
+    /// and the source of the delay applied now (playout thread).
+    func schedule(of mediaTime: MediaTime, due: MonotonicInstant? = nil) -> (due: MonotonicInstant, delay: Duration, source: PlayoutDelaySource) {
+        playoutLock.withLock {
+            let due = due ?? playout.dueTime(for: mediaTime.duration)
+            return (due, playout.timeline.localTime(for: mediaTime.duration).duration(to: due), appliedSource)
         }
     }
 

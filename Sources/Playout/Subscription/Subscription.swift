@@ -16,6 +16,8 @@ final class Subscription<C: PlayoutClock>: @unchecked Sendable {
     let tracks: [SubscribedTrack]
     let loops: [PlayoutLoop<C>]
     let renderer: Renderer
+    /// The per-frame record, when ``Subscriber/Options/frameLogCapacity`` asks for one.
+    let frameLog: FrameLog?
     private let machine: LockedValue<SubscriptionStateMachine>
     private let logger = Logger(label: "playout.subscriber")
     /// The scheduled overrides held now (control thread).
@@ -37,16 +39,22 @@ final class Subscription<C: PlayoutClock>: @unchecked Sendable {
         self.delivery = delivery
         self.tracks = tracks
         self.renderer = renderer
+        let frameLog = options.frameLogCapacity > 0 ? FrameLog(capacity: options.frameLogCapacity, start: start) : nil
+        self.frameLog = frameLog
         loops = try tracks.map { track in
-            try PlayoutLoop(track: track, renderer: renderer, clock: clock, start: start, decoderThreads: options.decoderThreads, wallClock: wallClock)
+            try PlayoutLoop(
+                track: track, renderer: renderer, clock: clock, start: start, decoderThreads: options.decoderThreads, wallClock: wallClock,
+                frameLog: frameLog
+            )
         }
         var machine = SubscriptionStateMachine(configuration: .init(
             qosInterval: options.qosInterval, stallTimeout: options.stallTimeout, duration: options.duration, overrides: options.overrides
         ))
         let actions = machine.start(now: start) + machine.opened()
         self.machine = LockedValue(machine)
-        delayWatch = delayController.effectiveDelay.subscribe { [tracks, delivery] effective in
-            for track in tracks { track.setDelay(effective.delay, transition: effective.transition) }
+        delayWatch = delayController.effectiveDelay.subscribe { [tracks, delivery, clock] effective in
+            frameLog?.record(DelayChangeRecord(at: clock.now, delay: effective))
+            for track in tracks { track.setDelay(effective.delay, transition: effective.transition, source: effective.source) }
             delivery.post(.playoutDelay(effective))
         }
         perform(actions, now: start)

@@ -174,17 +174,8 @@ extension PlayoutDelayBenchmark {
         "[" + values.joined(separator: ",") + "]"
     }
 
-    /// A JSON string (the names and values here are plain ASCII words).
+    /// A JSON string.
     private static func quoted(_ text: String) -> String {
-        var escaped = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": escaped += "\\\""
-            case "\\": escaped += "\\\\"
-            case _ where scalar.value < 0x20: escaped += "\\u00" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16)
-            default: escaped.unicodeScalars.append(scalar)
-            }
-        }
-        return "\"\(escaped)\""
+        QoSJSONWriter.string(text)
     }
 }

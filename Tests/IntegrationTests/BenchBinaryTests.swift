@@ -178,17 +178,6 @@ struct BenchBinaryTests {
 
     /// Runs a program and returns its status and output.
     func run(_ path: String, _ arguments: [String]) throws -> (status: Int32, stdout: Data, stderr: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, stdout, String(decoding: stderr, as: UTF8.self))
+        try runProgram(path, arguments)
     }
 }

@@ -10,8 +10,14 @@ func runPlayout(_ arguments: [String], environment: [String: String] = [:]) thro
     guard FileManager.default.isExecutableFile(atPath: binary.path) else {
         throw CLIError("no binary at \(binary.path): run `swift build` (make test does) first")
     }
+    let result = try runProgram(binary.path, arguments, environment: environment)
+    return (result.status, String(decoding: result.stdout, as: UTF8.self), result.stderr)
+}
+
+/// Runs a program to its end; returns its status, standard output (bytes) and standard error.
+func runProgram(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: Data, stderr: String) {
     let process = Process()
-    process.executableURL = binary
+    process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
     process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
     let out = Pipe()
@@ -19,10 +25,26 @@ func runPlayout(_ arguments: [String], environment: [String: String] = [:]) thro
     process.standardOutput = out
     process.standardError = err
     try process.run()
+    // Standard error is read on another thread, so a program that fills one pipe while we read
+    // the other cannot block.
+    let errors = LockedData()
+    let done = DispatchSemaphore(value: 0)
+    Thread {
+        errors.set(err.fileHandleForReading.readDataToEndOfFile())
+        done.signal()
+    }.start()
     let stdout = out.fileHandleForReading.readDataToEndOfFile()
-    let stderr = err.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    done.wait()
+    return (process.terminationStatus, stdout, String(decoding: errors.value, as: UTF8.self))
+}
+
+/// Data handed from a reader thread.
+private final class LockedData: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data: Data?
+    func set(_ value: Data) { lock.withLock { data = value } }
+    var value: Data { lock.withLock { data ?? Data() } }
 }
 
 struct CLIError: Error, CustomStringConvertible {

@@ -121,23 +121,12 @@ public struct QoSJSONWriter: Sendable {
         return result
     }
 
-    /// `value` as a JSON string: quotes, backslashes and control characters escaped.
+    /// `value` as a JSON string: quotes, backslashes, control characters, U+2028 and U+2029
+    /// escaped (one escaper for every JSON Playout writes: ``TelemetryJSONLines``).
     package static func string(_ value: String) -> String {
-        var escaped = "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": escaped += "\\\""
-            case "\\": escaped += "\\\\"
-            case "\n": escaped += "\\n"
-            case "\r": escaped += "\\r"
-            case "\t": escaped += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                escaped += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: escaped.unicodeScalars.append(scalar)
-            }
-        }
-        return escaped + "\""
+        var escaped = ""
+        TelemetryJSONLines.appendString(value, to: &escaped)
+        return escaped
     }
 }
 

@@ -161,7 +161,7 @@ public final class Subscriber: @unchecked Sendable {
         let start = clock.now
         let subscription: Subscription<MonotonicClock>
         do {
-            let tracks = try source.makeTracks(delay: delayController.effectiveDelay.value.delay)
+            let tracks = try source.makeTracks(delay: delayController.effectiveDelay.value.delay, switchAfterSilence: options.stallTimeout)
             subscription = try Subscription(
                 clock: clock, start: start, options: options, delayController: delayController, delivery: delivery,
                 tracks: tracks, renderer: renderer, wallClock: wallClockNanoseconds

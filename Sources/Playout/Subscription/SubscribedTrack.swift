@@ -272,8 +272,8 @@ final class SubscribedTrack: @unchecked Sendable {
 
     /// This track's QoS now (rates not yet measured), one consistent snapshot.
     func qos(playoutDelay: EffectivePlayoutDelay) -> TrackQoS {
-        let (intakeNetwork, srtp, refused, sources, ssrc) = intake.withLock {
-            (receiver.statistics(), receiver.srtpStatistics, receiver.intakeStatistics, receiver.sourceStatistics, receiver.playedSSRC)
+        let (intakeNetwork, srtp, refused, sources, ssrc, rtcpUndecodable) = intake.withLock {
+            (receiver.statistics(), receiver.srtpStatistics, receiver.intakeStatistics, receiver.sourceStatistics, receiver.playedSSRC, receiver.controlPacketsIgnored)
         }
         return playoutLock.withLock {
             var network = intakeNetwork
@@ -340,6 +340,7 @@ final class SubscribedTrack: @unchecked Sendable {
             qos.datagramsBadExtension = refused.datagramsBadExtension
             qos.datagramsBadPadding = refused.datagramsBadPadding
             qos.rtcpFromOtherSources = refused.controlPacketsFromOtherSources
+            qos.rtcpUndecodable = rtcpUndecodable
             qos.sourceSwitches = sources.sourceSwitches
             qos.sourceResyncs = sources.resyncs
             qos.playedSSRC = ssrc

@@ -102,6 +102,8 @@ public struct TrackQoS: Equatable, Sendable {
     public var datagramsBadPadding = 0
     /// RTCP sender reports and BYEs from sources not played (ignored: they never move the timeline).
     public var rtcpFromOtherSources = 0
+    /// RTCP datagrams that failed SRTCP authentication or did not parse.
+    public var rtcpUndecodable = 0
     /// Times the track moved to another source (after a BYE or silence).
     public var sourceSwitches = 0
     /// Times the played source's sequence or timeline was resynchronized (RFC 3550 A.1 `bad_seq`).

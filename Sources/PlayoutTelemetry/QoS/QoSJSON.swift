@@ -115,6 +115,7 @@ public struct QoSJSONWriter: Sendable {
             ("datagramsBadExtension", Double(track.datagramsBadExtension)),
             ("datagramsBadPadding", Double(track.datagramsBadPadding)),
             ("rtcpFromOtherSources", Double(track.rtcpFromOtherSources)),
+            ("rtcpUndecodable", Double(track.rtcpUndecodable)),
             ("sourceSwitches", Double(track.sourceSwitches)),
             ("sourceResyncs", Double(track.sourceResyncs)),
         ]

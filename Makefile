@@ -19,7 +19,7 @@ SWIFT_BUILD_FLAGS := -Xswiftc -warnings-as-errors --explicit-target-dependency-i
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PLAYOUT := .build/debug/playout
 
-.PHONY: all setup build test samples demo bench fuzz clean
+.PHONY: all setup build test samples demo bench fuzz tsan clean
 
 all: build
 
@@ -67,13 +67,16 @@ bench: setup
 # each run for FUZZ_RUNS executions from its seeds and a corpus kept in .build-fuzz/corpus/<name>.
 # A crash leaves its input in .build-fuzz/; copy it to Tests/Fuzz/PlayoutFuzz/Crashers/<name>/ and
 # the unit tests replay it forever after.
-FUZZ_HARNESSES ?= rtp rtcp sdp h264 h265 vp8 vp9 opus g711 aac
+# `pipeline` drives one track's whole receive path (TrackPipeline and a real H.264 decoder), so
+# the binary also links Playout's modules and FFmpeg.
+FUZZ_HARNESSES ?= rtp rtcp sdp h264 h265 vp8 vp9 opus g711 aac pipeline
 FUZZ_RUNS ?= 1000000
-FUZZ_MODULES := PlayoutFuzz PlayoutRTP PlayoutCore CSocket CSRTPCrypto Logging
+FUZZ_MODULES := PlayoutFuzz Playout PlayoutRTP PlayoutJitter PlayoutCodec PlayoutTelemetry PlayoutCore CSocket CSRTPCrypto Logging
+FFMPEG_LIBS = $(shell pkg-config --libs libavformat libavcodec libavutil libswscale libswresample)
 fuzz: setup
 	swift build --scratch-path .build-fuzz -c release -Xswiftc -sanitize=fuzzer,address --target PlayoutFuzz
 	objects=""; for module in $(FUZZ_MODULES); do objects="$$objects $$(ls .build-fuzz/release/$$module.build/*.o)"; done; \
-	swiftc -sanitize=fuzzer,address $$objects -lsrtp2 -lcrypto -o .build-fuzz/playout-fuzz 2>/dev/null
+	swiftc -sanitize=fuzzer,address $$objects -lsrtp2 -lcrypto $(FFMPEG_LIBS) -o .build-fuzz/playout-fuzz 2>/dev/null
 	@for harness in $(FUZZ_HARNESSES); do \
 	  mkdir -p .build-fuzz/corpus/$$harness Tests/Fuzz/PlayoutFuzz/Seeds/$$harness; \
 	  echo "fuzz $$harness: $(FUZZ_RUNS) runs"; \
@@ -81,5 +84,19 @@ fuzz: setup
 	    corpus/$$harness ../Tests/Fuzz/PlayoutFuzz/Seeds/$$harness 2>&1 | grep -E "stat::number_of_executed_units|ERROR|SUMMARY|Done") || exit 1; \
 	done
 
+# ThreadSanitizer over the tests that start real threads: observables set and subscribed from
+# several threads, the subscriber's observer delivery, UDP receive/send, log collection, and
+# publisher → subscriber runs on loopback (intake, playout and delivery threads). Built apart in
+# .build-tsan; TSan's reports go to stderr and fail the run (exit 66). Under TSan everything runs
+# 5–15× slower, so a real-time test may also miss a frame count.
+TSAN_TESTS ?= ObservableTests|DisposableTests|ObserverDeliveryTests|UDPTests|LogCollectorTests|PublishSubscribeTests
+tsan: setup
+	@mkdir -p .build-tsan; status=0; \
+	TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1 $${TSAN_OPTIONS:-}" \
+	  swift test --scratch-path .build-tsan --sanitize=thread --filter '$(TSAN_TESTS)' 2>&1 | tee .build-tsan/tsan.log || status=$$?; \
+	reports=$$(grep -c "WARNING: ThreadSanitizer" .build-tsan/tsan.log || true); \
+	echo "tsan: $$reports report(s), swift test exit status $$status (log: .build-tsan/tsan.log)"; \
+	[ "$$reports" = 0 ] && [ "$$status" = 0 ]
+
 clean:
-	rm -rf .build .build-fuzz Benchmarks/.build
+	rm -rf .build .build-fuzz .build-tsan Benchmarks/.build

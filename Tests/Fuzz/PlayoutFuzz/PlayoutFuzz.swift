@@ -19,6 +19,7 @@ public let fuzzHarnesses: [String: @Sendable (UnsafeRawBufferPointer) -> Void] =
     "opus": { fuzzDepacketizer($0, OpusDepacketizer(track: 1)) },
     "g711": { fuzzDepacketizer($0, G711Depacketizer(track: 1, law: .muLaw)) },
     "aac": { fuzzDepacketizer($0, AACDepacketizer(track: 1, clockRate: 48_000)) },
+    "pipeline": fuzzReceivePath,
 ]
 
 /// RTP parsing, RFC 8285 elements and the typed extensions.

@@ -223,6 +223,11 @@ public struct TrackReceiver {
     public private(set) var datagramsIgnored = 0
     /// What the intake turned away before source validation, by reason.
     public private(set) var intakeStatistics = IntakeStatistics()
+    /// SRTP authentication failures of packets that came in sequence from one SSRC: what a sender
+    /// with another key causes (garbage from strangers fails too, but not in sequence). A
+    /// subscription fails on these, never on strangers.
+    public private(set) var sequencedAuthenticationFailures = 0
+    private var failedSources: [(ssrc: UInt32, sequence: UInt16, inRun: Bool)] = []
     /// The latest RTCP sender report.
     public private(set) var senderReport: RTCPSenderReport?
     /// Where capture times come from (see ``captureTime(of:)``), once known.
@@ -276,6 +281,7 @@ public struct TrackReceiver {
         if let session {
             guard let unprotected = try? session.unprotectRTP(bytes, length: length) else {
                 datagramsIgnored += 1
+                countAuthenticationFailure(UnsafeRawBufferPointer(rebasing: bytes[0..<length]))
                 return
             }
             plain = unprotected
@@ -352,6 +358,28 @@ public struct TrackReceiver {
             } else {
                 intakeStatistics.datagramsTruncated += 1
             }
+        }
+    }
+
+    /// An SRTP packet failed authentication: counted in ``sequencedAuthenticationFailures`` when
+    /// its clear header follows the previous failed packet of its SSRC in sequence (a sender with
+    /// another key, not strangers' garbage). A few SSRCs are remembered, the oldest replaced.
+    private mutating func countAuthenticationFailure(_ datagram: UnsafeRawBufferPointer) {
+        guard let header = try? RTPPacket(parsing: datagram) else { return }
+        let ssrc = header.ssrc
+        let sequence = header.sequenceNumber.rawValue
+        if let index = failedSources.firstIndex(where: { $0.ssrc == ssrc }) {
+            if sequence == failedSources[index].sequence &+ 1 {
+                // The first packet of a run counts once its successor shows it was a sender's.
+                sequencedAuthenticationFailures += failedSources[index].inRun ? 1 : 2
+                failedSources[index].inRun = true
+            } else {
+                failedSources[index].inRun = false
+            }
+            failedSources[index].sequence = sequence
+        } else {
+            if failedSources.count >= 8 { failedSources.removeFirst() }
+            failedSources.append((ssrc, sequence, false))
         }
     }
 

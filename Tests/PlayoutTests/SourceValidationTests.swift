@@ -146,7 +146,28 @@ struct SourceValidationTests {
         let (frames, pipeline) = try Self.play(datagrams, media: Self.section(key: key))
         #expect(frames == Array(0..<60))
         #expect(pipeline.srtpStatistics?.authFailures == 3 * real.count)
+        #expect(pipeline.receiver.sequencedAuthenticationFailures < 10, "strangers' garbage is not a sender with a wrong key")
         #expect(pipeline.statistics.network.packetsReceived == real.count)
+    }
+
+    @Test("SRTP garbage before the stream starts neither fails the subscription (wrong key?) nor stalls it")
+    func srtpGarbageFirst() throws {
+        let key = SRTPKeyingMaterial.random(for: .aesCM128HMACSHA1_80)
+        let simulation = try SimulatedSubscription(session: SimulatedSubscription.session(key: key), options: .init(duration: .seconds(4)))
+        let start = simulation.clock.now
+        var random = SeededRandomNumberGenerator(seed: 15)
+        // 1 s of garbage at 500 datagrams/s, then 2 s of the real stream.
+        var datagrams = (0..<500).map { index in
+            SimulatedDatagram(arrival: start.advanced(by: .milliseconds(Int64(index) * 2)), track: 0, bytes: Self.rtp(
+                sequence: .random(in: 0...UInt16.max, using: &random), timestamp: 0, ssrc: .random(in: 0...UInt32.max, using: &random),
+                payload: (0..<100).map { _ in UInt8.random(in: 0...255, using: &random) }
+            ))
+        }
+        datagrams += try SimulatedSender(key: key).datagrams(video: Duration.zero..<Duration.seconds(2), origin: start.advanced(by: .seconds(1)))
+        let final = simulation.run(datagrams)
+        #expect(simulation.states.map(\.state).prefix(4) == [.idle, .connecting, .buffering, .playing], "\(simulation.states.map(\.state))")
+        #expect(final.video?.framesRendered == 60)
+        #expect(final.video?.authFailures == 500)
     }
 
     @Test("a sender report or BYE of a source not played is counted and ignored: it never moves the timeline")

@@ -133,6 +133,7 @@ struct TrackPipelineTests {
         let (frames, pipeline) = try Self.receive(datagrams, key: SRTPKeyingMaterial.random(for: .aesCM128HMACSHA1_80))
         #expect(frames.isEmpty)
         #expect(pipeline.srtpStatistics?.authFailures == datagrams.count)
+        #expect(pipeline.receiver.sequencedAuthenticationFailures == datagrams.count, "one sender, in sequence: a wrong key")
         #expect(pipeline.datagramsIgnored == datagrams.count)
     }
 

@@ -260,7 +260,8 @@ final class SubscribedTrack: @unchecked Sendable {
 
     /// What the subscription's state machine looks at.
     func status() -> SubscriptionStateMachine.TrackStatus {
-        let (received, failures) = intake.withLock { (receiver.statistics().packetsReceived, receiver.srtpStatistics?.authFailures ?? 0) }
+        // Failures of a sender in sequence (a wrong key), not strangers' garbage, fail the run.
+        let (received, failures) = intake.withLock { (receiver.statistics().packetsReceived, receiver.sequencedAuthenticationFailures) }
         return playoutLock.withLock {
             let buffered = playout.schedulerStatistics.bufferedFrames
             return SubscriptionStateMachine.TrackStatus(

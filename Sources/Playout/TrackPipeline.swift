@@ -217,7 +217,8 @@ public struct TrackReceiver {
     private var session: SRTPSession?
     private var pool = RTPPacketPool()
     private var buffer = JitterBuffer<StoredRTPPacket>()
-    private var validator: RTPSourceValidator<StoredRTPPacket>
+    /// Packets travel through validation with their arrival, so a held one keeps its own.
+    private var validator: RTPSourceValidator<(packet: StoredRTPPacket, arrival: MonotonicInstant)>
     /// Datagrams that were not RTP of this track (wrong payload type, malformed, failed SRTP
     /// authentication).
     public private(set) var datagramsIgnored = 0
@@ -302,7 +303,8 @@ public struct TrackReceiver {
         }
         let stored = pool.store(packet)
         switch validator.receive(
-            ssrc: packet.ssrc, sequenceNumber: packet.sequenceNumber.rawValue, timestamp: packet.timestamp.rawValue, payload: stored, now: arrival
+            ssrc: packet.ssrc, sequenceNumber: packet.sequenceNumber.rawValue, timestamp: packet.timestamp.rawValue, payload: (stored, arrival),
+            now: arrival
         ) {
         case .hold, .reject:
             return
@@ -312,7 +314,7 @@ public struct TrackReceiver {
             case .newSource(_, let ssrc)?: forgetOtherSources(than: ssrc)
             case nil: break
             }
-            if let previous { file(previous, arrival: arrival) }
+            if let previous { file(previous.packet, arrival: previous.arrival) }
             file(stored, arrival: arrival)
         }
     }

@@ -305,7 +305,8 @@ final class SubscribedTrack: @unchecked Sendable {
             qos.framesDroppedWaitingForKeyframe = playout.framesDroppedWaitingForKeyframe
             qos.framesDroppedOverflow = frames.framesDroppedOverflow
             qos.framesDroppedOnRestart = frames.framesDroppedOnRestart
-            qos.framesDropped = qos.framesSkipped + qos.framesDroppedOverflow + qos.framesDroppedOnRestart + qos.decodeErrors
+            qos.framesLate = frames.framesLate
+            qos.framesDropped = qos.framesSkipped + qos.framesLate + qos.framesDroppedOverflow + qos.framesDroppedOnRestart + qos.decodeErrors
                 + qos.framesIncomplete + qos.framesDroppedWaitingForKeyframe
             qos.frameWidth = playback.width
             qos.frameHeight = playback.height

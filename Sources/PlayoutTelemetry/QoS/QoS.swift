@@ -110,6 +110,10 @@ public struct TrackQoS: Equatable, Sendable {
     public var sourceResyncs = 0
     /// The SSRC played (nil before a source passed probation, and for a libavformat input).
     public var playedSSRC: UInt32?
+    /// Frames not rendered because they were complete only after their render time, with no
+    /// delay change (in ``framesDropped``; ``framesSkipped`` counts a delay decrease's skips only,
+    /// so that it agrees with ``totalSkippedDuration``).
+    public var framesLate = 0
 
     // MARK: Frames
 
@@ -127,7 +131,8 @@ public struct TrackQoS: Equatable, Sendable {
     /// Adobe's droppedFrames: skipped (late or by a delay decrease), undecodable, incomplete,
     /// dropped waiting for a key frame, dropped for buffer overflow or when the stream restarted.
     public var framesDropped = 0
-    /// Frames not rendered because their render time had passed (a delay decrease, or late).
+    /// Frames not rendered because a delay decrease put their render time in the past (late
+    /// frames are ``framesLate``).
     public var framesSkipped = 0
     /// Media time of the skipped frames.
     public var totalSkippedDuration: Duration = .zero

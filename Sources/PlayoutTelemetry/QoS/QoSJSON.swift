@@ -118,6 +118,7 @@ public struct QoSJSONWriter: Sendable {
             ("rtcpUndecodable", Double(track.rtcpUndecodable)),
             ("sourceSwitches", Double(track.sourceSwitches)),
             ("sourceResyncs", Double(track.sourceResyncs)),
+            ("framesLate", Double(track.framesLate)),
         ]
         if let ssrc = track.playedSSRC { values.append(("ssrc", Double(ssrc))) }
         return values

@@ -27,8 +27,8 @@ public import PlayoutCore
 ///
 /// ```swift
 /// var validator = RTPSourceValidator<StoredRTPPacket>(configuration: .init(clockRate: 90_000))
-/// switch validator.receive(ssrc: p.ssrc, sequenceNumber: p.sequenceNumber, timestamp: p.timestamp,
-///                          payload: stored, now: arrival) {
+/// switch validator.receive(ssrc: p.ssrc, sequenceNumber: p.sequenceNumber.rawValue,
+///                          timestamp: p.timestamp.rawValue, payload: stored, now: arrival) {
 /// case .play(let previous, let restart): // restart the buffer if asked, file `previous`, then this packet
 /// case .hold, .reject: break
 /// }
@@ -46,7 +46,8 @@ public struct RTPSourceValidator<Payload> {
         /// Play it. When `restart` is set, the stream starts again before it (the caller restarts
         /// its buffer unless the SSRC change does); `previous`, when set, is played first.
         case play(previous: Payload?, restart: Restart?)
-        /// Keep nothing: it was taken in, held until the next packet decides.
+        /// The validator keeps the packet until the next packet of its source decides (played
+        /// with it, or counted).
         case hold
         /// Not played; counted under its reason.
         case reject(Rejection)
@@ -80,7 +81,9 @@ public struct RTPSourceValidator<Payload> {
         var held: Payload?
     }
 
+    /// The tunables it was created with.
     public let configuration: Configuration
+    /// What it has counted so far.
     public private(set) var statistics = Statistics()
     var played: Played?
     var candidates: [Candidate] = []
@@ -285,8 +288,11 @@ public enum RTPSourceValidation {
         /// The default ``timestampTolerance``: 3 s.
         public static let defaultTimestampTolerance: Duration = .seconds(3)
 
+        /// Packets in sequence before a new source is valid (default ``defaultMinimumSequential``).
         public var minimumSequential: Int
+        /// The largest forward step that is loss (default ``defaultMaximumDropout``).
         public var maximumDropout: Int
+        /// The largest backward step that is reordering (default ``defaultMaximumMisorder``).
         public var maximumMisorder: Int
         /// How long the played source must be silent before another valid source is played.
         public var switchAfterSilence: Duration

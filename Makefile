@@ -22,7 +22,7 @@ SWIFT_BUILD_FLAGS := -Xswiftc -warnings-as-errors --explicit-target-dependency-i
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PLAYOUT := .build/debug/playout
 
-.PHONY: all setup build test samples demo bench fuzz clean
+.PHONY: all setup build test samples demo bench fuzz tsan clean
 
 all: build
 
@@ -70,17 +70,21 @@ bench: setup
 # each run for FUZZ_RUNS executions from its seeds and a corpus kept in .build-fuzz/corpus/<name>.
 # A crash leaves its input in .build-fuzz/; copy it to Tests/Fuzz/PlayoutFuzz/Crashers/<name>/ and
 # the unit tests replay it forever after.
-FUZZ_HARNESSES ?= rtp rtcp sdp h264 h265 vp8 vp9 opus g711 aac http-response http-request influx-line graphite
+# `pipeline` drives one track's whole receive path (TrackPipeline and a real H.264 decoder), so
+# the binary also links Playout's modules and FFmpeg.
+FUZZ_HARNESSES ?= rtp rtcp sdp h264 h265 vp8 vp9 opus g711 aac http-response http-request influx-line graphite pipeline
 FUZZ_RUNS ?= 1000000
 # (An object file name may hold a space, as swift-atomics' "Unmanaged extensions.swift.o" does, and
 # a C target keeps its objects in a subfolder.)
-FUZZ_MODULES := PlayoutFuzz PlayoutRTP PlayoutCore CSocket CSRTPCrypto Logging PlayoutTelemetry CoreMetrics Prometheus Atomics _AtomicsShims
+FUZZ_MODULES := PlayoutFuzz Playout PlayoutRTP PlayoutJitter PlayoutCodec PlayoutTelemetry PlayoutCore CSocket CSRTPCrypto Logging \
+                CoreMetrics Prometheus Atomics _AtomicsShims
+FFMPEG_LIBS = $(shell pkg-config --libs libavformat libavcodec libavutil libswscale libswresample)
 fuzz: setup
 	swift build --scratch-path .build-fuzz -c release -Xswiftc -sanitize=fuzzer,address --target PlayoutFuzz
 	objects=(); for module in $(FUZZ_MODULES); do \
 	  while IFS= read -r -d '' object; do objects+=("$$object"); done < <(find .build-fuzz/release/$$module.build -name '*.o' -print0); \
 	done; \
-	swiftc -sanitize=fuzzer,address "$${objects[@]}" -lsrtp2 -lcrypto -o .build-fuzz/playout-fuzz 2>/dev/null
+	swiftc -sanitize=fuzzer,address "$${objects[@]}" -lsrtp2 -lcrypto $(FFMPEG_LIBS) -o .build-fuzz/playout-fuzz 2>/dev/null
 	@for harness in $(FUZZ_HARNESSES); do \
 	  mkdir -p .build-fuzz/corpus/$$harness Tests/Fuzz/PlayoutFuzz/Seeds/$$harness; \
 	  echo "fuzz $$harness: $(FUZZ_RUNS) runs"; \
@@ -88,5 +92,21 @@ fuzz: setup
 	    corpus/$$harness ../Tests/Fuzz/PlayoutFuzz/Seeds/$$harness 2>&1 | grep -E "stat::number_of_executed_units|ERROR|SUMMARY|Done") || exit 1; \
 	done
 
+# ThreadSanitizer over the tests that start real threads: observables set and subscribed from
+# several threads, the subscriber's observer delivery, UDP receive/send, log collection, and
+# publisher → subscriber runs on loopback (intake, playout and delivery threads). Built apart in
+# .build-tsan; TSan's reports go to stderr and fail the target. Under TSan everything runs 5–15×
+# slower, so a real-time test may miss a frame count: such failures are listed, not fatal here
+# (make test holds them to the exact count).
+TSAN_TESTS ?= ObservableTests|DisposableTests|ObserverDeliveryTests|UDPTests|LogCollectorTests|PublishSubscribeTests
+tsan: setup
+	@mkdir -p .build-tsan; status=0; \
+	TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1 $${TSAN_OPTIONS:-}" \
+	  swift test --scratch-path .build-tsan --sanitize=thread --filter '$(TSAN_TESTS)' 2>&1 | tee .build-tsan/tsan.log || status=$$?; \
+	reports=$$(grep -c "WARNING: ThreadSanitizer" .build-tsan/tsan.log || true); \
+	echo "tsan: $$reports report(s), swift test exit status $$status (log: .build-tsan/tsan.log)"; \
+	if [ "$$status" != 0 ]; then grep -E "recorded an issue" .build-tsan/tsan.log | head -5 || true; fi; \
+	[ "$$reports" = 0 ]
+
 clean:
-	rm -rf .build .build-fuzz Benchmarks/.build
+	rm -rf .build .build-fuzz .build-tsan Benchmarks/.build

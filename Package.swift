@@ -124,7 +124,7 @@ let package = Package(
 
         // libFuzzer harnesses: plain targets (an executable target would rename `main`), linked
         // with -sanitize=fuzzer by `make fuzz`.
-        .target(name: "PlayoutFuzz", dependencies: ["PlayoutRTP", "PlayoutCore", "PlayoutTelemetry"], path: "Tests/Fuzz/PlayoutFuzz", exclude: ["Seeds", "Crashers"], swiftSettings: settings),
+        .target(name: "PlayoutFuzz", dependencies: ["PlayoutRTP", "PlayoutCore", "PlayoutTelemetry", "Playout", "PlayoutCodec"], path: "Tests/Fuzz/PlayoutFuzz", exclude: ["Seeds", "Crashers"], swiftSettings: settings),
 
         .testTarget(name: "PlayoutCoreTests", dependencies: ["PlayoutCore", "PlayoutTesting", propertyBased], swiftSettings: settings),
         .testTarget(name: "PlayoutRTPTests", dependencies: ["PlayoutRTP", "PlayoutCore", "PlayoutTesting", "PlayoutFuzz", propertyBased], swiftSettings: settings),

@@ -63,6 +63,14 @@ public final class Subscriber: @unchecked Sendable {
         /// How many frames ``Subscriber/frameLog`` records for benchmarking (0, the default:
         /// no log). Reserved at the start; frames beyond it are counted, not recorded.
         public var frameLogCapacity: Int
+        /// How long the played RTP source of a track may be silent before the track moves to
+        /// another validated source on its port (nil, the default: ``stallTimeout``). A source
+        /// that sends RTCP BYE gives way at once.
+        public var sourceSwitchTimeout: Duration?
+
+        /// The silence after which a track moves to another valid source: ``sourceSwitchTimeout``,
+        /// else ``stallTimeout``.
+        var switchAfterSilence: Duration { sourceSwitchTimeout ?? stallTimeout }
 
         /// Options with the documented defaults: 230 ms delay, no duration, 1 s samples.
         public init(
@@ -179,7 +187,9 @@ public final class Subscriber: @unchecked Sendable {
         let start = clock.now
         let subscription: Subscription<MonotonicClock>
         do {
-            let tracks = try source.makeTracks(delay: delayController.effectiveDelay.value.delay)
+            let tracks = try source.makeTracks(
+                delay: delayController.effectiveDelay.value.delay, switchAfterSilence: options.switchAfterSilence
+            )
             subscription = try Subscription(
                 clock: clock, start: start, options: options, delayController: delayController, delivery: delivery,
                 tracks: tracks, renderer: renderer, wallClock: wallClockNanoseconds

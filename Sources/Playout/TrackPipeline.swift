@@ -48,17 +48,22 @@ public struct TrackPipeline {
     public var clockRate: Int32 { receiver.clockRate }
 
     /// Creates the pipeline for `media` (an SDP media section) as track `track`, with the playout
-    /// delay `delay`. SRTP is on when the section has an `a=crypto` line.
+    /// delay `delay`. SRTP is on when the section has an `a=crypto` line; an `RTP/SAVP` section
+    /// without one is an error. The played source gives way to another valid one after a BYE or
+    /// `switchAfterSilence` without packets.
     ///
-    /// - Throws: ``PlayoutError`` for media Playout cannot receive or a bad key.
-    public init(track: TrackID, media: MediaDescription, delay: Duration) throws {
+    /// - Throws: ``PlayoutError`` for media Playout cannot receive, a bad key, or SRTP without one.
+    public init(
+        track: TrackID, media: MediaDescription, delay: Duration,
+        switchAfterSilence: Duration = RTPSourceValidation.Configuration.defaultSwitchAfterSilence
+    ) throws {
         let factory: DepacketizerFactory
         do {
             factory = try DepacketizerFactory(media: media, track: track)
         } catch {
             throw PlayoutError(.unsupportedMedia, error.description)
         }
-        receiver = try TrackReceiver(factory: factory, media: media, delay: delay)
+        receiver = try TrackReceiver(factory: factory, media: media, delay: delay, switchAfterSilence: switchAfterSilence)
         playout = TrackPlayout(track: track, factory: factory, delay: delay)
         released.reserveCapacity(64)
     }
@@ -139,8 +144,15 @@ public struct TrackPipeline {
     /// The packet pool's counters: in steady state its ring stops growing and no buffer is
     /// created or enlarged.
     public var packetPoolStatistics: RTPPacketPool.Statistics { receiver.packetPoolStatistics }
-    /// Datagrams that were not RTP of this track (wrong payload type, RTCP, malformed).
+    /// Datagrams that were not RTP of this track (wrong payload type, malformed, failed SRTP
+    /// authentication).
     public var datagramsIgnored: Int { receiver.datagramsIgnored }
+    /// What the intake turned away, by reason (see ``TrackReceiver/intakeStatistics``).
+    public var intakeStatistics: TrackReceiver.IntakeStatistics { receiver.intakeStatistics }
+    /// Source validation's counters: packets of other sources, jumps, switches.
+    public var sourceStatistics: RTPSourceValidation.Statistics { receiver.sourceStatistics }
+    /// The SSRC played, once a source passed probation.
+    public var playedSSRC: UInt32? { receiver.playedSSRC }
     /// RTCP datagrams that failed SRTCP authentication or parsing.
     public var controlPacketsIgnored: Int { receiver.controlPacketsIgnored }
     /// The latest RTCP sender report.
@@ -160,9 +172,41 @@ public struct TrackPipeline {
 }
 
 /// The intake half of a track's receive path (the intake thread): SRTP unprotect, RTP parse (once),
-/// one copy into a pooled buffer, the jitter buffer; RTCP. ``release(now:into:)`` hands what the
-/// jitter buffer releases to the ``TrackPlayout`` — pointers to pooled packets, in order.
+/// one copy into a pooled buffer, source validation (``RTPSourceValidator``: probation, one
+/// played source, RFC 3550 A.1 sequence and timestamp checks), the jitter buffer; RTCP.
+/// ``release(now:into:)`` hands what the jitter buffer releases to the ``TrackPlayout`` — pointers
+/// to pooled packets, in order.
+///
+/// Only the played source's packets reach the jitter buffer (so its `packetsReceived` and
+/// `bytesReceived` count that source alone); everything else is counted by reason in
+/// ``intakeStatistics`` and ``sourceStatistics``. RTCP sender reports and BYEs count only from
+/// the played source (a report from another source never moves the timeline).
 public struct TrackReceiver {
+    /// Datagrams and packets the intake turned away before source validation, by reason.
+    public struct IntakeStatistics: Equatable, Sendable {
+        /// Datagrams that are neither RTP nor RTCP (too short, not version 2).
+        public var datagramsNotRTP = 0
+        /// RTP-looking datagrams whose version is not 2.
+        public var datagramsBadVersion = 0
+        /// Datagrams shorter than the header, CSRC list or header extension they declare.
+        public var datagramsTruncated = 0
+        /// Datagrams whose header extension length runs past the end.
+        public var datagramsBadExtension = 0
+        /// Datagrams whose padding count is 0 or larger than what follows the header.
+        public var datagramsBadPadding = 0
+        /// RTP packets of a payload type other than the track's.
+        public var packetsWrongPayloadType = 0
+        /// RTCP sender reports and BYEs from a source that is not played.
+        public var controlPacketsFromOtherSources = 0
+
+        /// Every undecodable datagram: not RTP, bad version, truncated, bad extension, bad padding.
+        public var datagramsUndecodable: Int {
+            datagramsNotRTP + datagramsBadVersion + datagramsTruncated + datagramsBadExtension + datagramsBadPadding
+        }
+
+        public init() {}
+    }
+
     /// One thing the jitter buffer released, in order.
     public enum Release {
         /// A packet, as parsed on intake, with its arrival.
@@ -179,8 +223,18 @@ public struct TrackReceiver {
     private var session: SRTPSession?
     private var pool = RTPPacketPool()
     private var buffer = JitterBuffer<StoredRTPPacket>()
-    /// Datagrams that were not RTP of this track (wrong payload type, RTCP, malformed).
+    /// Packets travel through validation with their arrival, so a held one keeps its own.
+    private var validator: RTPSourceValidator<(packet: StoredRTPPacket, arrival: MonotonicInstant)>
+    /// Datagrams that were not RTP of this track (wrong payload type, malformed, failed SRTP
+    /// authentication).
     public private(set) var datagramsIgnored = 0
+    /// What the intake turned away before source validation, by reason.
+    public private(set) var intakeStatistics = IntakeStatistics()
+    /// SRTP authentication failures of packets that came in sequence from one SSRC: what a sender
+    /// with another key causes (garbage from strangers fails too, but not in sequence). A
+    /// subscription fails on these, never on strangers.
+    public private(set) var sequencedAuthenticationFailures = 0
+    private var failedSources: [(ssrc: UInt32, sequence: UInt16, inRun: Bool)] = []
     /// The latest RTCP sender report.
     public private(set) var senderReport: RTCPSenderReport?
     /// Where capture times come from (see ``captureTime(of:)``), once known.
@@ -190,13 +244,19 @@ public struct TrackReceiver {
     /// RTCP datagrams that failed SRTCP authentication or parsing.
     public private(set) var controlPacketsIgnored = 0
 
-    init(factory: DepacketizerFactory, media: MediaDescription, delay: Duration) throws {
+    init(factory: DepacketizerFactory, media: MediaDescription, delay: Duration, switchAfterSilence: Duration) throws {
         payloadType = factory.payloadType
         clockRate = factory.clockRate
         absoluteCaptureTimeID = media.extensionID(uri: AbsoluteCaptureTime.uri)
         if let crypto = media.crypto.first {
             session = try SRTPSession(keyingMaterial: SRTPKeyingMaterial(crypto: crypto), direction: .inbound)
+        } else if media.proto.isSecure {
+            throw PlayoutError(
+                .unsupportedMedia,
+                "the \(media.kind.rawValue) section on port \(media.port) is \(media.proto.rawValue) (SRTP) but has no a=crypto line: give the key with --srtp-key"
+            )
         }
+        validator = RTPSourceValidator(configuration: .init(clockRate: factory.clockRate, switchAfterSilence: switchAfterSilence))
         buffer.configuration.clockRate = Int(clockRate)
         setDelay(delay)
     }
@@ -209,8 +269,8 @@ public struct TrackReceiver {
 
     /// Takes one received datagram (`length` bytes at the start of `bytes`, which it may decrypt in
     /// place): RTCP multiplexed on the RTP port (RFC 5761) goes to ``receiveControl(_:length:)``;
-    /// an RTP packet of the track's payload type is parsed, copied into a pooled buffer and filed
-    /// in the jitter buffer; anything else is counted in ``datagramsIgnored``.
+    /// an RTP packet of the track's payload type is parsed, copied into a pooled buffer and, when
+    /// source validation plays it, filed in the jitter buffer; anything else is counted by reason.
     public mutating func receive(_ bytes: UnsafeMutableRawBufferPointer, length: Int, arrival: MonotonicInstant) {
         let length = min(max(length, 0), bytes.count)
         switch MultiplexedPacketKind(classifying: UnsafeRawBufferPointer(rebasing: bytes[0..<length])) {
@@ -219,6 +279,7 @@ public struct TrackReceiver {
             return
         case .unknown:
             datagramsIgnored += 1
+            intakeStatistics.datagramsNotRTP += 1
             return
         case .rtp:
             break
@@ -227,25 +288,113 @@ public struct TrackReceiver {
         if let session {
             guard let unprotected = try? session.unprotectRTP(bytes, length: length) else {
                 datagramsIgnored += 1
+                countAuthenticationFailure(UnsafeRawBufferPointer(rebasing: bytes[0..<length]))
                 return
             }
             plain = unprotected
         }
-        guard let packet = try? RTPPacket(parsing: UnsafeRawBufferPointer(rebasing: bytes[0..<plain])),
-              packet.payloadType == payloadType
-        else {
+        let datagram = UnsafeRawBufferPointer(rebasing: bytes[0..<plain])
+        let packet: RTPPacket
+        do {
+            packet = try RTPPacket(parsing: datagram)
+        } catch {
             datagramsIgnored += 1
+            count(error, datagram: datagram)
             return
         }
-        if let id = absoluteCaptureTimeID, let capture = packet.absoluteCaptureTime(id: id) {
-            captureClock = CaptureClock(absoluteCaptureTime: capture, rtpTimestamp: packet.timestamp.rawValue)
+        guard packet.payloadType == payloadType else {
+            datagramsIgnored += 1
+            intakeStatistics.packetsWrongPayloadType += 1
+            return
         }
         let stored = pool.store(packet)
+        switch validator.receive(
+            ssrc: packet.ssrc, sequenceNumber: packet.sequenceNumber.rawValue, timestamp: packet.timestamp.rawValue, payload: (stored, arrival),
+            now: arrival
+        ) {
+        case .hold, .reject:
+            return
+        case .play(let previous, let restart):
+            switch restart {
+            case .resync?: buffer.startNewStream()
+            case .newSource(_, let ssrc)?: forgetOtherSources(than: ssrc)
+            case nil: break
+            }
+            if let previous { file(previous.packet, arrival: previous.arrival) }
+            file(stored, arrival: arrival)
+        }
+    }
+
+    /// Files a packet of the played source in the jitter buffer.
+    private mutating func file(_ stored: StoredRTPPacket, arrival: MonotonicInstant) {
+        let header = stored.header
+        if let id = absoluteCaptureTimeID {
+            stored.withPacket { packet in
+                if let capture = packet.absoluteCaptureTime(id: id) {
+                    captureClock = CaptureClock(absoluteCaptureTime: capture, rtpTimestamp: header.timestamp.rawValue)
+                }
+            }
+        }
         _ = buffer.insert(
-            sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp, ssrc: packet.ssrc, isFrameEnd: packet.marker,
-            byteCount: packet.payload.count, payload: stored, now: arrival
+            sequenceNumber: header.sequenceNumber, timestamp: header.timestamp, ssrc: header.ssrc, isFrameEnd: header.marker,
+            byteCount: stored.withPacket { $0.payload.count }, payload: stored, now: arrival
         )
     }
+
+    /// A new source is played: a sender report or capture time of another source no longer holds.
+    private mutating func forgetOtherSources(than ssrc: UInt32) {
+        if let report = senderReport, report.ssrc != ssrc {
+            senderReport = nil
+            captureClock = nil
+        } else if captureClock?.source == .absoluteCaptureTime {
+            captureClock = nil
+        }
+    }
+
+    /// Counts an RTP datagram that did not parse, by reason.
+    private mutating func count(_ error: RTPParseError, datagram: UnsafeRawBufferPointer) {
+        switch error {
+        case .unsupportedVersion:
+            intakeStatistics.datagramsBadVersion += 1
+        case .invalidPadding:
+            intakeStatistics.datagramsBadPadding += 1
+        case .truncated:
+            // The fixed header and CSRCs fit, so the header extension is what runs past the end.
+            let csrcEnd = RTPPacket.fixedHeaderLength + 4 * Int(datagram.count > 0 ? datagram[0] & 0x0F : 0)
+            if datagram.count >= csrcEnd, datagram.count > 0, datagram[0] & 0x10 != 0 {
+                intakeStatistics.datagramsBadExtension += 1
+            } else {
+                intakeStatistics.datagramsTruncated += 1
+            }
+        }
+    }
+
+    /// An SRTP packet failed authentication: counted in ``sequencedAuthenticationFailures`` when
+    /// its clear header follows the previous failed packet of its SSRC in sequence (a sender with
+    /// another key, not strangers' garbage). A few SSRCs are remembered, the oldest replaced.
+    private mutating func countAuthenticationFailure(_ datagram: UnsafeRawBufferPointer) {
+        guard let header = try? RTPPacket(parsing: datagram) else { return }
+        let ssrc = header.ssrc
+        let sequence = header.sequenceNumber.rawValue
+        if let index = failedSources.firstIndex(where: { $0.ssrc == ssrc }) {
+            if sequence == failedSources[index].sequence &+ 1 {
+                // The first packet of a run counts once its successor shows it was a sender's.
+                sequencedAuthenticationFailures += failedSources[index].inRun ? 1 : 2
+                failedSources[index].inRun = true
+            } else {
+                failedSources[index].inRun = false
+            }
+            failedSources[index].sequence = sequence
+        } else {
+            if failedSources.count >= 8 { failedSources.removeFirst() }
+            failedSources.append((ssrc, sequence, false))
+        }
+    }
+
+    /// Source validation's counters.
+    public var sourceStatistics: RTPSourceValidation.Statistics { validator.statistics }
+    /// The SSRC played, once a source passed probation.
+    public var playedSSRC: UInt32? { validator.playedSSRC }
 
     /// Takes one RTCP datagram (SRTCP when the track is encrypted): sender reports give the
     /// mapping from RTP time to the sender's wall clock that end-to-end latency is measured with.
@@ -262,15 +411,28 @@ public struct TrackReceiver {
             controlPacketsIgnored += 1
             return
         }
+        let played = validator.playedSSRC
         for packet in packets {
             switch packet {
             case .senderReport(let report):
+                // Only the played source's clock places its frames (before one is played, the
+                // report is kept and dropped if another source is chosen).
+                guard played == nil || report.ssrc == played else {
+                    intakeStatistics.controlPacketsFromOtherSources += 1
+                    continue
+                }
                 senderReport = report
                 // A frame's own capture time beats the sender's clock at the report's instant.
                 if captureClock?.source != .absoluteCaptureTime {
                     captureClock = CaptureClock(senderReport: report)
                 }
-            case .goodbye: goodbyesReceived += 1
+            case .goodbye(let goodbye):
+                for ssrc in goodbye.ssrcs { validator.receiveGoodbye(ssrc: ssrc) }
+                if let played, goodbye.ssrcs.contains(played) {
+                    goodbyesReceived += 1
+                } else {
+                    intakeStatistics.controlPacketsFromOtherSources += 1
+                }
             default: break
             }
         }

@@ -41,7 +41,22 @@ final class SubscriptionSession: @unchecked Sendable {
             let name = delay.source == .override ? "overrideApplied" : "overrideReleased"
             event(name, at: elapsed(), numbers: [("playoutDelay", delay.delay.seconds)])
         }
+        // A track that moved to another source (after a BYE or silence): one event, before the
+        // sample that shows it.
+        let playedSources = LockedValue([MediaKind: UInt32]())
         let samples = subscriber.qos.subscribe { [self] sample in
+            for (kind, track) in sample.tracks.sorted(by: { $0.key.rawValue > $1.key.rawValue }) {
+                guard let ssrc = track.playedSSRC else { continue }
+                let previous = playedSources.withLock { sources in
+                    defer { sources[kind] = ssrc }
+                    return sources[kind]
+                }
+                if let previous, previous != ssrc {
+                    event("sourceSwitch", at: sample.elapsed, [("track", kind.rawValue)], numbers: [
+                        ("fromSSRC", Double(previous)), ("toSSRC", Double(ssrc)), ("sourceSwitches", Double(track.sourceSwitches)),
+                    ])
+                }
+            }
             guard sample.elapsed > .zero, sample.state != .ended else { return }
             show(sample, title: title)
         }

@@ -187,6 +187,8 @@ public struct JitterBuffer<Payload> {
     /// Where a restarted stream starts, until ``PollResult/restart(ssrc:)`` is returned.
     @usableFromInline var restartAt: Int64?
     @usableFromInline var restartSSRC: UInt32 = 0
+    /// ``startNewStream()`` was called: the next packet begins a new stream even with the same SSRC.
+    @usableFromInline var newStreamPending = false
     @usableFromInline var held: Held?
 
     @usableFromInline var count = 0
@@ -265,7 +267,8 @@ public struct JitterBuffer<Payload> {
                 isFrameEnd: isFrameEnd, byteCount: byteCount, payload: payload, arrival: now, counted: false
             )
         }
-        if ssrc != self.ssrc {
+        if ssrc != self.ssrc || newStreamPending {
+            newStreamPending = false
             discardHeld()
             let base = epochHighest + 1
             beginEpoch(base: base, ssrc: ssrc)
@@ -305,6 +308,15 @@ public struct JitterBuffer<Payload> {
             extended, timestamp: timestampUnwrapper.unwrap(timestamp), ssrc: ssrc, isFrameEnd: isFrameEnd,
             byteCount: byteCount, payload: payload, arrival: now, counted: false
         )
+    }
+
+    /// The next packet begins a new stream, as a new SSRC would: what is queued is flushed, a
+    /// ``PollResult/restart(ssrc:)`` follows, and the packet's sequence number and timestamp start
+    /// afresh. For a sender that restarted its sequence or timeline under the same SSRC, as the
+    /// caller's source validation decided (RFC 3550 A.1 resync). Before the first packet it does
+    /// nothing.
+    public mutating func startNewStream() {
+        if started { newStreamPending = true }
     }
 
     /// The extension of `sequenceNumber` nearest the highest one received, biased backwards:

@@ -103,6 +103,9 @@ public struct PlayoutScheduler<Frame> {
     private var increasesSinceRender: Duration = .zero
     /// Whether frames were skipped since the last render.
     private var skippedSinceRender = false
+    /// Whether the delay decreased since the last render: frames late then were skipped by the
+    /// decrease; otherwise they came too late on their own (``PlayoutSchedulerStatistics/framesLate``).
+    private var decreasedSinceRender = false
 
     /// Creates a scheduler with the playout delay `delay`.
     public init(delay: Duration, configuration: Configuration = Configuration()) {
@@ -117,6 +120,7 @@ public struct PlayoutScheduler<Frame> {
     public mutating func setDelay(_ newDelay: Duration) {
         ramp = nil
         if newDelay > delay { increasesSinceRender += newDelay - delay }
+        if newDelay < delay { decreasedSinceRender = true }
         delay = newDelay
     }
 
@@ -132,6 +136,7 @@ public struct PlayoutScheduler<Frame> {
         switch transition {
         case .immediate:
             if newDelay > current { increasesSinceRender += newDelay - current }
+            if newDelay < current { decreasedSinceRender = true }
         case .gradual(let rate):
             guard newDelay != current, rate > 0, rate.isFinite else { return }
             let rate = min(rate, PlayoutDelayTransition.maximumRate)
@@ -178,6 +183,7 @@ public struct PlayoutScheduler<Frame> {
         lastRender = nil
         increasesSinceRender = .zero
         skippedSinceRender = false
+        decreasedSinceRender = false
     }
 
     /// The render time of a frame of media time `mediaTime` under the delay in effect: the first
@@ -257,8 +263,14 @@ public struct PlayoutScheduler<Frame> {
                 end = keyframe
             }
         }
-        statistics.framesSkipped += end - head
-        skippedSinceRender = true
+        // Skipped by a delay decrease (the schedule jumped ahead: counted with the media it
+        // jumped, ``PlayoutSchedulerStatistics/totalSkippedDuration``), or simply too late.
+        if decreasedSinceRender {
+            statistics.framesSkipped += end - head
+            skippedSinceRender = true
+        } else {
+            statistics.framesLate += end - head
+        }
         statistics.jitterBufferEmittedCount += end - head
         for index in head..<end {
             let mode: SkipMode = index < restart ? .drop : .decodeWithoutRender
@@ -296,6 +308,7 @@ public struct PlayoutScheduler<Frame> {
             lastRender = (due, shown, media)
             increasesSinceRender = .zero
             skippedSinceRender = false
+            decreasedSinceRender = false
             statistics.framesRendered += 1
         }
         guard let last = lastRender else { return }
@@ -353,8 +366,12 @@ public struct PlayoutSchedulerConfiguration: Equatable, Sendable {
 public struct PlayoutSchedulerStatistics: Equatable, Sendable {
     /// Frames released for rendering.
     public var framesRendered = 0
-    /// Frames skipped because their render time had passed (delay decreases, late arrivals).
+    /// Frames skipped because a delay decrease put their render time in the past.
     public var framesSkipped = 0
+    /// Frames not rendered because they were complete only after their render time, with no
+    /// delay change (late arrivals, a timeline behind the stream). Decoded or dropped like
+    /// skipped frames, but no jump of the schedule: not in ``totalSkippedDuration``.
+    public var framesLate = 0
     /// How far playout jumped ahead in media time by skipping: the media the viewer never
     /// saw, measured against the schedule (a 5 s → 1 s decrease skips 4 s).
     public var totalSkippedDuration: Duration = .zero

@@ -145,6 +145,10 @@ struct SubscribeTests {
         let states = result.lines.compactMap(jsonObject).filter { $0["name"] as? String == "stateChanged" }.compactMap { $0["state"] as? String }
         let stall = try #require(states.firstIndex(of: "stalled"), "\(states)")
         #expect(states[stall...].contains("playing"), "plays again: \(states)")
+        // Each track moved to the new SSRC after the old one's silence: one event each.
+        let switches = result.lines.compactMap(jsonObject).filter { $0["name"] as? String == "sourceSwitch" }
+        #expect(Set(switches.compactMap { $0["track"] as? String }) == ["video", "audio"], "\(switches)")
+        #expect(switches.allSatisfy { ($0["fromSSRC"] as? Int) != ($0["toSSRC"] as? Int) })
         let summary = try #require(result.lines.last.flatMap(jsonObject))
         let video = try #require(summary["video"] as? [String: Any])
         let rendered = video["framesRendered"] as? Int ?? 0

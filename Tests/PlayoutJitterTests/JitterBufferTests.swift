@@ -280,6 +280,25 @@ struct JitterBufferRestartTests {
         #expect(out.packets.map(\.sequenceNumber) == [50_010, 50_011])
     }
 
+    @Test("startNewStream: the next packet of the same SSRC begins a new stream, even a step back within the threshold")
+    func startNewStream() {
+        var buffer = Buffer()
+        buffer.startNewStream()  // before the first packet: nothing to restart
+        for index in 2_000..<2_010 { _ = buffer.insert(UInt16(index), timestamp: UInt32(index) * 10, at: ms(0)) }
+        _ = buffer.drain(now: ms(0))
+        // The caller's source validation confirmed a sequence restart 1,000 back (under the
+        // buffer's own threshold, so it would be late packets without the call).
+        buffer.startNewStream()
+        #expect(buffer.insert(1_010, timestamp: 5, at: ms(1)) == .queued)
+        #expect(buffer.insert(1_011, timestamp: 6, at: ms(1)) == .queued)
+        let out = buffer.drain(now: ms(1))
+        #expect(out.restarts == [1])
+        #expect(out.payloads == [1_010, 1_011])
+        #expect(out.packets.map(\.sequenceNumber) == [2_010, 2_011], "extended numbers go on after the old stream")
+        let statistics = buffer.statistics
+        #expect(statistics.restarts == 1 && statistics.packetsDuplicated == 0 && statistics.packetsDiscarded == 0 && statistics.packetsLost == 0)
+    }
+
     @Test("one stray packet far from the stream is discarded, not a restart")
     func strayPacket() {
         var buffer = Buffer()

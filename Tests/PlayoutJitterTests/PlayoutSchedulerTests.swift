@@ -296,3 +296,47 @@ struct PlayoutSchedulerTests {
         #expect(scheduler.statistics.framesDroppedOverflow == 900)
     }
 }
+
+@Suite("PlayoutScheduler: late frames")
+struct PlayoutSchedulerLateTests {
+    @Test("a frame complete after its render time, with no delay change, is late: not a skip, no skipped duration")
+    func lateIsNotASkip() {
+        var scheduler = PlayoutScheduler<Int>(delay: .milliseconds(100))
+        var timeline = PlayoutTimeline()
+        var actions: [PlayoutScheduler<Int>.Action] = []
+        func poll(at now: MonotonicInstant) {
+            while true {
+                let action = scheduler.poll(now: now, timeline: timeline, lead: .zero)
+                switch action {
+                case .wait, .idle: return
+                default: actions.append(action)
+                }
+            }
+        }
+        // Frame 0 (media 0) arrives at 1 s: due at 1.1 s, rendered.
+        timeline.observe(mediaTime: .zero, arrival: ms(1_000))
+        scheduler.enqueue(0, mediaTime: .zero, isKeyframe: true, byteCount: 10, arrival: ms(1_000))
+        poll(at: ms(1_100))
+        // Frame 1 (media 33 ms, due 1.133 s) is complete only at 1.5 s: late.
+        scheduler.enqueue(1, mediaTime: .milliseconds(33), isKeyframe: false, byteCount: 10, arrival: ms(1_500))
+        poll(at: ms(1_500))
+        #expect(actions.count == 2)
+        let statistics = scheduler.statistics
+        #expect(statistics.framesLate == 1 && statistics.framesSkipped == 0 && statistics.totalSkippedDuration == .zero)
+        // A decrease that makes the next frames late skips them, with the media it jumped.
+        for index in 2..<10 {
+            timeline.observe(mediaTime: .milliseconds(Int64(index) * 33), arrival: ms(1_000 + Double(index) * 33))
+            scheduler.enqueue(index, mediaTime: .milliseconds(Int64(index) * 33), isKeyframe: index == 5, byteCount: 10, arrival: ms(1_000 + Double(index) * 33))
+        }
+        scheduler.setDelay(.zero)
+        poll(at: ms(1_600))
+        // The next frame on time renders: the jump is measured against it.
+        timeline.observe(mediaTime: .milliseconds(800), arrival: ms(1_800))
+        scheduler.enqueue(10, mediaTime: .milliseconds(800), isKeyframe: true, byteCount: 10, arrival: ms(1_800))
+        poll(at: ms(1_800))
+        let after = scheduler.statistics
+        #expect(after.framesLate == 1 && after.framesSkipped == 8, "\(after)")
+        #expect(after.totalSkippedDuration == .milliseconds(100), "the 100 ms decrease: \(after.totalSkippedDuration)")
+    }
+}
+

@@ -140,7 +140,7 @@ final class SimulatedSubscription: @unchecked Sendable {
         )
         subscription = try Subscription(
             clock: clock, start: start, options: options, delayController: controller, delivery: delivery,
-            tracks: try source.makeTracks(delay: delay.delay, bind: false), renderer: renderer,
+            tracks: try source.makeTracks(delay: delay.delay, switchAfterSilence: options.switchAfterSilence, bind: false), renderer: renderer,
             wallClock: { Self.wallClock(at: clock.now) }
         )
         watches = [

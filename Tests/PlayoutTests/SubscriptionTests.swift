@@ -130,6 +130,27 @@ struct SubscriptionTests {
         #expect(simulation.firstInstant(of: .ended) == .seconds(5))
     }
 
+    @Test("a second source is played only once the first was silent for sourceSwitchTimeout (3 s), not the stall timeout")
+    func sourceSwitchTimeout() throws {
+        var options = Subscriber.Options(duration: .seconds(9))
+        options.sourceSwitchTimeout = .seconds(3)
+        let simulation = try SimulatedSubscription(session: SimulatedSubscription.session(key: Self.key), options: options)
+        let start = simulation.clock.now
+        // The first sender stops at 2 s; a second one sends from 2.5 s to 6 s.
+        let first = try SimulatedSender(key: Self.key).datagrams(video: Duration.zero..<Duration.seconds(2), origin: start)
+        let second = try SimulatedSender(key: Self.key, ssrc: 0xCAFE, firstSequenceNumber: 100, firstTimestamp: 12_345)
+            .datagrams(video: Duration.zero..<Duration.seconds(3.5), origin: start.advanced(by: .milliseconds(2_500)))
+        let final = simulation.run(first + second)
+        let video = try #require(final.video)
+        // Switched ≈ 5 s (3 s after the first sender's last packet; with the 1 s stall timeout it
+        // would be ≈ 3 s), then played from the second sender's next key frame (5.5 s): 15 frames.
+        #expect(video.sourceSwitches == 1, "\(video)")
+        #expect(video.framesRendered == 60 + 15, "\(video.framesRendered)")
+        let buffering = simulation.states.filter { $0.state == .buffering }.map { start.duration(to: $0.at) }
+        #expect(buffering.count == 2 && buffering[1] > .seconds(5) && buffering[1] < .milliseconds(5_600), "\(buffering)")
+        #expect(video.packetsFromSourcesNotPlayed > 0)
+    }
+
     @Test("a sender that comes back with a new SSRC, sequence and timestamp base is played again")
     func senderComesBack() throws {
         let simulation = try SimulatedSubscription(session: SimulatedSubscription.session(key: Self.key), options: .init(duration: .seconds(8)))

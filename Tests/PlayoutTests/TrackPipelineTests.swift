@@ -133,6 +133,7 @@ struct TrackPipelineTests {
         let (frames, pipeline) = try Self.receive(datagrams, key: SRTPKeyingMaterial.random(for: .aesCM128HMACSHA1_80))
         #expect(frames.isEmpty)
         #expect(pipeline.srtpStatistics?.authFailures == datagrams.count)
+        #expect(pipeline.receiver.sequencedAuthenticationFailures == datagrams.count, "one sender, in sequence: a wrong key")
         #expect(pipeline.datagramsIgnored == datagrams.count)
     }
 
@@ -193,9 +194,14 @@ struct TrackPipelineTests {
             firstArrival: MonotonicInstant(nanoseconds: 0), lastArrival: MonotonicInstant(nanoseconds: 0),
             isKeyframe: true, bytes: [0xFC, 0x01, 0x02]
         )
-        try sender.send(frame, captureTime: capture) { datagram in
-            var datagram = datagram
-            datagram.withUnsafeMutableBytes { pipeline.receive($0, length: $0.count, arrival: MonotonicInstant(nanoseconds: 1_000_000_000)) }
+        // Two frames: a source is played once two packets came in sequence (RFC 3550 probation).
+        var second = frame
+        second.mediaTime = MediaTime(ticks: frameTicks + 960, clockRate: 48_000)
+        for (frame, offset) in [(frame, Int64(0)), (second, 20_000_000)] {
+            try sender.send(frame, captureTime: capture + offset) { datagram in
+                var datagram = datagram
+                datagram.withUnsafeMutableBytes { pipeline.receive($0, length: $0.count, arrival: MonotonicInstant(nanoseconds: 1_000_000_000 + offset)) }
+            }
         }
         #expect(pipeline.captureClock?.source == .absoluteCaptureTime)
         let rtp = Int64(sender.rtpTimestamp(ticks: frameTicks))

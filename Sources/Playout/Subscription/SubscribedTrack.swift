@@ -72,12 +72,16 @@ final class SubscribedTrack: @unchecked Sendable {
     private var loopWaits = false  // wake
 
     /// A track of an SDP media section; `bind` binds its sockets (deterministic tests feed
-    /// datagrams by hand instead).
-    init(index: Int, kind: MediaKind, media: MediaDescription, session: SessionDescription?, delay: Duration, bind: Bool = true) throws {
+    /// datagrams by hand instead). Another valid source is played once the played one said BYE
+    /// or was silent for `switchAfterSilence`.
+    init(
+        index: Int, kind: MediaKind, media: MediaDescription, session: SessionDescription?, delay: Duration,
+        switchAfterSilence: Duration = .seconds(1), bind: Bool = true
+    ) throws {
         self.index = index
         self.kind = kind
         port = media.port
-        let pipeline = try TrackPipeline(track: TrackID(rawValue: UInt32(index)), media: media, delay: delay)
+        let pipeline = try TrackPipeline(track: TrackID(rawValue: UInt32(index)), media: media, delay: delay, switchAfterSilence: switchAfterSilence)
         receiver = pipeline.receiver
         playout = pipeline.playout
         codec = pipeline.codec
@@ -276,7 +280,8 @@ final class SubscribedTrack: @unchecked Sendable {
 
     /// What the subscription's state machine looks at.
     func status() -> SubscriptionStateMachine.TrackStatus {
-        let (received, failures) = intake.withLock { (receiver.statistics().packetsReceived, receiver.srtpStatistics?.authFailures ?? 0) }
+        // Failures of a sender in sequence (a wrong key), not strangers' garbage, fail the run.
+        let (received, failures) = intake.withLock { (receiver.statistics().packetsReceived, receiver.sequencedAuthenticationFailures) }
         return playoutLock.withLock {
             let buffered = playout.schedulerStatistics.bufferedFrames
             return SubscriptionStateMachine.TrackStatus(
@@ -288,7 +293,9 @@ final class SubscribedTrack: @unchecked Sendable {
 
     /// This track's QoS now (rates not yet measured), one consistent snapshot.
     func qos(playoutDelay: EffectivePlayoutDelay) -> TrackQoS {
-        let (intakeNetwork, srtp) = intake.withLock { (receiver.statistics(), receiver.srtpStatistics) }
+        let (intakeNetwork, srtp, refused, sources, ssrc, rtcpUndecodable) = intake.withLock {
+            (receiver.statistics(), receiver.srtpStatistics, receiver.intakeStatistics, receiver.sourceStatistics, receiver.playedSSRC, receiver.controlPacketsIgnored)
+        }
         return playoutLock.withLock {
             var network = intakeNetwork
             network.bytesReceived += playout.assembledBytesReceived
@@ -318,7 +325,8 @@ final class SubscribedTrack: @unchecked Sendable {
             qos.framesDroppedWaitingForKeyframe = playout.framesDroppedWaitingForKeyframe
             qos.framesDroppedOverflow = frames.framesDroppedOverflow
             qos.framesDroppedOnRestart = frames.framesDroppedOnRestart
-            qos.framesDropped = qos.framesSkipped + qos.framesDroppedOverflow + qos.framesDroppedOnRestart + qos.decodeErrors
+            qos.framesLate = frames.framesLate
+            qos.framesDropped = qos.framesSkipped + qos.framesLate + qos.framesDroppedOverflow + qos.framesDroppedOnRestart + qos.decodeErrors
                 + qos.framesIncomplete + qos.framesDroppedWaitingForKeyframe
             qos.frameWidth = playback.width
             qos.frameHeight = playback.height
@@ -341,6 +349,23 @@ final class SubscribedTrack: @unchecked Sendable {
             qos.renderError = playback.renderError
             qos.endToEndLatency = playback.latency
             qos.transit = playback.transit
+            qos.packetsFromOtherSources = sources.packetsFromOtherSources
+            qos.packetsFromUnvalidatedSources = sources.packetsInProbation
+            qos.packetsFromSourcesNotPlayed = sources.packetsNotPlayed
+            qos.packetsOutOfSequence = sources.packetsOutOfSequence
+            qos.packetsImplausibleTimestamp = sources.packetsImplausibleTimestamp
+            qos.packetsWrongPayloadType = refused.packetsWrongPayloadType
+            qos.datagramsUndecodable = refused.datagramsUndecodable
+            qos.datagramsNotRTP = refused.datagramsNotRTP
+            qos.datagramsBadVersion = refused.datagramsBadVersion
+            qos.datagramsTruncated = refused.datagramsTruncated
+            qos.datagramsBadExtension = refused.datagramsBadExtension
+            qos.datagramsBadPadding = refused.datagramsBadPadding
+            qos.rtcpFromOtherSources = refused.controlPacketsFromOtherSources
+            qos.rtcpUndecodable = rtcpUndecodable
+            qos.sourceSwitches = sources.sourceSwitches
+            qos.sourceResyncs = sources.resyncs
+            qos.playedSSRC = ssrc
             return qos
         }
     }

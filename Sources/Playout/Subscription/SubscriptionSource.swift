@@ -100,12 +100,13 @@ enum SubscriptionSource {
         return nil
     }
 
-    /// The tracks, in order; `bind` binds their sockets (an RTP source).
-    func makeTracks(delay: Duration, bind: Bool = true) throws -> [SubscribedTrack] {
+    /// The tracks, in order; `bind` binds their sockets (an RTP source). A track plays another
+    /// valid RTP source once its own said BYE or was silent for `switchAfterSilence`.
+    func makeTracks(delay: Duration, switchAfterSilence: Duration = .seconds(1), bind: Bool = true) throws -> [SubscribedTrack] {
         switch self {
         case .rtp(let session, let media):
             return try media.enumerated().map { index, entry in
-                try SubscribedTrack(index: index, kind: entry.kind, media: entry.description, session: session, delay: delay, bind: bind)
+                try SubscribedTrack(index: index, kind: entry.kind, media: entry.description, session: session, delay: delay, switchAfterSilence: switchAfterSilence, bind: bind)
             }
         case .demuxer(let input):
             return try input.streams.enumerated().map { index, stream in try SubscribedTrack(index: index, stream: stream, delay: delay) }

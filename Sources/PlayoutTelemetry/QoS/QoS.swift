@@ -73,6 +73,48 @@ public struct TrackQoS: Equatable, Sendable {
     /// Times the stream restarted (new SSRC, sequence or timestamp base, a reopened source).
     public var restarts = 0
 
+    // MARK: Network: sources on the port, and what was turned away (RFC 3550 §6.2.1, A.1)
+
+    /// RTP packets of sources not played: ``packetsFromUnvalidatedSources`` +
+    /// ``packetsFromSourcesNotPlayed``. Never in ``packetsReceived``.
+    public var packetsFromOtherSources = 0
+    /// Packets of sources that did not pass probation (no run of in-sequence packets).
+    public var packetsFromUnvalidatedSources = 0
+    /// Packets of valid sources other than the one played (a second sender on the port).
+    public var packetsFromSourcesNotPlayed = 0
+    /// Packets of the played source dropped for a sequence jump the next packet did not confirm.
+    public var packetsOutOfSequence = 0
+    /// Packets of the played source dropped because their RTP time did not fit the stream's.
+    public var packetsImplausibleTimestamp = 0
+    /// RTP packets of another payload type than the track's.
+    public var packetsWrongPayloadType = 0
+    /// Datagrams that are not RTP or RTCP of any kind, by reason below.
+    public var datagramsUndecodable = 0
+    /// … too short or not version 2 to be RTP or RTCP at all.
+    public var datagramsNotRTP = 0
+    /// … RTP whose version is not 2.
+    public var datagramsBadVersion = 0
+    /// … shorter than the header or CSRC list they declare.
+    public var datagramsTruncated = 0
+    /// … whose header extension runs past the end.
+    public var datagramsBadExtension = 0
+    /// … whose padding count does not fit.
+    public var datagramsBadPadding = 0
+    /// RTCP sender reports and BYEs from sources not played (ignored: they never move the timeline).
+    public var rtcpFromOtherSources = 0
+    /// RTCP datagrams that failed SRTCP authentication or did not parse.
+    public var rtcpUndecodable = 0
+    /// Times the track moved to another source (after a BYE or silence).
+    public var sourceSwitches = 0
+    /// Times the played source's sequence or timeline was resynchronized (RFC 3550 A.1 `bad_seq`).
+    public var sourceResyncs = 0
+    /// The SSRC played (nil before a source passed probation, and for a libavformat input).
+    public var playedSSRC: UInt32?
+    /// Frames not rendered because they were complete only after their render time, with no
+    /// delay change (in ``framesDropped``; ``framesSkipped`` counts a delay decrease's skips only,
+    /// so that it agrees with ``totalSkippedDuration``).
+    public var framesLate = 0
+
     // MARK: Frames
 
     /// Complete frames assembled from packets (or read from a libavformat input).
@@ -89,7 +131,8 @@ public struct TrackQoS: Equatable, Sendable {
     /// Adobe's droppedFrames: skipped (late or by a delay decrease), undecodable, incomplete,
     /// dropped waiting for a key frame, dropped for buffer overflow or when the stream restarted.
     public var framesDropped = 0
-    /// Frames not rendered because their render time had passed (a delay decrease, or late).
+    /// Frames not rendered because a delay decrease put their render time in the past (late
+    /// frames are ``framesLate``).
     public var framesSkipped = 0
     /// Media time of the skipped frames.
     public var totalSkippedDuration: Duration = .zero

@@ -101,6 +101,26 @@ public struct QoSJSONWriter: Sendable {
         }
         if let failures = track.authFailures { values.append(("authFailures", Double(failures))) }
         if let drops = track.replayDrops { values.append(("replayDrops", Double(drops))) }
+        values += [
+            ("packetsFromOtherSources", Double(track.packetsFromOtherSources)),
+            ("packetsFromUnvalidatedSources", Double(track.packetsFromUnvalidatedSources)),
+            ("packetsFromSourcesNotPlayed", Double(track.packetsFromSourcesNotPlayed)),
+            ("packetsOutOfSequence", Double(track.packetsOutOfSequence)),
+            ("packetsImplausibleTimestamp", Double(track.packetsImplausibleTimestamp)),
+            ("packetsWrongPayloadType", Double(track.packetsWrongPayloadType)),
+            ("datagramsUndecodable", Double(track.datagramsUndecodable)),
+            ("datagramsNotRTP", Double(track.datagramsNotRTP)),
+            ("datagramsBadVersion", Double(track.datagramsBadVersion)),
+            ("datagramsTruncated", Double(track.datagramsTruncated)),
+            ("datagramsBadExtension", Double(track.datagramsBadExtension)),
+            ("datagramsBadPadding", Double(track.datagramsBadPadding)),
+            ("rtcpFromOtherSources", Double(track.rtcpFromOtherSources)),
+            ("rtcpUndecodable", Double(track.rtcpUndecodable)),
+            ("sourceSwitches", Double(track.sourceSwitches)),
+            ("sourceResyncs", Double(track.sourceResyncs)),
+            ("framesLate", Double(track.framesLate)),
+        ]
+        if let ssrc = track.playedSSRC { values.append(("ssrc", Double(ssrc))) }
         return values
     }
 

@@ -24,6 +24,7 @@ public let fuzzHarnesses: [String: @Sendable (UnsafeRawBufferPointer) -> Void] =
     "http-request": fuzzHTTPRequestHead,
     "influx-line": fuzzInfluxLine,
     "graphite": fuzzGraphite,
+    "pipeline": fuzzReceivePath,
 ]
 
 /// RTP parsing, RFC 8285 elements and the typed extensions.

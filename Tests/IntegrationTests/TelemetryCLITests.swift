@@ -1,4 +1,5 @@
 import Foundation
+import PlayoutTelemetry
 import Playout
 import PlayoutTesting
 import Testing
@@ -40,10 +41,12 @@ struct TelemetryCLITests {
         #expect(kpis.playingTime != nil)
     }
 
-    @Test("a network spec this build lacks, or a file it cannot write: one line on stderr, non-zero exit, nothing started")
+    @Test("a Prometheus port someone holds, or a file it cannot write: one line on stderr, non-zero exit, nothing started")
     func refused() throws {
+        let held = try PrometheusEndpoint(host: "127.0.0.1", port: 0)
+        defer { held.stop() }
         for (spec, words) in [
-            ("influx:http://127.0.0.1:8086/write?db=playout", "no network telemetry backends"),
+            ("prometheus:127.0.0.1:\(held.port)", "--telemetry prometheus:127.0.0.1:\(held.port): "),
             ("jsonl:/nonexistent/dir/x.jsonl", "cannot write /nonexistent/dir/x.jsonl"),
         ] {
             let result = try runPlayout(["subscribe", "missing.sdp", "--telemetry", spec])

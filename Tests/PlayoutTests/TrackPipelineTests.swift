@@ -18,12 +18,15 @@ struct TrackPipelineTests {
 
     /// 2 s of a 320×240 30 fps test pattern, H.264 with a key frame every second, as SRTP packets
     /// sent in real time with 10 ms transit; `impair` may drop, delay or reorder them.
-    static func send(key: SRTPKeyingMaterial, impair: (inout [Datagram]) -> Void = { _ in }) throws -> [Datagram] {
-        let pattern = TestPattern(width: 320, height: 240)
-        let encoder = try FFmpegEncoder(video: .init(codec: .h264, width: 320, height: 240, bitrate: 400_000, keyframeInterval: 30))
+    static func send(
+        key: SRTPKeyingMaterial, width: Int = 320, height: Int = 240, bitrate: Int = 400_000, maxPayloadSize: Int = PacketizerDefaults.maxPayloadSize,
+        impair: (inout [Datagram]) -> Void = { _ in }
+    ) throws -> [Datagram] {
+        let pattern = TestPattern(width: width, height: height)
+        let encoder = try FFmpegEncoder(video: .init(codec: .h264, width: width, height: height, bitrate: bitrate, keyframeInterval: 30))
         var sender = try TrackSender(
             codec: .h264, payloadType: 96, clockRate: 90_000, keyingMaterial: key, ssrc: 0xBEEF,
-            firstSequenceNumber: 65_500, firstTimestamp: 4_294_000_000
+            firstSequenceNumber: 65_500, firstTimestamp: 4_294_000_000, maxPayloadSize: maxPayloadSize
         )
         var datagrams: [Datagram] = []
         var frames: [EncodedFrame] = []
@@ -91,6 +94,17 @@ struct TrackPipelineTests {
         #expect(pipeline.statistics.network.packetsLost == 0)
         #expect(pipeline.srtpStatistics?.authFailures == 0)
         #expect(pipeline.statistics.frames.framesRendered == 60)
+    }
+
+    @Test("datagrams of up to 1,500, 8,000 and 65,000 bytes (a 1280x720 stream packetized with that MTU): every frame renders", arguments: [1_500, 8_000, 65_000])
+    func largeDatagrams(size: Int) throws {
+        let key = SRTPKeyingMaterial.random(for: .aesCM128HMACSHA1_80)
+        // 12 bytes of RTP header, 10 of SRTP tag: the payload fills the rest.
+        let datagrams = try Self.send(key: key, width: 1_280, height: 720, bitrate: 6_000_000, maxPayloadSize: size - 22)
+        #expect(datagrams.map(\.bytes.count).max()! > size - 200 && datagrams.map(\.bytes.count).max()! <= size, "\(datagrams.map(\.bytes.count).max()!)")
+        let (frames, pipeline) = try Self.receive(datagrams, key: key)
+        #expect(frames.map(\.number) == (0..<60).map(UInt32.init))
+        #expect(pipeline.statistics.network.packetsLost == 0 && pipeline.datagramsIgnored == 0)
     }
 
     @Test("1 % reordering by up to 5 packets is absorbed: every frame still renders in order")

@@ -40,7 +40,9 @@ public struct RTPSender {
     private var header: RTPPacketBuilder
     private let firstTimestamp: UInt32
     private let session: SRTPSession?
-    private var buffer = [UInt8](repeating: 0, count: 2_048)
+    /// One packet being written: room for the largest payload, the header (CSRCs and an
+    /// abs-capture-time extension at most) and the SRTP tag.
+    private var buffer: [UInt8]
 
     /// The packetizer of `codec`.
     ///
@@ -67,6 +69,7 @@ public struct RTPSender {
         maxPayloadSize: Int = PacketizerDefaults.maxPayloadSize
     ) throws {
         packetizer = try Self.makePacketizer(for: codec, maxPayloadSize: maxPayloadSize)
+        buffer = [UInt8](repeating: 0, count: max(2_048, maxPayloadSize + 256))
         self.codec = codec
         self.payloadType = payloadType
         self.clockRate = clockRate

@@ -1,0 +1,316 @@
+import PlayoutCore
+public import PlayoutJitter
+public import PlayoutRTP
+
+/// The intake half of a track's receive path (the intake thread): SRTP unprotect, RTP parse (once),
+/// one copy into a pooled buffer, source validation (``RTPSourceValidator``: probation, one
+/// played source, RFC 3550 A.1 sequence and timestamp checks), the jitter buffer; RTCP.
+/// ``release(now:into:)`` hands what the jitter buffer releases to the ``TrackPlayout`` — pointers
+/// to pooled packets, in order.
+///
+/// Only the played source's packets reach the jitter buffer (so its `packetsReceived` and
+/// `bytesReceived` count that source alone); everything else is counted by reason in
+/// ``intakeStatistics`` and ``sourceStatistics``. RTCP sender reports and BYEs count only from
+/// the played source (a report from another source never moves the timeline).
+public struct TrackReceiver {
+    /// Datagrams and packets the intake turned away before source validation, by reason.
+    public struct IntakeStatistics: Equatable, Sendable {
+        /// Datagrams that are neither RTP nor RTCP (too short, not version 2).
+        public var datagramsNotRTP = 0
+        /// RTP-looking datagrams whose version is not 2.
+        public var datagramsBadVersion = 0
+        /// Datagrams shorter than the header, CSRC list or header extension they declare.
+        public var datagramsTruncated = 0
+        /// Datagrams whose header extension length runs past the end.
+        public var datagramsBadExtension = 0
+        /// Datagrams whose padding count is 0 or larger than what follows the header.
+        public var datagramsBadPadding = 0
+        /// RTP packets of a payload type other than the track's.
+        public var packetsWrongPayloadType = 0
+        /// RTCP sender reports and BYEs from a source that is not played.
+        public var controlPacketsFromOtherSources = 0
+
+        /// Every undecodable datagram: not RTP, bad version, truncated, bad extension, bad padding.
+        public var datagramsUndecodable: Int {
+            datagramsNotRTP + datagramsBadVersion + datagramsTruncated + datagramsBadExtension + datagramsBadPadding
+        }
+
+        public init() {}
+    }
+
+    /// One thing the jitter buffer released, in order.
+    public enum Release {
+        /// A packet, as parsed on intake, with its arrival.
+        case packet(StoredRTPPacket, arrival: MonotonicInstant)
+        /// The stream restarted (a new SSRC, or a jump in sequence numbers or time).
+        case restart
+    }
+
+    public let payloadType: UInt8
+    /// The RTP clock rate.
+    public let clockRate: Int32
+    /// The `a=extmap` id of `abs-capture-time` in the track's SDP, if it has one.
+    public let absoluteCaptureTimeID: UInt8?
+    private var session: SRTPSession?
+    private var pool = RTPPacketPool()
+    private var buffer = JitterBuffer<StoredRTPPacket>()
+    /// Packets travel through validation with their arrival, so a held one keeps its own.
+    private var validator: RTPSourceValidator<(packet: StoredRTPPacket, arrival: MonotonicInstant)>
+    /// Datagrams that were not RTP of this track (wrong payload type, malformed, failed SRTP
+    /// authentication).
+    public private(set) var datagramsIgnored = 0
+    /// What the intake turned away before source validation, by reason.
+    public private(set) var intakeStatistics = IntakeStatistics()
+    /// SRTP authentication failures of packets that came in sequence from one SSRC: what a sender
+    /// with another key causes (garbage from strangers fails too, but not in sequence). A
+    /// subscription fails on these, never on strangers.
+    public private(set) var sequencedAuthenticationFailures = 0
+    private var failedSources: [(ssrc: UInt32, sequence: UInt16, inRun: Bool)] = []
+    /// The latest RTCP sender report.
+    public private(set) var senderReport: RTCPSenderReport?
+    /// Where capture times come from (see ``captureTime(of:)``), once known.
+    public private(set) var captureClock: CaptureClock?
+    /// RTCP BYE packets received (the sender said it stopped).
+    public private(set) var goodbyesReceived = 0
+    /// RTCP datagrams that failed SRTCP authentication or parsing.
+    public private(set) var controlPacketsIgnored = 0
+
+    init(factory: DepacketizerFactory, media: MediaDescription, delay: Duration, switchAfterSilence: Duration) throws {
+        payloadType = factory.payloadType
+        clockRate = factory.clockRate
+        absoluteCaptureTimeID = media.extensionID(uri: AbsoluteCaptureTime.uri)
+        if let crypto = media.crypto.first {
+            session = try SRTPSession(keyingMaterial: SRTPKeyingMaterial(crypto: crypto), direction: .inbound)
+        } else if media.proto.isSecure {
+            throw PlayoutError(
+                .unsupportedMedia,
+                "the \(media.kind.rawValue) section on port \(media.port) is \(media.proto.rawValue) (SRTP) but has no a=crypto line: give the key with --srtp-key"
+            )
+        }
+        validator = RTPSourceValidator(configuration: .init(clockRate: factory.clockRate, switchAfterSilence: switchAfterSilence))
+        buffer.configuration.clockRate = Int(clockRate)
+        setDelay(delay)
+    }
+
+    /// The delay in effect changed: the jitter buffer waits for reordered packets up to it (less
+    /// the decode margin).
+    public mutating func setDelay(_ delay: Duration) {
+        buffer.configuration.maximumReorderDelay = max(.milliseconds(20), delay - TrackPipeline.decodeMargin)
+    }
+
+    /// Takes one received datagram (`length` bytes at the start of `bytes`, which it may decrypt in
+    /// place): RTCP multiplexed on the RTP port (RFC 5761) goes to ``receiveControl(_:length:)``;
+    /// an RTP packet of the track's payload type is parsed, copied into a pooled buffer and, when
+    /// source validation plays it, filed in the jitter buffer; anything else is counted by reason.
+    public mutating func receive(_ bytes: UnsafeMutableRawBufferPointer, length: Int, arrival: MonotonicInstant) {
+        let length = min(max(length, 0), bytes.count)
+        switch MultiplexedPacketKind(classifying: UnsafeRawBufferPointer(rebasing: bytes[0..<length])) {
+        case .rtcp:
+            receiveControl(bytes, length: length)
+            return
+        case .unknown:
+            datagramsIgnored += 1
+            intakeStatistics.datagramsNotRTP += 1
+            return
+        case .rtp:
+            break
+        }
+        var plain = length
+        if let session {
+            guard let unprotected = try? session.unprotectRTP(bytes, length: length) else {
+                datagramsIgnored += 1
+                countAuthenticationFailure(UnsafeRawBufferPointer(rebasing: bytes[0..<length]))
+                return
+            }
+            plain = unprotected
+        }
+        let datagram = UnsafeRawBufferPointer(rebasing: bytes[0..<plain])
+        let packet: RTPPacket
+        do {
+            packet = try RTPPacket(parsing: datagram)
+        } catch {
+            datagramsIgnored += 1
+            count(error, datagram: datagram)
+            return
+        }
+        guard packet.payloadType == payloadType else {
+            datagramsIgnored += 1
+            intakeStatistics.packetsWrongPayloadType += 1
+            return
+        }
+        let stored = pool.store(packet)
+        switch validator.receive(
+            ssrc: packet.ssrc, sequenceNumber: packet.sequenceNumber.rawValue, timestamp: packet.timestamp.rawValue, payload: (stored, arrival),
+            now: arrival
+        ) {
+        case .hold, .reject:
+            return
+        case .play(let previous, let restart):
+            switch restart {
+            case .resync?: buffer.startNewStream()
+            case .newSource(_, let ssrc)?: forgetOtherSources(than: ssrc)
+            case nil: break
+            }
+            if let previous { file(previous.packet, arrival: previous.arrival) }
+            file(stored, arrival: arrival)
+        }
+    }
+
+    /// Files a packet of the played source in the jitter buffer.
+    private mutating func file(_ stored: StoredRTPPacket, arrival: MonotonicInstant) {
+        let header = stored.header
+        if let id = absoluteCaptureTimeID {
+            stored.withPacket { packet in
+                if let capture = packet.absoluteCaptureTime(id: id) {
+                    captureClock = CaptureClock(absoluteCaptureTime: capture, rtpTimestamp: header.timestamp.rawValue)
+                }
+            }
+        }
+        _ = buffer.insert(
+            sequenceNumber: header.sequenceNumber, timestamp: header.timestamp, ssrc: header.ssrc, isFrameEnd: header.marker,
+            byteCount: stored.withPacket { $0.payload.count }, payload: stored, now: arrival
+        )
+    }
+
+    /// A new source is played: a sender report or capture time of another source no longer holds.
+    private mutating func forgetOtherSources(than ssrc: UInt32) {
+        if let report = senderReport, report.ssrc != ssrc {
+            senderReport = nil
+            captureClock = nil
+        } else if captureClock?.source == .absoluteCaptureTime {
+            captureClock = nil
+        }
+    }
+
+    /// Counts an RTP datagram that did not parse, by reason.
+    private mutating func count(_ error: RTPParseError, datagram: UnsafeRawBufferPointer) {
+        switch error {
+        case .unsupportedVersion:
+            intakeStatistics.datagramsBadVersion += 1
+        case .invalidPadding:
+            intakeStatistics.datagramsBadPadding += 1
+        case .truncated:
+            // The fixed header and CSRCs fit, so the header extension is what runs past the end.
+            let csrcEnd = RTPPacket.fixedHeaderLength + 4 * Int(datagram.count > 0 ? datagram[0] & 0x0F : 0)
+            if datagram.count >= csrcEnd, datagram.count > 0, datagram[0] & 0x10 != 0 {
+                intakeStatistics.datagramsBadExtension += 1
+            } else {
+                intakeStatistics.datagramsTruncated += 1
+            }
+        }
+    }
+
+    /// An SRTP packet failed authentication: counted in ``sequencedAuthenticationFailures`` when
+    /// its clear header follows the previous failed packet of its SSRC in sequence (a sender with
+    /// another key, not strangers' garbage). A few SSRCs are remembered, the oldest replaced.
+    private mutating func countAuthenticationFailure(_ datagram: UnsafeRawBufferPointer) {
+        guard let header = try? RTPPacket(parsing: datagram) else { return }
+        let ssrc = header.ssrc
+        let sequence = header.sequenceNumber.rawValue
+        if let index = failedSources.firstIndex(where: { $0.ssrc == ssrc }) {
+            if sequence == failedSources[index].sequence &+ 1 {
+                // The first packet of a run counts once its successor shows it was a sender's.
+                sequencedAuthenticationFailures += failedSources[index].inRun ? 1 : 2
+                failedSources[index].inRun = true
+            } else {
+                failedSources[index].inRun = false
+            }
+            failedSources[index].sequence = sequence
+        } else {
+            if failedSources.count >= 8 { failedSources.removeFirst() }
+            failedSources.append((ssrc, sequence, false))
+        }
+    }
+
+    /// Source validation's counters.
+    public var sourceStatistics: RTPSourceValidation.Statistics { validator.statistics }
+    /// The SSRC played, once a source passed probation.
+    public var playedSSRC: UInt32? { validator.playedSSRC }
+
+    /// Takes one RTCP datagram (SRTCP when the track is encrypted): sender reports give the
+    /// mapping from RTP time to the sender's wall clock that end-to-end latency is measured with.
+    public mutating func receiveControl(_ bytes: UnsafeMutableRawBufferPointer, length: Int) {
+        var length = min(max(length, 0), bytes.count)
+        if let session {
+            guard let plain = try? session.unprotectRTCP(bytes, length: length) else {
+                controlPacketsIgnored += 1
+                return
+            }
+            length = plain
+        }
+        guard let packets = try? RTCPPacket.parseCompound(UnsafeRawBufferPointer(rebasing: bytes[0..<length])) else {
+            controlPacketsIgnored += 1
+            return
+        }
+        let played = validator.playedSSRC
+        for packet in packets {
+            switch packet {
+            case .senderReport(let report):
+                // Only the played source's clock places its frames (before one is played, the
+                // report is kept and dropped if another source is chosen).
+                guard played == nil || report.ssrc == played else {
+                    intakeStatistics.controlPacketsFromOtherSources += 1
+                    continue
+                }
+                senderReport = report
+                // A frame's own capture time beats the sender's clock at the report's instant.
+                if captureClock?.source != .absoluteCaptureTime {
+                    captureClock = CaptureClock(senderReport: report)
+                }
+            case .goodbye(let goodbye):
+                for ssrc in goodbye.ssrcs { validator.receiveGoodbye(ssrc: ssrc) }
+                if let played, goodbye.ssrcs.contains(played) {
+                    goodbyesReceived += 1
+                } else {
+                    intakeStatistics.controlPacketsFromOtherSources += 1
+                }
+            default: break
+            }
+        }
+    }
+
+    /// When `mediaTime` was captured, in nanoseconds since 1970 on the sender's wall clock (nil
+    /// before the first capture time or sender report): from the latest `abs-capture-time`
+    /// extension when the stream carries it (a frame's own capture instant; other frames are
+    /// placed from it by their RTP time), else from the latest RTCP sender report (the sender's
+    /// clock at the report's RTP time).
+    public func captureTime(of mediaTime: MediaTime) -> Int64? {
+        captureClock?.unixNanoseconds(rtpTimestamp: UInt32(truncatingIfNeeded: mediaTime.ticks), clockRate: clockRate)
+    }
+
+    /// Hands what the jitter buffer releases at `now` to `released` (appended, in order); returns
+    /// its next loss deadline, if it waits for one. Cheap: pointers move, nothing is parsed.
+    public mutating func release(now: MonotonicInstant, into released: inout [Release]) -> MonotonicInstant? {
+        while true {
+            switch buffer.poll(now: now) {
+            case .packet(let packet):
+                released.append(.packet(packet.payload, arrival: packet.arrival))
+            case .lost:
+                continue  // the depacketizer sees the gap in sequence numbers and drops the frame
+            case .restart:
+                released.append(.restart)
+            case .wait(let deadline):
+                return deadline
+            case .empty:
+                return nil
+            }
+        }
+    }
+
+    /// The jitter buffer's counters, plus `assembledBytes` (frames libavformat delivered).
+    public func statistics(assembledBytes: Int = 0) -> JitterBufferStatistics {
+        var network = buffer.statistics
+        network.bytesReceived += assembledBytes
+        return network
+    }
+
+    /// SRTP counters, when the track is encrypted.
+    public var srtpStatistics: SRTPSession.Statistics? {
+        session?.statistics
+    }
+
+    /// The packet pool's counters.
+    public var packetPoolStatistics: RTPPacketPool.Statistics {
+        pool.statistics
+    }
+}

@@ -55,7 +55,7 @@ public struct TrackReceiver {
     private var pool = RTPPacketPool()
     private var buffer = JitterBuffer<StoredRTPPacket>()
     /// Packets travel through validation with their arrival, so a held one keeps its own.
-    private var validator: RTPSourceValidator<(packet: StoredRTPPacket, arrival: MonotonicInstant)>
+    private var validator: RTPSourceValidator<ArrivedRTPPacket>
     /// Datagrams that were not RTP of this track (wrong payload type, malformed, failed SRTP
     /// authentication).
     public private(set) var datagramsIgnored = 0
@@ -140,7 +140,7 @@ public struct TrackReceiver {
         }
         let stored = pool.store(packet)
         switch validator.receive(
-            ssrc: packet.ssrc, sequenceNumber: packet.sequenceNumber.rawValue, timestamp: packet.timestamp.rawValue, payload: (stored, arrival),
+            ssrc: packet.ssrc, sequenceNumber: packet.sequenceNumber.rawValue, timestamp: packet.timestamp.rawValue, payload: ArrivedRTPPacket(packet: stored, arrival: arrival),
             now: arrival
         ) {
         case .hold, .reject:

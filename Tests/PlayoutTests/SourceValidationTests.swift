@@ -12,70 +12,19 @@ struct SourceValidationTests {
     typealias Datagram = TrackPipelineTests.Datagram
 
     static func section(key: SRTPKeyingMaterial?) -> MediaDescription {
-        var media = MediaDescription(kind: .video, port: 5_004, proto: key == nil ? .rtpAVP : .rtpSAVP, payloadTypes: [96])
-        media.rtpMaps = [RTPMap(payloadType: 96, encodingName: "H264", clockRate: 90_000)]
-        if let key {
-            media.crypto = [CryptoAttribute(suite: SDPCryptoSuite(rawValue: key.suite.name), keys: [.init(keyAndSalt: key.concatenated)])]
-        }
-        return media
+        TrackPipelineTests.section(key: key)
     }
 
-    /// The 2 s stream of ``TrackPipelineTests/send(key:impair:)``, plain RTP or SRTP.
+    /// The 2 s stream of ``TrackPipelineTests/send(key:width:height:bitrate:maxPayloadSize:impair:)``, plain RTP or SRTP.
     static func stream(key: SRTPKeyingMaterial?) throws -> [Datagram] {
-        let pattern = TestPattern(width: 320, height: 240)
-        let encoder = try FFmpegEncoder(video: .init(codec: .h264, width: 320, height: 240, bitrate: 400_000, keyframeInterval: 30))
-        var sender = try TrackSender(
-            codec: .h264, payloadType: 96, clockRate: 90_000, keyingMaterial: key, ssrc: 0xBEEF, firstSequenceNumber: 65_500, firstTimestamp: 4_294_000_000
-        )
-        var frames: [EncodedFrame] = []
-        for index in 0..<60 {
-            try encoder.encode(picture: pattern.picture(frameNumber: UInt32(index), captureTimeMilliseconds: UInt32(index * 33)), timestamp: Int64(index) * 3_000) { frames.append($0) }
-        }
-        try encoder.flush { frames.append($0) }
-        var datagrams: [Datagram] = []
-        for frame in frames {
-            let sent = MonotonicInstant(nanoseconds: 1_000_000_000 + frame.mediaTime.ticks * 1_000_000_000 / 90_000)
-            try sender.send(frame, captureTime: nil) { datagrams.append(Datagram(bytes: $0, arrival: sent.advanced(by: .milliseconds(10)))) }
-        }
-        return datagrams
+        try TrackPipelineTests.send(key: key)
     }
 
     /// Feeds `datagrams` (in arrival order) and polls as the pipeline asks; returns the frame
     /// numbers decoded from the rendered pictures.
     static func play(_ datagrams: [Datagram], media: MediaDescription) throws -> (frames: [UInt32], pipeline: TrackPipeline) {
-        var pipeline = try TrackPipeline(track: 1, media: media, delay: .milliseconds(230))
-        let decoder = try FFmpegDecoder(codec: .h264, configuration: .init(threadCount: 1))
-        var rendered: [UInt32] = []
-        var now = datagrams[0].arrival
-        var next = 0
-        let end = datagrams.last!.arrival.advanced(by: .seconds(3))
-        while now <= end {
-            while next < datagrams.count, datagrams[next].arrival <= now {
-                var bytes = datagrams[next].bytes
-                bytes.withUnsafeMutableBytes { pipeline.receive($0, length: $0.count, arrival: datagrams[next].arrival) }
-                next += 1
-            }
-            var wake: MonotonicInstant?
-            polling: while true {
-                switch pipeline.poll(now: now) {
-                case .render(let frame, _):
-                    try decoder.decode(frame) { if let code = TestPattern.read($0) { rendered.append(code.frameNumber) } }
-                    pipeline.recycle(frame.bytes)
-                case .skip(let frame, .decodeWithoutRender):
-                    try decoder.decode(frame, output: false)
-                case .skip(_, .drop):
-                    break
-                case .wait(until: let instant):
-                    wake = instant
-                    break polling
-                case .idle:
-                    break polling
-                }
-            }
-            let nextArrival = next < datagrams.count ? datagrams[next].arrival : end
-            now = max(now.advanced(by: .nanoseconds(1)), min(wake ?? nextArrival, nextArrival))
-        }
-        return (rendered, pipeline)
+        let (frames, pipeline) = try TrackPipelineTests.receive(datagrams, media: media)
+        return (frames.map(\.number), pipeline)
     }
 
     /// An RTP header (12 bytes) followed by `payload`.

@@ -19,7 +19,7 @@ struct TrackPipelineTests {
     /// 2 s of a 320×240 30 fps test pattern, H.264 with a key frame every second, as SRTP packets
     /// sent in real time with 10 ms transit; `impair` may drop, delay or reorder them.
     static func send(
-        key: SRTPKeyingMaterial, width: Int = 320, height: Int = 240, bitrate: Int = 400_000, maxPayloadSize: Int = PacketizerDefaults.maxPayloadSize,
+        key: SRTPKeyingMaterial?, width: Int = 320, height: Int = 240, bitrate: Int = 400_000, maxPayloadSize: Int = PacketizerDefaults.maxPayloadSize,
         impair: (inout [Datagram]) -> Void = { _ in }
     ) throws -> [Datagram] {
         let pattern = TestPattern(width: width, height: height)
@@ -45,10 +45,24 @@ struct TrackPipelineTests {
     /// Feeds the datagrams at their arrival instants and polls at the instants the pipeline asks
     /// for; decodes every rendered frame and returns the frame numbers read from the pictures with
     /// their render instants.
-    static func receive(_ datagrams: [Datagram], key: SRTPKeyingMaterial, delay: Duration = .milliseconds(230)) throws -> (frames: [(number: UInt32, at: MonotonicInstant)], pipeline: TrackPipeline) {
-        var media = MediaDescription(kind: .video, port: 5_004, proto: .rtpAVP, payloadTypes: [96])
+    static func receive(_ datagrams: [Datagram], key: SRTPKeyingMaterial?, delay: Duration = .milliseconds(230)) throws -> (frames: [(number: UInt32, at: MonotonicInstant)], pipeline: TrackPipeline) {
+        try receive(datagrams, media: section(key: key), delay: delay)
+    }
+
+    /// The H.264 media section the stream is sent as: `RTP/SAVP` with an `a=crypto` line when
+    /// keyed, plain `RTP/AVP` otherwise.
+    static func section(key: SRTPKeyingMaterial?) -> MediaDescription {
+        var media = MediaDescription(kind: .video, port: 5_004, proto: key == nil ? .rtpAVP : .rtpSAVP, payloadTypes: [96])
         media.rtpMaps = [RTPMap(payloadType: 96, encodingName: "H264", clockRate: 90_000)]
-        media.crypto = [CryptoAttribute(suite: SDPCryptoSuite(rawValue: key.suite.name), keys: [.init(keyAndSalt: key.concatenated)])]
+        if let key {
+            media.crypto = [CryptoAttribute(suite: SDPCryptoSuite(rawValue: key.suite.name), keys: [.init(keyAndSalt: key.concatenated)])]
+        }
+        return media
+    }
+
+    /// ``receive(_:key:delay:)`` for any media section (a rendered frame's bytes are recycled
+    /// after decoding, as the playout loop does).
+    static func receive(_ datagrams: [Datagram], media: MediaDescription, delay: Duration = .milliseconds(230)) throws -> (frames: [(number: UInt32, at: MonotonicInstant)], pipeline: TrackPipeline) {
         var pipeline = try TrackPipeline(track: 1, media: media, delay: delay)
         let decoder = try FFmpegDecoder(codec: .h264, configuration: .init(threadCount: 1))
         var rendered: [(UInt32, MonotonicInstant)] = []
@@ -66,6 +80,7 @@ struct TrackPipelineTests {
                 switch pipeline.poll(now: now) {
                 case .render(let frame, renderAt: let at):
                     try decoder.decode(frame) { if let code = TestPattern.read($0) { rendered.append((code.frameNumber, at)) } }
+                    pipeline.recycle(frame.bytes)
                 case .skip(let frame, .decodeWithoutRender):
                     try decoder.decode(frame, output: false)
                 case .skip(_, .drop):

@@ -28,6 +28,7 @@ let package = Package(
         .library(name: "PlayoutCodec", targets: ["PlayoutCodec"]),
         .library(name: "PlayoutTelemetry", targets: ["PlayoutTelemetry"]),
         .library(name: "PlayoutTesting", targets: ["PlayoutTesting"]),
+        .library(name: "PlayoutAnalytics", targets: ["PlayoutAnalytics"]),
         .executable(name: "playout", targets: ["PlayoutCLI"]),
     ],
     dependencies: [
@@ -70,6 +71,12 @@ let package = Package(
         .target(
             name: "Playout",
             dependencies: ["PlayoutCore", "PlayoutRTP", "PlayoutJitter", "PlayoutCodec", "PlayoutTelemetry", log],
+            swiftSettings: settings
+        ),
+        // Analytics SDK shapes (Adobe heartbeat, Mux, Nielsen DCR, OpenAVT) over the telemetry engine.
+        .target(
+            name: "PlayoutAnalytics",
+            dependencies: ["Playout", "PlayoutCore", "PlayoutTelemetry", log],
             swiftSettings: settings
         ),
         .executableTarget(
@@ -132,6 +139,7 @@ let package = Package(
         .testTarget(name: "PlayoutCodecTests", dependencies: ["PlayoutCodec", "PlayoutCore", "PlayoutTesting", log, .product(name: "InMemoryLogging", package: "swift-log")], swiftSettings: settings),
         .testTarget(name: "PlayoutTelemetryTests", dependencies: ["PlayoutTelemetry", "PlayoutCore", "PlayoutTesting", log, .product(name: "InMemoryLogging", package: "swift-log"), coreMetrics, metricsTestKit, prometheus], swiftSettings: settings),
         .testTarget(name: "PlayoutTests", dependencies: ["Playout", "PlayoutCore", "PlayoutRTP", "PlayoutJitter", "PlayoutCodec", "PlayoutTesting"], swiftSettings: settings),
+        .testTarget(name: "PlayoutAnalyticsTests", dependencies: ["PlayoutAnalytics", "Playout", "PlayoutCore", "PlayoutTelemetry", "PlayoutTesting"], swiftSettings: settings),
         .testTarget(name: "PlayoutCLITests", dependencies: ["PlayoutCLI", "Playout", "PlayoutTelemetry"], swiftSettings: settings),
         .testTarget(name: "IntegrationTests", dependencies: ["Playout", "PlayoutCore", "PlayoutTelemetry", "PlayoutTesting", coreMetrics, prometheus], swiftSettings: settings),
     ]

@@ -111,6 +111,11 @@ public struct NetworkImpairment: Sendable {
         public var queueLimit: Duration
         /// The seed of every random choice (default ``defaultSeed``).
         public var seed: UInt64
+        /// Windows, measured from the first datagram submitted, in which the link is down: every
+        /// datagram submitted inside one is lost (counted in ``Statistics/datagramsLost`` and
+        /// ``Statistics/datagramsLostInOutage``). Default none. `[Duration.seconds(2)..<Duration.seconds(3)]` makes
+        /// a receiver stall for a second, two seconds into the stream.
+        public var outages: [Range<Duration>] = []
 
         /// Creates a configuration; every parameter has a default, and the defaults impair
         /// nothing.
@@ -150,7 +155,7 @@ public struct NetworkImpairment: Sendable {
         /// instant it is submitted.
         public var isNone: Bool {
             loss == 0 && (burstLoss?.rate ?? 0) == 0 && jitter == .zero
-                && (reorder == 0 || reorderDelay == .zero) && duplicate == 0 && bandwidth == nil
+                && (reorder == 0 || reorderDelay == .zero) && duplicate == 0 && bandwidth == nil && outages.allSatisfy(\.isEmpty)
         }
     }
 
@@ -196,8 +201,10 @@ public struct NetworkImpairment: Sendable {
         public var datagramsSubmitted = 0
         /// Datagrams returned by ``NetworkImpairment/poll(now:)``, duplicates included.
         public var datagramsSent = 0
-        /// Datagrams lost to random or burst loss (each counted once).
+        /// Datagrams lost to random or burst loss or to an outage (each counted once).
         public var datagramsLost = 0
+        /// The datagrams of ``datagramsLost`` submitted during an outage.
+        public var datagramsLostInOutage = 0
         /// Datagram copies dropped because the bandwidth queue was longer than the queue limit.
         public var datagramsDroppedByBandwidth = 0
         /// Datagram copies still held (by jitter, reordering or the bandwidth queue) when the run
@@ -237,6 +244,8 @@ public struct NetworkImpairment: Sendable {
     private var nextOrder: UInt64 = 0
     /// The latest `now` seen by ``submit(_:label:now:)``, so that time never runs backwards.
     private var latestSubmission: MonotonicInstant?
+    /// The first `now` seen by ``submit(_:label:now:)``: the origin of the outages.
+    private var firstSubmission: MonotonicInstant?
     /// When the bandwidth-capped link finishes sending what is queued for it.
     private var linkFreeAt = MonotonicInstant(nanoseconds: .min)
     /// When the last datagram that kept its order leaves (the FIFO horizon for jitter).
@@ -285,8 +294,18 @@ public struct NetworkImpairment: Sendable {
     public mutating func submit(_ datagram: [UInt8], label: Int = 0, now: MonotonicInstant) {
         let now = max(now, latestSubmission ?? now)
         latestSubmission = now
+        let origin = firstSubmission ?? now
+        firstSubmission = origin
         let index = statistics.datagramsSubmitted
         statistics.datagramsSubmitted += 1
+        if !configuration.outages.isEmpty {
+            let elapsed = origin.duration(to: now)
+            if configuration.outages.contains(where: { $0.contains(elapsed) }) {
+                statistics.datagramsLost += 1
+                statistics.datagramsLostInOutage += 1
+                return
+            }
+        }
 
         var lost = false
         if configuration.loss > 0, lossRandom.nextUniform() < configuration.loss {
@@ -498,6 +517,10 @@ extension NetworkImpairment {
         try duration(configuration.jitter, "jitter", example: ".milliseconds(20)")
         try duration(configuration.reorderDelay, "reorderDelay", example: ".milliseconds(10)")
         try duration(configuration.queueLimit, "queueLimit", example: ".milliseconds(200)")
+        for outage in configuration.outages {
+            try duration(outage.lowerBound, "outages' start", example: "Duration.seconds(2)..<Duration.seconds(3)")
+            try duration(outage.upperBound, "outages' end", example: "Duration.seconds(2)..<Duration.seconds(3)")
+        }
         if let bandwidth = configuration.bandwidth, bandwidth <= 0 {
             throw PlayoutError(.invalidImpairment, "\(prefix)bandwidth must be more than 0 bits per second (got \(bandwidth)), e.g. 2_000_000 for 2 Mbit/s")
         }

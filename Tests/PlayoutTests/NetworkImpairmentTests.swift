@@ -528,4 +528,25 @@ extension NetworkImpairmentTests {
         #expect(impairment.discardPending() == 2)
         #expect(impairment.statistics.datagramsDroppedAtEnd + sent == 22)
     }
+
+    @Test("An outage loses exactly the datagrams submitted inside its window, measured from the first datagram")
+    func outageWindow() throws {
+        var configuration = NetworkImpairment.Configuration()
+        configuration.outages = [Duration.milliseconds(100)..<Duration.milliseconds(200)]
+        #expect(!configuration.isNone)
+        var impairment = try Self.impairment(configuration)
+        let sent = Self.run(&impairment, count: 30, every: .milliseconds(10))
+        // Datagrams 10…19 were submitted at 100…190 ms.
+        #expect(sent.map(\.index) == Array(0..<10) + Array(20..<30))
+        #expect(impairment.statistics.datagramsLost == 10)
+        #expect(impairment.statistics.datagramsLostInOutage == 10)
+        Self.expectStatisticsAddUp(impairment.statistics, sent: sent)
+    }
+
+    @Test("A negative outage bound is refused, naming the setting")
+    func negativeOutage() {
+        var configuration = NetworkImpairment.Configuration()
+        configuration.outages = [Duration.milliseconds(-5)..<Duration.milliseconds(200)]
+        #expect(throws: PlayoutError.self) { try NetworkImpairment(configuration: configuration) }
+    }
 }

@@ -135,6 +135,16 @@ let package = Package(
             swiftSettings: settings,
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // One sustained telemetry run per process, for profiling.
+        .executableTarget(
+            name: "TelemetryOnce",
+            dependencies: [
+                .product(name: "PlayoutCore", package: root), .product(name: "PlayoutTelemetry", package: root),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/TelemetryOnce",
+            swiftSettings: settings
+        ),
         .executableTarget(
             name: "Telemetry",
             dependencies: [

@@ -52,6 +52,32 @@ public enum TelemetryEvent: Sendable {
     /// Sets (or, with nil, removes) a session attribute added to every later record.
     case attribute(String, TelemetryValue?)
 
+    /// The classification of ``name`` (``TelemetryVocabulary/other`` for actions and metrics).
+    var vocabulary: TelemetryVocabulary {
+        switch self {
+        case .viewInit: .viewinit
+        case .playerReady: .playerready
+        case .play: .play
+        case .playing: .playing
+        case .pause: .pause
+        case .seeking: .seeking
+        case .seeked: .seeked
+        case .rebufferStart: .rebufferstart
+        case .rebufferEnd: .rebufferend
+        case .renditionChange: .renditionchange
+        case .playoutDelayChange: .playoutdelaychange
+        case .freezeStart: .freezestart
+        case .freezeEnd: .freezeend
+        case .error: .error
+        case .ended: .ended
+        case .videoChange: .videochange
+        case .viewEnd: .viewend
+        case .heartbeat: .heartbeat
+        case .action(let name, _), .metric(let name, _): TelemetryVocabulary(name)
+        case .attribute: .attribute
+        }
+    }
+
     /// The record name of the event (`"rebufferstart"`, `"playoutdelaychange"` …).
     public var name: String {
         switch self {

@@ -91,7 +91,6 @@ public final class TelemetryInstrument: Sendable {
         var drivers: [TelemetryBackendDriver] = []
         var retired: [TelemetryBackendDriver] = []  // removed or shut down; read live (late records count)
         var calculators: [String: TelemetryMetricCalculator] = [:]
-        var sessionOrder: [String] = []
         var steps = 0
         var stopping = false
         var stopped = false
@@ -291,12 +290,19 @@ public final class TelemetryInstrument: Sendable {
         let trackers = shared.withLock { $0.trackers }
         // Each tracker's attribute getters, read once a step (called after unlocking).
         var getters: [Int32: [(name: String, filter: TelemetryEventFilter, getter: @Sendable () -> TelemetryValue?)]] = [:]
+        var current: (index: Int32, tracker: TelemetryTracker?, attributes: [(name: String, filter: TelemetryEventFilter, getter: @Sendable () -> TelemetryValue?)])?
         func collect(tracker index: Int32) {
-            let tracker = trackers[index]
-            if getters[index] == nil { getters[index] = tracker?.registration.withLock { $0.attributes } ?? [] }
-            let attributes = getters[index]!
-            for output in outputs {
-                switch output {
+            if current?.index != index {  // one lookup per run of a tracker's events
+                let tracker = trackers[index]
+                if getters[index] == nil { getters[index] = tracker?.registration.withLock { $0.attributes } ?? [] }
+                current = (index, tracker, getters[index]!)
+            }
+            let (_, tracker, attributes) = current!
+            for index in outputs.indices {
+                // Moved out of the buffer (a record is not copied on its way to the backends).
+                var output = TelemetrySessionHub.Output.ignored(event: "")
+                swap(&output, &outputs[index])
+                switch consume output {
                 case .record(var record):
                     for attribute in attributes where attribute.filter.includes(record.name) {
                         if let value = attribute.getter() { record.fields.append(TelemetryField(attribute.name, value)) }
@@ -347,15 +353,24 @@ public final class TelemetryInstrument: Sendable {
         guard !records.isEmpty || rejected > 0 || ignored > 0 || !removed.isEmpty else { return !entries.isEmpty }
         let drivers = shared.withLock { shared -> [TelemetryBackendDriver] in
             for index in removed { shared.trackers[index] = nil }
-            for index in records.indices {
-                let id = records[index].sessionId
-                if shared.calculators[id] == nil { shared.sessionOrder.append(id) }
-                shared.calculators[id, default: .init()].consume(records[index])
-                if records[index].name == "viewend", records[index].kind == .event, let calculator = shared.calculators[id] {
-                    for (name, value) in calculator.kpis().namedValues {
-                        if let value { records[index].fields.append(TelemetryField(name, value)) }
+            // A session's records come in runs: one calculator lookup per run, not per record
+            // (the ids of one session share their storage, so comparing them is cheap).
+            var start = records.startIndex
+            while start < records.endIndex {
+                let id = records[start].sessionId
+                var end = start + 1
+                while end < records.endIndex, records[end].sessionId == id { end += 1 }
+                var calculator = shared.calculators.removeValue(forKey: id) ?? TelemetryMetricCalculator()
+                for index in start..<end {
+                    calculator.consume(records[index])
+                    if records[index].vocabulary == .viewend, records[index].kind == .event {
+                        for (name, value) in calculator.kpis().namedValues {
+                            if let value { records[index].fields.append(TelemetryField(name, value)) }
+                        }
                     }
                 }
+                shared.calculators[id] = calculator
+                start = end
             }
             shared.counts.eventsProcessed += entries.count
             shared.counts.records += records.count

@@ -60,17 +60,17 @@ public struct TelemetryMetricCalculator: Sendable {
             return
         case .event: break
         }
-        switch record.name {
-        case "viewinit": viewInitAt = viewInitAt ?? now
-        case "playerready": playerReadyAt = playerReadyAt ?? now
-        case "play":
+        switch record.vocabulary {
+        case .viewinit: viewInitAt = viewInitAt ?? now
+        case .playerready: playerReadyAt = playerReadyAt ?? now
+        case .play:
             if firstPlayAt == nil { firstPlayAt = now }
             enter(firstPlayingAt == nil ? .startup : .paused, at: now)
-        case "playing", "rebufferend":
+        case .playing, .rebufferend:
             if firstPlayingAt == nil { firstPlayingAt = now }
             enter(.playing, at: now)
-        case "pause": enter(.paused, at: now)
-        case "rebufferstart":
+        case .pause: enter(.paused, at: now)
+        case .rebufferstart:
             let cause = record[field: "cause"]?.description ?? TelemetryRebufferCause.network.rawValue
             if cause == TelemetryRebufferCause.network.rawValue, firstPlayingAt != nil {
                 rebufferCount += 1
@@ -78,33 +78,33 @@ public struct TelemetryMetricCalculator: Sendable {
             } else {
                 enter(.excluded, at: now)
             }
-        case "freezestart": freezeStart = now
-        case "freezeend":
+        case .freezestart: freezeStart = now
+        case .freezeend:
             if let seconds = record[field: "duration"]?.number, let measured = Duration(exactlySeconds: seconds) {
                 freezes += measured
             } else if let start = freezeStart {
                 freezes += now - start
             }
             freezeStart = nil
-        case "renditionchange":
+        case .renditionchange:
             advance(to: now)
             if let value = record[field: "bitrate"]?.number, value > 0 { bitrate = value }
-        case "playoutdelaychange":
+        case .playoutdelaychange:
             advance(to: now)
             if let seconds = record[field: "delay"]?.number { delay = Duration(exactlySeconds: seconds) }
-        case "error":
+        case .error:
             if record[field: "severity"]?.description == TelemetryError.Severity.fatal.rawValue {
                 fatal = true
                 if firstPlayingAt == nil { fatalBeforeStart = true }
                 enter(.stopped, at: now)
             }
-        case "ended": enter(.stopped, at: now)
-        case "videochange": enter(.idle, at: now)
-        case "viewend":
+        case .ended: enter(.stopped, at: now)
+        case .videochange: enter(.idle, at: now)
+        case .viewend:
             enter(.stopped, at: now)
             closeFreeze(at: now)
             closed = true
-        default: break
+        case .other, .seeking, .seeked, .heartbeat, .attribute: break
         }
     }
 

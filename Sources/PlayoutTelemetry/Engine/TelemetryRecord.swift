@@ -83,7 +83,9 @@ public struct TelemetryRecord: Sendable, Hashable {
     /// Event, heartbeat or metric.
     public var kind: Kind
     /// The event's, heartbeat's or metric's name (lowercase Mux/HTML5 vocabulary for events).
-    public var name: String
+    public var name: String { didSet { vocabulary = TelemetryVocabulary(name) } }
+    /// ``name`` classified once, so the engine decides on it without comparing strings.
+    private(set) var vocabulary: TelemetryVocabulary
     /// The record's fields: event context, attributes (`timeSince<Action>` among them), QoS
     /// values, a metric's `value`.
     public var fields: [TelemetryField]
@@ -103,13 +105,64 @@ public struct TelemetryRecord: Sendable, Hashable {
         self.schemaVersion = schemaVersion
         self.kind = kind
         self.name = name
+        self.vocabulary = TelemetryVocabulary(name)
         self.fields = fields
         self.tags = tags
+    }
+
+    /// A record whose name's ``TelemetryVocabulary`` the caller knows (the session hub's).
+    init(
+        sessionId: String, seq: UInt64, monotonic: Duration, wallTimeNanoseconds: Int64, kind: Kind, name: String,
+        vocabulary: TelemetryVocabulary, fields: [TelemetryField]
+    ) {
+        self.sessionId = sessionId
+        self.seq = seq
+        self.monotonic = monotonic
+        self.wallTimeNanoseconds = wallTimeNanoseconds
+        schemaVersion = Self.currentSchemaVersion
+        self.kind = kind
+        self.name = name
+        self.vocabulary = vocabulary
+        self.fields = fields
+        tags = []
     }
 
     /// The first field called `name`, if any.
     public subscript(field name: String) -> TelemetryValue? {
         fields.first { $0.name == name }?.value
+    }
+}
+
+/// The record names the engine decides on (the player vocabulary), so that the hub, the engine
+/// and the metric calculator switch on a byte instead of comparing strings for every record.
+enum TelemetryVocabulary: UInt8, Sendable, Hashable {
+    case other, viewinit, playerready, play, playing, pause, seeking, seeked, rebufferstart, rebufferend, renditionchange
+    case playoutdelaychange, freezestart, freezeend, error, ended, videochange, viewend, heartbeat, attribute
+
+    /// The name's classification (``other`` for a user's action or metric).
+    init(_ name: String) {
+        switch name {
+        case "viewinit": self = .viewinit
+        case "playerready": self = .playerready
+        case "play": self = .play
+        case "playing": self = .playing
+        case "pause": self = .pause
+        case "seeking": self = .seeking
+        case "seeked": self = .seeked
+        case "rebufferstart": self = .rebufferstart
+        case "rebufferend": self = .rebufferend
+        case "renditionchange": self = .renditionchange
+        case "playoutdelaychange": self = .playoutdelaychange
+        case "freezestart": self = .freezestart
+        case "freezeend": self = .freezeend
+        case "error": self = .error
+        case "ended": self = .ended
+        case "videochange": self = .videochange
+        case "viewend": self = .viewend
+        case "heartbeat": self = .heartbeat
+        case "attribute": self = .attribute
+        default: self = .other
+        }
     }
 }
 

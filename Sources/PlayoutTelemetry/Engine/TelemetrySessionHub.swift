@@ -105,7 +105,14 @@ public struct TelemetrySessionHub: Sendable {
     private var playerReady = false
     private var lastActivity: MonotonicInstant?
     private var nextHeartbeat: MonotonicInstant?
-    private var actionTimes: [(name: String, key: String, time: MonotonicInstant)] = []  // key: timeSince<Action>
+    private var actionTimes: [ActionTime] = []
+    /// When an action (an event or a user's action) was last seen, for its `timeSince<Action>`.
+    private struct ActionTime {
+        var name: String
+        var vocabulary: TelemetryVocabulary
+        var key: String  // timeSince<Action>
+        var time: MonotonicInstant
+    }
     private var attributes: [TelemetryField] = []
 
     /// A hub whose sessions are named `<sessionIdPrefix>-<n>` (n from 1), timing records from
@@ -174,7 +181,9 @@ public struct TelemetrySessionHub: Sendable {
             split(now: now, wallTime: wallTime, into: &outputs)
         }
 
+        // One array per record: the event's fields, then the attributes and `timeSince<Action>`s.
         var fields: [TelemetryField] = []
+        fields.reserveCapacity(4 + attributes.count + actionTimes.count)
         switch event {
         case .viewInit, .attribute: return
         case .playerReady:
@@ -234,10 +243,10 @@ public struct TelemetrySessionHub: Sendable {
             freezing = false
             if let duration { fields.append(TelemetryField("duration", .double(duration.seconds))) }
         case .error(let error):
-            fields += [
-                TelemetryField("severity", .string(error.severity.rawValue)), TelemetryField("code", .int(Int64(error.code))),
-                TelemetryField("message", .string(error.message)), TelemetryField("businessException", .bool(error.businessException)),
-            ]
+            fields.append(TelemetryField("severity", .string(error.severity.rawValue)))
+            fields.append(TelemetryField("code", .int(Int64(error.code))))
+            fields.append(TelemetryField("message", .string(error.message)))
+            fields.append(TelemetryField("businessException", .bool(error.businessException)))
             if error.severity == .fatal {
                 endFreeze(now: now, wallTime: wallTime, into: &outputs)
                 state = .error
@@ -254,27 +263,27 @@ public struct TelemetrySessionHub: Sendable {
             seeking = false
         case .viewEnd:
             endFreeze(now: now, wallTime: wallTime, into: &outputs)
-            emit(.event, "viewend", [], now: now, wallTime: wallTime, into: &outputs)
+            emit(.event, "viewend", .viewend, [], now: now, wallTime: wallTime, into: &outputs)
             state = .closed
             nextHeartbeat = nil
             return
         case .heartbeat(let sample):
             guard state != .closed else { return }
-            fields = sample
-            emit(.heartbeat, "heartbeat", fields, now: now, wallTime: wallTime, into: &outputs)
+            emit(.heartbeat, "heartbeat", .heartbeat, sample, now: now, wallTime: wallTime, into: &outputs)
             if state == .playing || state == .rebuffering { nextHeartbeat = now.advanced(by: configuration.heartbeatInterval) }
             return
         case .action(let action, let context):
             guard !action.isEmpty, !Self.reservedNames.contains(action) else {
                 return reject("action \"\(action)\" while \(state.rawValue): \(action.isEmpty ? "an action needs a name" : "the name is the player vocabulary's; emit the event itself")", &outputs)
             }
-            fields = context
+            fields.append(contentsOf: context)
         case .metric(_, let value):
             lastActivity = now
-            emit(.metric, name, [TelemetryField("value", value)], now: now, wallTime: wallTime, into: &outputs)
+            fields.append(TelemetryField("value", value))
+            emit(.metric, name, event.vocabulary, &fields, now: now, wallTime: wallTime, into: &outputs)
             return
         }
-        emit(.event, name, fields, now: now, wallTime: wallTime, into: &outputs)
+        emit(.event, name, event.vocabulary, &fields, now: now, wallTime: wallTime, into: &outputs)
     }
 
     // MARK: - Sessions and records
@@ -295,13 +304,13 @@ public struct TelemetrySessionHub: Sendable {
         seeking = false
         freezing = false
         nextHeartbeat = nil
-        emit(.event, "viewinit", [], now: now, wallTime: wallTime, into: &outputs)
+        emit(.event, "viewinit", .viewinit, [], now: now, wallTime: wallTime, into: &outputs)
     }
 
     /// Ends the session after inactivity and goes on in a new one, in the same state.
     private mutating func split(now: MonotonicInstant, wallTime: Int64, into outputs: inout [Output]) {
         let carried = (state: state, ready: playerReady)
-        emit(.event, "viewend", [TelemetryField("reason", .string("inactivity"))], now: now, wallTime: wallTime, into: &outputs)
+        emit(.event, "viewend", .viewend, [TelemetryField("reason", .string("inactivity"))], now: now, wallTime: wallTime, into: &outputs)
         begin(now: now, wallTime: wallTime, into: &outputs)
         state = carried.state
         playerReady = carried.ready
@@ -311,36 +320,47 @@ public struct TelemetrySessionHub: Sendable {
     private mutating func endFreeze(now: MonotonicInstant, wallTime: Int64, into outputs: inout [Output]) {
         guard freezing else { return }
         freezing = false
-        emit(.event, "freezeend", [], now: now, wallTime: wallTime, into: &outputs)
+        emit(.event, "freezeend", .freezeend, [], now: now, wallTime: wallTime, into: &outputs)
     }
 
     private mutating func emitInternal(_ event: TelemetryEvent, now: MonotonicInstant, wallTime: Int64, into outputs: inout [Output]) {
-        emit(.event, event.name, [], now: now, wallTime: wallTime, into: &outputs)
+        emit(.event, event.name, event.vocabulary, [], now: now, wallTime: wallTime, into: &outputs)
     }
 
     private mutating func emit(
-        _ kind: TelemetryRecord.Kind, _ name: String, _ fields: [TelemetryField], now: MonotonicInstant, wallTime: Int64,
-        into outputs: inout [Output]
+        _ kind: TelemetryRecord.Kind, _ name: String, _ vocabulary: TelemetryVocabulary, _ fields: [TelemetryField],
+        now: MonotonicInstant, wallTime: Int64, into outputs: inout [Output]
     ) {
         var all = fields
-        all.reserveCapacity(fields.count + attributes.count + actionTimes.count + 1)
-        all += attributes
-        var previous: MonotonicInstant?
-        for action in actionTimes {
-            if action.name == name { previous = action.time }
-            all.append(TelemetryField(action.key, .double(action.time.duration(to: now).seconds)))
+        emit(kind, name, vocabulary, &all, now: now, wallTime: wallTime, into: &outputs)
+    }
+
+    /// Adds the attributes and `timeSince<Action>`s to `all` in place (the caller reserved room
+    /// for them, so the record's one array is never reallocated) and emits the record.
+    private mutating func emit(
+        _ kind: TelemetryRecord.Kind, _ name: String, _ vocabulary: TelemetryVocabulary, _ all: inout [TelemetryField],
+        now: MonotonicInstant, wallTime: Int64, into outputs: inout [Output]
+    ) {
+        if !attributes.isEmpty { all.append(contentsOf: attributes) }
+        var previous: Int?
+        for index in actionTimes.indices {
+            let action = actionTimes[index]
+            if action.vocabulary == vocabulary, vocabulary != .other || action.name == name { previous = index }
+            // Seconds from whole nanoseconds: exact for any realistic session, and no 128-bit
+            // arithmetic (Duration.seconds) for every field of every record.
+            all.append(TelemetryField(action.key, .double(Double(now.nanoseconds &- action.time.nanoseconds) / 1e9)))
         }
         if kind == .event {
             lastActivity = now
-            if previous != nil, let index = actionTimes.firstIndex(where: { $0.name == name }) {
-                actionTimes[index].time = now
+            if let previous {
+                actionTimes[previous].time = now
             } else {
-                actionTimes.append((name, "timeSince" + Self.capitalized(name), now))
+                actionTimes.append(ActionTime(name: name, vocabulary: vocabulary, key: "timeSince" + Self.capitalized(name), time: now))
             }
         }
         outputs.append(.record(TelemetryRecord(
-            sessionId: sessionId, seq: seq, monotonic: origin.duration(to: now), wallTimeNanoseconds: wallTime,
-            kind: kind, name: name, fields: all)))
+            sessionId: sessionId, seq: seq, monotonic: .nanoseconds(now.nanoseconds &- origin.nanoseconds), wallTimeNanoseconds: wallTime,
+            kind: kind, name: name, vocabulary: vocabulary, fields: all)))
         seq += 1
     }
 

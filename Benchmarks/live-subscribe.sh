@@ -10,6 +10,8 @@
 #   gst-srtp         udpsrc ! srtpdec ! rtpjitterbuffer latency=230 ! rtph264depay ! avdec_h264
 #                    ! fakesink sync=true            (a clocked sink like a video sink's, 20 ms lateness)
 #   playout-rtp      playout on the same clip over plain RTP, for the cost of SRTP
+#   playout-ref-srtp with --reference BINARY: another Playout build (an earlier commit) as
+#                    playout-srtp, for before/after in the same rounds
 # For each, GNU time gives the receiver's CPU (user+sys) and peak RSS.
 #
 # Reading the table: "frames" is what the receiver rendered (Playout: the summary's
@@ -24,21 +26,25 @@
 # not hours).
 #
 # Usage: Benchmarks/live-subscribe.sh [--rounds N] [--duration SECONDS] [--port PORT] [--keep]
+#                                     [--reference BINARY]
 #   --rounds    how many times each receiver runs (default 1; 3 takes ≈ 7 minutes)
 #   --duration  how long each clocked receiver runs (default 25; the clip is 20 s)
 #   --port      the UDP port (default 5004)
 #   --keep      keep the run's directory (SDPs, receivers' logs) and print where it is
+#   --reference a second playout binary run as playout-ref-srtp (e.g. one built from an earlier
+#               commit with `swift build -c release --scratch-path DIR`)
 # Env: PLAYOUT (default .build/release/playout, relative to the repo root; built when missing
 # if it ends in release/playout), PLAYOUT_BENCH_CACHE (where the clip is kept between runs).
 set -euo pipefail
 
-duration=25 port=5004 keep=0 rounds=1
+duration=25 port=5004 keep=0 rounds=1 reference=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --duration) duration=${2%s}; shift 2 ;;
     --port) port=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
     --keep) keep=1; shift ;;
+    --reference) reference=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown option: $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -144,6 +150,8 @@ run_receiver() {
     # a/e. Playout stops after --duration and prints its summary last.
     playout-srtp*) receive "$name" srtp_out -- timeout -s INT -k 10 "$guard" "$PLAYOUT" subscribe \
       "$run/srtp.sdp" --json --duration "${duration}s" ;;
+    playout-ref-srtp*) receive "$name" srtp_out -- timeout -s INT -k 10 "$guard" "$reference" subscribe \
+      "$run/srtp.sdp" --json --duration "${duration}s" ;;
     playout-rtp*) receive "$name" rtp_out -- timeout -s INT -k 10 "$guard" "$PLAYOUT" subscribe \
       "$run/rtp.sdp" --json --duration "${duration}s" ;;
     # b/c. FFmpeg's SDP input ignores one SIGINT while it waits for packets, so it ends by itself
@@ -167,6 +175,10 @@ caps+=", encoding-name=(string)H264, sprop-parameter-sets=(string)\"$sprop\", ss
 caps+=", srtp-key=(buffer)$key_hex, srtp-cipher=(string)aes-128-icm, srtp-auth=(string)hmac-sha1-80"
 caps+=", srtcp-cipher=(string)aes-128-icm, srtcp-auth=(string)hmac-sha1-80, roc=(uint)0"
 receivers=(playout-srtp ffmpeg-srtp ffmpeg-srtp-t1 gst-srtp playout-rtp)
+if [ -n "$reference" ]; then
+  "$reference" subscribe --help >/dev/null 2>&1 || { log "$reference has no working 'subscribe'"; exit 1; }
+  receivers+=(playout-ref-srtp)
+fi
 for round in $(seq "$rounds"); do
   for offset in "${!receivers[@]}"; do
     run_receiver "${receivers[$(( (offset + round - 1) % ${#receivers[@]} ))]}.r$round"
@@ -216,6 +228,10 @@ print()
 ratio("playout-srtp", "gst-srtp", "playout / GStreamer")
 ratio("playout-srtp", "ffmpeg-srtp-t1", "playout / ffmpeg -threads 1")
 ratio("playout-srtp", "ffmpeg-srtp", "playout / ffmpeg (auto threads)")
+if "playout-ref-srtp" in runs:
+    ratio("playout-srtp", "playout-ref-srtp", "playout / reference build")
+    ratio("playout-ref-srtp", "gst-srtp", "reference build / GStreamer")
+    ratio("playout-ref-srtp", "ffmpeg-srtp-t1", "reference build / ffmpeg -threads 1")
 overhead = [(runs["playout-srtp"][r][0] / runs["playout-rtp"][r][0] - 1) * 100 for r in rounds]
 print(f"{'SRTP overhead (playout)':<34} CPU/frame {statistics.median(overhead):+5.1f}%")
 PY

@@ -185,6 +185,7 @@ public final class Subscriber: @unchecked Sendable {
         try lifecycle.begin("a subscriber")
         let renderer = parts.withLock { $0.renderer! }
         let start = clock.now
+        telemetry?.started(at: start)
         let subscription: Subscription<MonotonicClock>
         do {
             let tracks = try source.makeTracks(

@@ -1,4 +1,7 @@
 import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
 import Playout
 
 /// The defaults a command gives the ``SubscriptionOptions`` it shares; only what differs between
@@ -99,14 +102,20 @@ struct SubscriptionOptions<Defaults: SubscriptionDefaults>: ParsableArguments {
         )
     }
 
-    /// The telemetry engine for `--telemetry` (nil without one), its backends open.
+    /// Whether the run writes JSON Lines on stdout (`--json`, or stdout is not a terminal).
+    var writesJSON: Bool { json || !standardOutputIsTerminal }
+
+    /// The telemetry engine: the `--telemetry` backends and, when the run writes JSON, the
+    /// `--json` stream on stdout as one more backend (nil when there is neither).
     ///
     /// - Throws: ``PlayoutError`` when a backend cannot be opened (a file that cannot be written,
     ///   a Prometheus port in use).
     func makeTelemetry() throws -> TelemetryInstrument? {
-        guard !telemetry.isEmpty else { return nil }
+        guard !telemetry.isEmpty || writesJSON else { return nil }
         var tags = tag.map(\.field)
-        if !tag.contains(where: { $0.key == "host" }), let host = hostName() { tags.append(TelemetryField("host", .string(host))) }
+        if !telemetry.isEmpty, !tag.contains(where: { $0.key == "host" }), let host = hostName() {
+            tags.append(TelemetryField("host", .string(host)))
+        }
         var backends: [any TelemetryBackend] = []
         for spec in telemetry {
             switch spec.destination {
@@ -121,7 +130,14 @@ struct SubscriptionOptions<Defaults: SubscriptionDefaults>: ParsableArguments {
             }
         }
         do {
-            return try TelemetryInstrument(backends: backends, configuration: .init(tags: tags))
+            let instrument = try TelemetryInstrument(backends: backends, configuration: .init(tags: tags))
+            if writesJSON {
+                // A live stream: each batch written as soon as the engine built it.
+                try instrument.addBackend(
+                    JSONLinesTelemetryBackend(fileDescriptor: STDOUT_FILENO, name: SubscriptionSession.standardOutputBackend, format: .commandLine),
+                    delivery: .init(linger: .zero))
+            }
+            return instrument
         } catch {
             throw PlayoutError(.invalidState, error.message)
         }

@@ -3,6 +3,12 @@ import Playout
 
 /// Runs one subscription for `subscribe` and `demo`: applies the scheduled overrides, stops on
 /// Ctrl-C, and writes either JSON Lines on stdout or the live view and the summary table.
+///
+/// The JSON Lines are the telemetry engine's: the subscriber reports every QoS sample and contract
+/// event to it, and the stream is a backend on stdout with its own bounded queue
+/// (``SubscriptionOptions/makeTelemetry()``). Only the summary line is written here, after the
+/// engine drained, because it reports on the backends themselves (what could not be delivered,
+/// the stream's own drops as `samplesDropped`).
 final class SubscriptionSession: @unchecked Sendable {
     let subscriber: Subscriber
     let renderer: Renderer
@@ -16,6 +22,9 @@ final class SubscriptionSession: @unchecked Sendable {
         var viewLines = 0
     }
 
+    /// The name of the `--json` stream's backend (its drops are the summary's `samplesDropped`).
+    static let standardOutputBackend = "json stdout"
+
     /// How long the end of a run waits for telemetry backends to take what is queued.
     static let telemetryDrainTimeout: Duration = .seconds(5)
 
@@ -28,45 +37,16 @@ final class SubscriptionSession: @unchecked Sendable {
 
     /// Plays to the end; returns the final sample.
     func run(title: String) throws -> SubscriberQoS {
-        let start = MonotonicClock().now
-        let elapsed: @Sendable () -> Duration = { start.duration(to: MonotonicClock().now) }
-        let states = subscriber.state.subscribe { [self] state in
-            guard state != .idle else { return }
-            var fields = [("state", state.name)]
-            if case .failed(let reason) = state { fields.append(("reason", reason)) }
-            event("stateChanged", at: elapsed(), fields)
-        }
-        let delays = renderer.playoutDelay.subscribe { [self] delay in
-            guard elapsed() > .milliseconds(1) || delay.source == .override else { return }  // not the initial value
-            let name = delay.source == .override ? "overrideApplied" : "overrideReleased"
-            event(name, at: elapsed(), numbers: [("playoutDelay", delay.delay.seconds)])
-        }
-        // A track that moved to another source (after a BYE or silence): one event, before the
-        // sample that shows it.
-        let playedSources = LockedValue([MediaKind: UInt32]())
-        let samples = subscriber.qos.subscribe { [self] sample in
-            for (kind, track) in sample.tracks.sorted(by: { $0.key.rawValue > $1.key.rawValue }) {
-                guard let ssrc = track.playedSSRC else { continue }
-                let previous = playedSources.withLock { sources in
-                    defer { sources[kind] = ssrc }
-                    return sources[kind]
-                }
-                if let previous, previous != ssrc {
-                    event("sourceSwitch", at: sample.elapsed, [("track", kind.rawValue)], numbers: [
-                        ("fromSSRC", Double(previous)), ("toSSRC", Double(ssrc)), ("sourceSwitches", Double(track.sourceSwitches)),
-                    ])
-                }
-            }
+        // The live view follows the samples; the JSON stream is a telemetry backend.
+        let samples = writesJSON ? nil : subscriber.qos.subscribe { [self] sample in
             guard sample.elapsed > .zero, sample.state != .ended else { return }
             show(sample, title: title)
         }
         // Ctrl-C stops cleanly, with the summary.
         let interrupt = onInterrupt { [subscriber] in subscriber.stop() }
         defer {
-            delays.dispose()
             interrupt.cancel()
-            states.dispose()
-            samples.dispose()
+            samples?.dispose()
         }
         let final: SubscriberQoS
         do {
@@ -76,15 +56,21 @@ final class SubscriptionSession: @unchecked Sendable {
             telemetry?.shutdown(timeout: Self.telemetryDrainTimeout)
             throw error
         }
-        // Telemetry is drained (viewend, KPIs) before the summary, which says what was lost.
+        // Telemetry is drained (viewend, KPIs; the JSON stream written) before the summary, which
+        // says what was lost.
         let report = telemetry?.shutdown(timeout: Self.telemetryDrainTimeout)
-        // Samples the output could not keep up with (stdout not read) were dropped, not queued
-        // without bound: say how many.
-        let dropped = subscriber.observerDelivery.samplesDropped
+        // The user's backends, apart from the JSON stream on stdout.
+        let stream = report?.statistics.backends.first { $0.name == Self.standardOutputBackend }
+        var statistics = report?.statistics
+        statistics?.backends.removeAll { $0.name == Self.standardOutputBackend }
+        if statistics?.backends.isEmpty == true { statistics = nil }
+        // What the output could not keep up with (stdout not read) was dropped, not queued
+        // without bound: say how much.
+        let dropped = subscriber.observerDelivery.samplesDropped + (stream?.dropped ?? 0)
         output.withLock { output in
             if writesJSON {
                 var extra = [("samplesDropped", Double(dropped))]
-                if let statistics = report?.statistics {
+                if let statistics {
                     extra += [
                         ("telemetryRecords", Double(statistics.records)), ("telemetryUndelivered", Double(statistics.undelivered)),
                         ("telemetryRejectedTransitions", Double(statistics.rejectedTransitions)),
@@ -93,28 +79,16 @@ final class SubscriptionSession: @unchecked Sendable {
                 writeOut(output.writer.line(for: final, type: "summary", extra: extra) + "\n")
             } else {
                 var text = SummaryTable(final, title: title).text
-                if let report { text += "\n" + report.description }
+                if let statistics { text += "\n" + statistics.description }
                 writeOut(text + "\n")
             }
         }
-        if let report, !report.isComplete { writeError("playout: \(report.description)\n") }
+        if let statistics, statistics.undelivered > 0 { writeError("playout: \(statistics.description)\n") }
         return final
-    }
-
-    private func event(_ name: String, at elapsed: Duration, _ fields: [(String, String)] = [], numbers: [(String, Double)] = []) {
-        output.withLock { output in
-            if writesJSON {
-                writeOut(output.writer.event(name, at: elapsed, fields, numbers: numbers) + "\n")
-            }
-        }
     }
 
     private func show(_ sample: SubscriberQoS, title: String) {
         output.withLock { output in
-            if writesJSON {
-                writeOut(output.writer.line(for: sample) + "\n")
-                return
-            }
             let lines = LiveView(sample, title: title).lines
             var text = output.viewLines > 0 ? "\u{1B}[\(output.viewLines)A" : ""
             for line in lines { text += "\u{1B}[2K" + line + "\n" }

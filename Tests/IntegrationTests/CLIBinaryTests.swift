@@ -222,7 +222,7 @@ struct StalledOutputTests {
         defer { try? FileManager.default.removeItem(at: output) }
         let port = try Publisher.freeLoopbackDestination().port
         // The reader is a shell that sleeps before it reads: 240 samples of ≈ 1.9 kB fill the
-        // 64 kB pipe after ≈ 2 s, then the observer queue (64) after ≈ 5 s.
+        // 64 kB pipe after ≈ 2 s; the rest waits in the JSON backend's queue.
         #expect(FileManager.default.isExecutableFile(atPath: binary), "run swift build first")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
@@ -251,7 +251,8 @@ struct StalledOutputTests {
         }
         let samples = lines.filter { $0.contains("\"type\":\"qos\"") }.count
         let dropped = try #require(summary["samplesDropped"] as? Int)
-        #expect(dropped > 0, "the pipe stayed full for 10 s")
+        // The stream is a telemetry backend with its own queue: it caught up once the reader
+        // read (every sample written), or says how many it dropped.
         #expect(samples + dropped >= 235, "every sample written or counted: \(samples) written, \(dropped) dropped")
     }
 }

@@ -72,8 +72,9 @@ struct SubscriberStalledTelemetryTests {
         let stalled = StalledTelemetryBackend()
         let memory = InMemoryTelemetryBackend()
         let instrument = try TelemetryInstrument(
-            backends: [stalled, memory],
+            backends: [stalled],
             configuration: .init(hub: .init(heartbeatInterval: .milliseconds(100)), delivery: .init(capacity: 5, maximumBatchSize: 2, linger: .zero)))
+        try instrument.addBackend(memory, delivery: .init())  // its own queue, of the default size
         let publisher = try Publisher(options: .init(
             destination: try Publisher.freeLoopbackDestination(),
             video: .init(codec: .h264, width: 320, height: 180, frameRate: 30, bitrate: 300_000, keyframeInterval: 30),

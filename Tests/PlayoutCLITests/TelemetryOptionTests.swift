@@ -83,12 +83,17 @@ struct TelemetryOptionTests {
         #expect(instrument.tags.prefix(2) == [TelemetryField("run", .string("r 1")), TelemetryField("viewer", .string("v"))])
         #expect(instrument.tags.dropFirst(2).map(\.name) == ["host"])
         let report = instrument.shutdown(timeout: .seconds(1))
-        #expect(report.statistics.backends.map(\.name) == ["jsonl \(path)"])
+        // Tests' stdout is not a terminal: the run writes JSON, and that stream is a backend too.
+        #expect(options.writesJSON)
+        #expect(report.statistics.backends.map(\.name) == ["jsonl \(path)", SubscriptionSession.standardOutputBackend])
         let explicit = try SubscribeCommand.parse(["x.sdp", "--telemetry", "jsonl:\(path)", "--tag", "host=h"]).subscription
         let second = try #require(try explicit.makeTelemetry())
         #expect(second.tags == [TelemetryField("host", .string("h"))])
         second.shutdown(timeout: .seconds(1))
-        #expect(try SubscribeCommand.parse(["x.sdp"]).subscription.makeTelemetry() == nil)
+        // No --telemetry: the engine carries the JSON stream alone, with no tags.
+        let plain = try #require(try SubscribeCommand.parse(["x.sdp"]).subscription.makeTelemetry())
+        #expect(plain.tags.isEmpty)
+        #expect(plain.shutdown(timeout: .seconds(1)).statistics.backends.map(\.name) == [SubscriptionSession.standardOutputBackend])
     }
 
     @Test("network backends are built from their specs; a Prometheus port in use and an unwritable file are clear errors")
@@ -99,7 +104,8 @@ struct TelemetryOptionTests {
         ]).subscription
         let instrument = try #require(try options.makeTelemetry())
         let names = instrument.shutdown(timeout: .milliseconds(200)).statistics.backends.map(\.name)
-        #expect(names.count == 3 && names[0] == "influx 127.0.0.1:8086" && names[1].hasPrefix("graphite") && names[2].hasPrefix("prometheus :"), "\(names)")
+        #expect(names.count == 4 && names[0] == "influx 127.0.0.1:8086" && names[1].hasPrefix("graphite") && names[2].hasPrefix("prometheus :")
+                && names[3] == SubscriptionSession.standardOutputBackend, "\(names)")
         // A port someone else holds.
         let held = try PrometheusEndpoint(host: "127.0.0.1", port: 0)
         defer { held.stop() }

@@ -2,14 +2,17 @@ import PlayoutCore
 import PlayoutTelemetry
 
 /// A subscriber as a telemetry tracker: its state changes, playout-delay changes, freezes and
-/// errors become events, and its latest QoS sample is each heartbeat's content.
+/// errors become events, each QoS sample a heartbeat carrying the whole sample, and the command
+/// line's contract events (`stateChanged`, `overrideApplied` …) actions — so the `--json` stream
+/// is one more telemetry backend.
 ///
 /// It watches the subscriber's public observables, so it runs on the observers' delivery thread
-/// and never on a media thread; emitting only copies an event into the engine's ring. The
-/// heartbeat provider runs on the engine's thread and reads the latest sample.
+/// and never on a media thread; emitting only copies an event into the engine's ring.
 final class SubscriberTelemetry: Sendable {
     let tracker: TelemetryTracker
-    private let translator = LockedValue(SubscriberTelemetryTranslator())
+    private let translators = LockedValue((player: SubscriberTelemetryTranslator(), contract: SubscriberContractEvents()))
+    private let start = LockedValue<MonotonicInstant?>(nil)
+    private let clock = MonotonicClock()
     private let watches = DisposeBag()
 
     init(
@@ -17,26 +20,40 @@ final class SubscriberTelemetry: Sendable {
         qos: ReadOnlyObservable<SubscriberQoS>, playoutDelay: ReadOnlyObservable<EffectivePlayoutDelay>
     ) {
         tracker = instrument.makeTracker(name: name)
-        tracker.setHeartbeatProvider { SubscriberTelemetryTranslator.heartbeatFields(qos.value) }
         tracker.ready()
         // Decide under the lock, emit after unlocking.
-        playoutDelay.subscribe { [translator, tracker] value in
-            for event in translator.withLock({ $0.playoutDelay(value) }) { tracker.emit(event) }
+        playoutDelay.subscribe { [self] value in
+            let elapsed = elapsed()
+            emit(translators.withLock { [$0.contract.playoutDelay(value, elapsed: elapsed)].compactMap(\.self) + $0.player.playoutDelay(value) })
         }.disposed(by: watches)
-        state.subscribe { [translator, tracker] value in
-            for event in translator.withLock({ $0.state(value) }) { tracker.emit(event) }
+        state.subscribe { [self] value in
+            let elapsed = elapsed()
+            emit(translators.withLock { [$0.contract.state(value, elapsed: elapsed)].compactMap(\.self) + $0.player.state(value) })
         }.disposed(by: watches)
-        qos.subscribe { [translator, tracker] value in
-            for event in translator.withLock({ $0.qos(value) }) { tracker.emit(event) }
+        qos.subscribe { [self] sample in
+            guard sample.state != .idle else { return }  // the value before the start
+            emit(translators.withLock { $0.contract.qos(sample) + $0.player.qos(sample) } + [.heartbeat(SubscriberTelemetryTranslator.heartbeatFields(sample))])
         }.disposed(by: watches)
+    }
+
+    /// The subscription started at `instant` (the origin of the events' `elapsed`).
+    func started(at instant: MonotonicInstant) {
+        start.withLock { $0 = instant }
     }
 
     /// The subscription ended and its observers saw the final values: a last heartbeat with the
     /// final sample, then the view ends.
     func finish(final: SubscriberQoS) {
         watches.dispose()
-        for event in translator.withLock({ $0.qos(final) }) { tracker.emit(event) }
-        tracker.emit(.heartbeat(SubscriberTelemetryTranslator.heartbeatFields(final)))
+        emit(translators.withLock { $0.player.qos(final) } + [.heartbeat(SubscriberTelemetryTranslator.heartbeatFields(final))])
         tracker.endOfService()
+    }
+
+    private func elapsed() -> Duration {
+        start.withLock { $0 }.map { $0.duration(to: clock.now) } ?? .zero
+    }
+
+    private func emit(_ events: [TelemetryEvent]) {
+        for event in events { tracker.emit(event) }
     }
 }

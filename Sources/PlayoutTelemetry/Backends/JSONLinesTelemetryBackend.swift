@@ -12,11 +12,26 @@ import PlayoutCore
 /// let instrument = try TelemetryInstrument(backends: [file])
 /// ```
 ///
+/// With ``Format/commandLine`` it writes the command line's `--json` stream instead (`"qos"` and
+/// `"event"` lines, ``QoSJSONWriter/line(for:)``): that stream is this backend on standard output,
+/// with its own bounded queue, so a reader that does not keep up costs only the queue.
+///
 /// A batch is written with as few `write` calls as the system allows. A failure before anything
 /// was written is retryable (the engine retries with backoff); one after part of a batch was
 /// written is not (retrying would duplicate lines); a replay skips the partial line.
 public final class JSONLinesTelemetryBackend: TelemetryBackend {
+    /// What each line holds.
+    public enum Format: Sendable {
+        /// Every record, whole (``TelemetryJSONLines``): replayable.
+        case records
+        /// The command line's `--json` stream: a subscriber's QoS samples and contract events, in
+        /// the documented shape; other records are left out.
+        case commandLine
+    }
+
     public let name: String
+    /// What each line holds.
+    public let format: Format
     private let descriptor: Int32
     private let ownsDescriptor: Bool
     private let closed = LockedFlag()
@@ -24,7 +39,7 @@ public final class JSONLinesTelemetryBackend: TelemetryBackend {
     /// Creates (or truncates) the file at `path`.
     ///
     /// - Throws: ``TelemetryEngineError`` saying why the file cannot be opened.
-    public init(path: String, append: Bool = false) throws(TelemetryEngineError) {
+    public init(path: String, append: Bool = false, format: Format = .records) throws(TelemetryEngineError) {
         let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC)
         let descriptor = open(path, flags, 0o644)
         guard descriptor >= 0 else {
@@ -33,21 +48,30 @@ public final class JSONLinesTelemetryBackend: TelemetryBackend {
         self.descriptor = descriptor
         ownsDescriptor = true
         name = "jsonl \(path)"
+        self.format = format
     }
 
     /// Writes to `fileDescriptor` (e.g. 1 for standard output), which the caller keeps open.
-    public init(fileDescriptor: Int32, name: String = "jsonl stdout") {
+    public init(fileDescriptor: Int32, name: String = "jsonl stdout", format: Format = .records) {
         descriptor = fileDescriptor
         ownsDescriptor = false
         self.name = name
+        self.format = format
     }
 
     public func deliver(_ batch: [TelemetryRecord]) throws(TelemetryDeliveryError) {
         var text = ""
+        let writer = QoSJSONWriter()
         for record in batch {
-            text += TelemetryJSONLines.line(for: record)
+            switch format {
+            case .records: text += TelemetryJSONLines.line(for: record)
+            case .commandLine:
+                guard let line = writer.line(for: record) else { continue }
+                text += line
+            }
             text += "\n"
         }
+        guard !text.isEmpty else { return }
         let utf8 = Array(text.utf8)
         var written = 0
         while written < utf8.count {

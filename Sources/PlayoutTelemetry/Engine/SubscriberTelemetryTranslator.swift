@@ -87,28 +87,20 @@ public struct SubscriberTelemetryTranslator: Sendable {
         return events
     }
 
-    /// A heartbeat's fields for `sample`: the state, the delay in effect and its source, the
-    /// totals by their QoS names, the video's rate, size and freezes, and the end-to-end
-    /// latency's median so far (seconds) where known.
+    /// A heartbeat's fields for `sample`: the whole sample, so that every backend — and the
+    /// command line's `--json` stream (``QoSJSONWriter/line(for:)``) — gets every number the
+    /// subscriber measured. `elapsed` (seconds since the subscription started), the state, the
+    /// delay in effect and its source; the totals by their QoS names; the video's rate, size and
+    /// freezes, and the end-to-end latency's median so far (seconds) where known; then each
+    /// track's fields as `video.<name>` and `audio.<name>`. Counters are integers.
     public static func heartbeatFields(_ sample: SubscriberQoS) -> [TelemetryField] {
-        let total = sample.total
         var fields: [TelemetryField] = [
+            TelemetryField("elapsed", .double(sample.elapsed.seconds)),
             TelemetryField("state", .string(sample.state.name)),
             TelemetryField("playoutDelay", .double(sample.playoutDelay.delay.seconds)),
             TelemetryField("playoutDelaySource", .string(sample.playoutDelay.source.rawValue)),
-            TelemetryField("packetsReceived", .int(Int64(total.packetsReceived))),
-            TelemetryField("packetsLost", .int(Int64(total.packetsLost))),
-            TelemetryField("bytesReceived", .int(Int64(total.bytesReceived))),
-            TelemetryField("framesReceived", .int(Int64(total.framesReceived))),
-            TelemetryField("framesDecoded", .int(Int64(total.framesDecoded))),
-            TelemetryField("framesRendered", .int(Int64(total.framesRendered))),
-            TelemetryField("framesDropped", .int(Int64(total.framesDropped))),
-            TelemetryField("framesSkipped", .int(Int64(total.framesSkipped))),
-            TelemetryField("freezeCount", .int(Int64(total.freezeCount))),
-            TelemetryField("pauseCount", .int(Int64(total.pauseCount))),
-            TelemetryField("delayPauseCount", .int(Int64(total.delayPauseCount))),
-            TelemetryField("bitrate", .double(total.bitrate)),
         ]
+        fields += QoSJSONWriter.typedValues(of: sample.total).map { TelemetryField($0.0, $0.1) }
         if let video = sample.video {
             fields += [
                 TelemetryField("framesPerSecond", .double(video.framesPerSecond)),
@@ -119,6 +111,60 @@ public struct SubscriberTelemetryTranslator: Sendable {
         }
         let latency = sample.tracks.values.reduce(into: DurationHistogram()) { $0.merge($1.endToEndLatency) }
         if let median = latency.percentile(0.5) { fields.append(TelemetryField("endToEndLatency", .double(median.seconds))) }
+        for kind in [MediaKind.video, .audio] {
+            guard let track = sample.tracks[kind] else { continue }
+            fields += QoSJSONWriter.typedValues(of: track).map { TelemetryField(kind.rawValue + "." + $0.0, $0.1) }
+        }
         return fields
+    }
+}
+
+/// The command line's `"event"` lines as a subscriber's telemetry actions (``QoSJSONWriter/eventFields``),
+/// sans-IO: `stateChanged` for every state after `idle` (with the reason of a failure),
+/// `overrideApplied`/`overrideReleased` when the delay in effect changes after the first,
+/// `sourceSwitch` when a track's played source changed since the previous sample. Every action
+/// carries `elapsed`, seconds since the subscription started.
+public struct SubscriberContractEvents: Sendable {
+    private var delay: EffectivePlayoutDelay?
+    private var playedSources: [MediaKind: UInt32] = [:]
+
+    /// Nothing seen yet.
+    public init() {}
+
+    /// `stateChanged` for `state` (nil for `idle`).
+    public func state(_ state: SubscriberState, elapsed: Duration) -> TelemetryEvent? {
+        guard state != .idle else { return nil }
+        var fields = [Self.elapsed(elapsed), TelemetryField("state", .string(state.name))]
+        if case .failed(let reason) = state { fields.append(TelemetryField("reason", .string(reason))) }
+        return .action("stateChanged", fields)
+    }
+
+    /// `overrideApplied` or `overrideReleased` when the delay in effect changed (nil for the
+    /// first value, unless it is an override already, and for no change).
+    public mutating func playoutDelay(_ effective: EffectivePlayoutDelay, elapsed: Duration) -> TelemetryEvent? {
+        defer { delay = effective }
+        guard effective != delay, delay != nil || effective.source == .override else { return nil }
+        let name = effective.source == .override ? "overrideApplied" : "overrideReleased"
+        return .action(name, [Self.elapsed(elapsed), TelemetryField("playoutDelay", .double(effective.delay.seconds))])
+    }
+
+    /// `sourceSwitch` for every track whose played source changed since the last sample (video
+    /// first), stamped with the sample's time.
+    public mutating func qos(_ sample: SubscriberQoS) -> [TelemetryEvent] {
+        var events: [TelemetryEvent] = []
+        for (kind, track) in sample.tracks.sorted(by: { $0.key.rawValue > $1.key.rawValue }) {
+            guard let ssrc = track.playedSSRC else { continue }
+            defer { playedSources[kind] = ssrc }
+            guard let previous = playedSources[kind], previous != ssrc else { continue }
+            events.append(.action("sourceSwitch", [
+                Self.elapsed(sample.elapsed), TelemetryField("track", .string(kind.rawValue)), TelemetryField("fromSSRC", .int(Int64(previous))),
+                TelemetryField("toSSRC", .int(Int64(ssrc))), TelemetryField("sourceSwitches", .int(Int64(track.sourceSwitches))),
+            ]))
+        }
+        return events
+    }
+
+    private static func elapsed(_ elapsed: Duration) -> TelemetryField {
+        TelemetryField("elapsed", .double(elapsed.seconds))
     }
 }

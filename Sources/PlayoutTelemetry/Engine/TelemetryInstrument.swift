@@ -137,13 +137,19 @@ public final class TelemetryInstrument: Sendable {
     ///
     /// - Throws: ``TelemetryEngineError`` after shutdown, or when its thread cannot start.
     public func addBackend(_ backend: any TelemetryBackend) throws(TelemetryEngineError) {
+        try addBackend(backend, delivery: configuration.delivery)
+    }
+
+    /// ``addBackend(_:)`` with this backend's own queue, batching and retry settings (a live
+    /// stream on standard output wants no lingering, a database bigger batches).
+    public func addBackend(_ backend: any TelemetryBackend, delivery: TelemetryDeliveryStateMachine.Configuration) throws(TelemetryEngineError) {
         let seed = shared.withLock { shared -> UInt64? in
             guard !shared.stopping else { return nil }
             shared.seedCounter += 1
             return configuration.seed &+ shared.seedCounter
         }
         guard let seed else { throw TelemetryEngineError("telemetry: cannot add backend \(backend.name) after shutdown") }
-        let driver = TelemetryBackendDriver(backend: backend, configuration: configuration.delivery, seed: seed, clock: core.clock)
+        let driver = TelemetryBackendDriver(backend: backend, configuration: delivery, seed: seed, clock: core.clock)
         try driver.start()
         shared.withLock { $0.drivers.append(driver) }
     }
@@ -339,9 +345,9 @@ public final class TelemetryInstrument: Sendable {
         let now = core.clock.now
         for index in hubs.indices where hubs[index]?.poll(now: now) == .heartbeatDue {
             let tracker = Int32(index)
-            let provider = trackers[tracker]?.registration.withLock { $0.heartbeatProvider }
-            let fields = provider?() ?? []
-            outputs.append(contentsOf: hubs[index]!.heartbeat(fields, now: now, wallTime: wall(now)))
+            // No provider: the tracker sends its own heartbeats (no empty ones on a timer).
+            guard let provider = trackers[tracker]?.registration.withLock({ $0.heartbeatProvider }) else { continue }
+            outputs.append(contentsOf: hubs[index]!.heartbeat(provider(), now: now, wallTime: wall(now)))
             collect(tracker: tracker)
         }
         if closing {

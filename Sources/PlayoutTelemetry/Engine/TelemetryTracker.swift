@@ -68,7 +68,9 @@ public final class TelemetryTracker: Sendable {
     }
 
     /// Sets the QoS provider the engine calls (on its thread) for each periodic `heartbeat`
-    /// while the session plays; without one heartbeats carry no QoS fields.
+    /// while the session plays (every ``TelemetrySessionHub/Configuration/heartbeatInterval``).
+    /// Without one there are no periodic heartbeats: a tracker that samples on its own schedule
+    /// emits ``TelemetryEvent/heartbeat(_:)`` itself (the subscriber does, once per QoS sample).
     public func setHeartbeatProvider(_ provider: (@Sendable () -> [TelemetryField])?) {
         registration.withLock { $0.heartbeatProvider = provider }
     }

@@ -42,85 +42,160 @@ public struct QoSJSONWriter: Sendable {
 
     /// An `"event"` line: `name` at `elapsed`, with string `fields` and number `numbers`.
     public func event(_ name: String, at elapsed: Duration, _ fields: [(String, String)] = [], numbers: [(String, Double)] = []) -> String {
-        let all = [("type", Self.string("event")), ("t", Self.number(elapsed.seconds)), ("name", Self.string(name))]
+        event(name, seconds: elapsed.seconds, fields, numbers: numbers)
+    }
+
+    private func event(_ name: String, seconds: Double, _ fields: [(String, String)], numbers: [(String, Double)]) -> String {
+        let all = [("type", Self.string("event")), ("t", Self.number(seconds)), ("name", Self.string(name))]
             + fields.map { ($0.0, Self.string($0.1)) } + numbers.map { ($0.0, Self.number($0.1)) }
         return "{" + all.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
 
+    // MARK: - Lines from telemetry records (the `--json` stream as a telemetry backend)
+
+    /// The command line's `"event"` lines a subscriber's tracker emits as actions, with their
+    /// fields in line order (after `"t"` and `"name"`).
+    public static let eventFields: [String: [String]] = [
+        "stateChanged": ["state", "reason"],
+        "overrideApplied": ["playoutDelay"],
+        "overrideReleased": ["playoutDelay"],
+        "sourceSwitch": ["track", "fromSSRC", "toSSRC", "sourceSwitches"],
+    ]
+
+    /// The line a subscriber's telemetry record stands for, or nil: a heartbeat (a QoS sample,
+    /// ``SubscriberTelemetryTranslator/heartbeatFields(_:)``) is a `"qos"` line — except the
+    /// first sample, at t = 0, and the last, in the ended state, which the summary line follows —
+    /// and an action named in ``eventFields`` an `"event"` line. Other records (the player
+    /// vocabulary, a user's actions) are not part of the stream.
+    public func line(for record: TelemetryRecord) -> String? {
+        switch record.kind {
+        case .heartbeat: qosLine(for: record)
+        case .event: Self.eventFields[record.name].map { eventLine(for: record, keys: $0) }
+        case .metric: nil
+        }
+    }
+
+    private func qosLine(for record: TelemetryRecord) -> String? {
+        guard let elapsed = record[field: "elapsed"]?.number, elapsed > 0, case .string(let state)? = record[field: "state"],
+              state != SubscriberState.ended.name
+        else { return nil }
+        var fields: [(String, String)] = [("type", Self.string("qos")), ("t", Self.number(elapsed)), ("state", Self.string(state))]
+        if let delay = record[field: "playoutDelay"]?.number { fields.append(("playoutDelay", Self.number(delay))) }
+        if case .string(let source)? = record[field: "playoutDelaySource"] { fields.append(("playoutDelaySource", Self.string(source))) }
+        for kind in [MediaKind.video, .audio] {
+            let prefix = kind.rawValue + "."
+            let values = record.fields.compactMap { field -> (String, Double)? in
+                guard field.name.hasPrefix(prefix), let number = field.value.number else { return nil }
+                return (String(field.name.dropFirst(prefix.count)), number)
+            }
+            if !values.isEmpty { fields.append((kind.rawValue, Self.object(values))) }
+        }
+        let total = Self.typedValues(of: TotalQoS([])).compactMap { name, _ in record[field: name]?.number.map { (name, $0) } }
+        fields.append(("total", Self.object(total)))
+        return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+    }
+
+    private func eventLine(for record: TelemetryRecord, keys: [String]) -> String {
+        var strings: [(String, String)] = []
+        var numbers: [(String, Double)] = []
+        for key in keys {
+            switch record[field: key] {
+            case .string(let value)?: strings.append((key, value))
+            case let value?: if let number = value.number { numbers.append((key, number)) }
+            case nil: break
+            }
+        }
+        return event(record.name, seconds: record[field: "elapsed"]?.number ?? 0, strings, numbers: numbers)
+    }
+
     static func values(of total: TotalQoS) -> [(String, Double)] {
-        [
-            ("packetsReceived", Double(total.packetsReceived)), ("packetsLost", Double(total.packetsLost)),
-            ("packetsDiscarded", Double(total.packetsDiscarded)), ("packetsDuplicated", Double(total.packetsDuplicated)),
-            ("bytesReceived", Double(total.bytesReceived)), ("framesReceived", Double(total.framesReceived)),
-            ("framesDecoded", Double(total.framesDecoded)), ("framesRendered", Double(total.framesRendered)),
-            ("framesDropped", Double(total.framesDropped)), ("framesSkipped", Double(total.framesSkipped)),
-            ("freezeCount", Double(total.freezeCount)), ("pauseCount", Double(total.pauseCount)),
-            ("delayPauseCount", Double(total.delayPauseCount)), ("bitrate", total.bitrate),
+        typedValues(of: total).map { ($0.0, $0.1.number ?? .nan) }
+    }
+
+    /// The totals by their QoS names, counters as integers: the `total` object of a line, and a
+    /// heartbeat's fields (the one list both are made from).
+    static func typedValues(of total: TotalQoS) -> [(String, TelemetryValue)] {
+        func int(_ value: Int) -> TelemetryValue { .int(Int64(value)) }
+        return [
+            ("packetsReceived", int(total.packetsReceived)), ("packetsLost", int(total.packetsLost)),
+            ("packetsDiscarded", int(total.packetsDiscarded)), ("packetsDuplicated", int(total.packetsDuplicated)),
+            ("bytesReceived", int(total.bytesReceived)), ("framesReceived", int(total.framesReceived)),
+            ("framesDecoded", int(total.framesDecoded)), ("framesRendered", int(total.framesRendered)),
+            ("framesDropped", int(total.framesDropped)), ("framesSkipped", int(total.framesSkipped)),
+            ("freezeCount", int(total.freezeCount)), ("pauseCount", int(total.pauseCount)),
+            ("delayPauseCount", int(total.delayPauseCount)), ("bitrate", .double(total.bitrate)),
         ]
     }
 
     static func values(of track: TrackQoS) -> [(String, Double)] {
-        var values: [(String, Double)] = [
-            ("packetsReceived", Double(track.packetsReceived)),
-            ("packetsLost", Double(track.packetsLost)),
-            ("packetsDiscarded", Double(track.packetsDiscarded)),
-            ("packetsDuplicated", Double(track.packetsDuplicated)),
-            ("bytesReceived", Double(track.bytesReceived)),
-            ("jitter", track.jitter.seconds),
-            ("framesReceived", Double(track.framesReceived)),
-            ("framesDecoded", Double(track.framesDecoded)),
-            ("keyFramesDecoded", Double(track.keyFramesDecoded)),
-            ("framesRendered", Double(track.framesRendered)),
-            ("framesRenderedLate", Double(track.framesRenderedLate)),
-            ("framesDropped", Double(track.framesDropped)),
-            ("framesSkipped", Double(track.framesSkipped)),
-            ("framesIncomplete", Double(track.framesIncomplete)),
-            ("decodeErrors", Double(track.decodeErrors)),
-            ("totalSkippedDuration", track.totalSkippedDuration.seconds),
-            ("framesPerSecond", track.framesPerSecond),
-            ("totalDecodeTime", track.totalDecodeTime.seconds),
-            ("totalInterFrameDelay", track.totalInterFrameDelay),
-            ("totalSquaredInterFrameDelay", track.totalSquaredInterFrameDelay),
-            ("freezeCount", Double(track.freezeCount)),
-            ("totalFreezesDuration", track.totalFreezesDuration.seconds),
-            ("pauseCount", Double(track.pauseCount)),
-            ("totalPausesDuration", track.totalPausesDuration.seconds),
-            ("delayPauseCount", Double(track.delayPauseCount)),
-            ("totalDelayPausesDuration", track.totalDelayPausesDuration.seconds),
-            ("jitterBufferDelay", track.jitterBufferDelay.seconds),
-            ("jitterBufferTargetDelay", track.jitterBufferTargetDelay.seconds),
-            ("jitterBufferMinimumDelay", track.jitterBufferMinimumDelay.seconds),
-            ("jitterBufferEmittedCount", Double(track.jitterBufferEmittedCount)),
-            ("bufferedDuration", track.bufferedDuration.seconds),
-            ("bufferedFrames", Double(track.bufferedFrames)),
-            ("bufferedBytes", Double(track.bufferedBytes)),
-            ("bitrate", track.bitrate),
+        typedValues(of: track).map { ($0.0, $0.1.number ?? .nan) }
+    }
+
+    /// A track's QoS fields by their names, counters as integers: a line's `video`/`audio`
+    /// object, and a heartbeat's `video.`/`audio.` fields (the one list both are made from).
+    static func typedValues(of track: TrackQoS) -> [(String, TelemetryValue)] {
+        func int(_ value: some BinaryInteger) -> TelemetryValue { .int(Int64(value)) }
+        var values: [(String, TelemetryValue)] = [
+            ("packetsReceived", int(track.packetsReceived)),
+            ("packetsLost", int(track.packetsLost)),
+            ("packetsDiscarded", int(track.packetsDiscarded)),
+            ("packetsDuplicated", int(track.packetsDuplicated)),
+            ("bytesReceived", int(track.bytesReceived)),
+            ("jitter", .double(track.jitter.seconds)),
+            ("framesReceived", int(track.framesReceived)),
+            ("framesDecoded", int(track.framesDecoded)),
+            ("keyFramesDecoded", int(track.keyFramesDecoded)),
+            ("framesRendered", int(track.framesRendered)),
+            ("framesRenderedLate", int(track.framesRenderedLate)),
+            ("framesDropped", int(track.framesDropped)),
+            ("framesSkipped", int(track.framesSkipped)),
+            ("framesIncomplete", int(track.framesIncomplete)),
+            ("decodeErrors", int(track.decodeErrors)),
+            ("totalSkippedDuration", .double(track.totalSkippedDuration.seconds)),
+            ("framesPerSecond", .double(track.framesPerSecond)),
+            ("totalDecodeTime", .double(track.totalDecodeTime.seconds)),
+            ("totalInterFrameDelay", .double(track.totalInterFrameDelay)),
+            ("totalSquaredInterFrameDelay", .double(track.totalSquaredInterFrameDelay)),
+            ("freezeCount", int(track.freezeCount)),
+            ("totalFreezesDuration", .double(track.totalFreezesDuration.seconds)),
+            ("pauseCount", int(track.pauseCount)),
+            ("totalPausesDuration", .double(track.totalPausesDuration.seconds)),
+            ("delayPauseCount", int(track.delayPauseCount)),
+            ("totalDelayPausesDuration", .double(track.totalDelayPausesDuration.seconds)),
+            ("jitterBufferDelay", .double(track.jitterBufferDelay.seconds)),
+            ("jitterBufferTargetDelay", .double(track.jitterBufferTargetDelay.seconds)),
+            ("jitterBufferMinimumDelay", .double(track.jitterBufferMinimumDelay.seconds)),
+            ("jitterBufferEmittedCount", int(track.jitterBufferEmittedCount)),
+            ("bufferedDuration", .double(track.bufferedDuration.seconds)),
+            ("bufferedFrames", int(track.bufferedFrames)),
+            ("bufferedBytes", int(track.bufferedBytes)),
+            ("bitrate", .double(track.bitrate)),
         ]
         if track.frameWidth > 0 {
-            values += [("frameWidth", Double(track.frameWidth)), ("frameHeight", Double(track.frameHeight))]
+            values += [("frameWidth", int(track.frameWidth)), ("frameHeight", int(track.frameHeight))]
         }
-        if let failures = track.authFailures { values.append(("authFailures", Double(failures))) }
-        if let drops = track.replayDrops { values.append(("replayDrops", Double(drops))) }
+        if let failures = track.authFailures { values.append(("authFailures", int(failures))) }
+        if let drops = track.replayDrops { values.append(("replayDrops", int(drops))) }
         values += [
-            ("packetsFromOtherSources", Double(track.packetsFromOtherSources)),
-            ("packetsFromUnvalidatedSources", Double(track.packetsFromUnvalidatedSources)),
-            ("packetsFromSourcesNotPlayed", Double(track.packetsFromSourcesNotPlayed)),
-            ("packetsOutOfSequence", Double(track.packetsOutOfSequence)),
-            ("packetsImplausibleTimestamp", Double(track.packetsImplausibleTimestamp)),
-            ("packetsWrongPayloadType", Double(track.packetsWrongPayloadType)),
-            ("datagramsUndecodable", Double(track.datagramsUndecodable)),
-            ("datagramsNotRTP", Double(track.datagramsNotRTP)),
-            ("datagramsBadVersion", Double(track.datagramsBadVersion)),
-            ("datagramsTruncated", Double(track.datagramsTruncated)),
-            ("datagramsBadExtension", Double(track.datagramsBadExtension)),
-            ("datagramsBadPadding", Double(track.datagramsBadPadding)),
-            ("rtcpFromOtherSources", Double(track.rtcpFromOtherSources)),
-            ("rtcpUndecodable", Double(track.rtcpUndecodable)),
-            ("sourceSwitches", Double(track.sourceSwitches)),
-            ("sourceResyncs", Double(track.sourceResyncs)),
-            ("framesLate", Double(track.framesLate)),
+            ("packetsFromOtherSources", int(track.packetsFromOtherSources)),
+            ("packetsFromUnvalidatedSources", int(track.packetsFromUnvalidatedSources)),
+            ("packetsFromSourcesNotPlayed", int(track.packetsFromSourcesNotPlayed)),
+            ("packetsOutOfSequence", int(track.packetsOutOfSequence)),
+            ("packetsImplausibleTimestamp", int(track.packetsImplausibleTimestamp)),
+            ("packetsWrongPayloadType", int(track.packetsWrongPayloadType)),
+            ("datagramsUndecodable", int(track.datagramsUndecodable)),
+            ("datagramsNotRTP", int(track.datagramsNotRTP)),
+            ("datagramsBadVersion", int(track.datagramsBadVersion)),
+            ("datagramsTruncated", int(track.datagramsTruncated)),
+            ("datagramsBadExtension", int(track.datagramsBadExtension)),
+            ("datagramsBadPadding", int(track.datagramsBadPadding)),
+            ("rtcpFromOtherSources", int(track.rtcpFromOtherSources)),
+            ("rtcpUndecodable", int(track.rtcpUndecodable)),
+            ("sourceSwitches", int(track.sourceSwitches)),
+            ("sourceResyncs", int(track.sourceResyncs)),
+            ("framesLate", int(track.framesLate)),
         ]
-        if let ssrc = track.playedSSRC { values.append(("ssrc", Double(ssrc))) }
+        if let ssrc = track.playedSSRC { values.append(("ssrc", int(ssrc))) }
         return values
     }
 

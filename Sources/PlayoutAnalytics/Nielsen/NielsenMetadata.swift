@@ -138,9 +138,9 @@ public enum NielsenMetadata {
         func missing(_ key: String) -> Bool {
             metadata[key] == nil ? !lowercasedKeys.contains(key.lowercased()) : metadata[key]?.string?.isEmpty == true
         }
-        guard let type = metadata["type"]?.string, !type.isEmpty else {
+        guard let type = metadata["type"]?.string, !type.isEmpty, !errors.contains(where: { $0.key == "type" }) else {
             if missing("type") { errors.append(.missingKey("type", type: "any")) }
-            return errors
+            return errors  // without a usable type, which keys are required is unknown
         }
         guard let required = requiredKeys[type] else {
             errors.append(.invalidValue(key: "type", value: shorten(type), expected: "content, preroll, midroll, postroll, ad or static"))

@@ -1,0 +1,1 @@
+print("OpenAVT adapter sample: under construction")

@@ -132,20 +132,20 @@ public final class OpenAVTInstrument: Sendable {
         }
     }
 
-    /// Replaces the backend: the new one receives every record built from now on; the replaced
-    /// one gets what it has queued (waiting up to `timeout`) and is closed (its `endOfService`).
-    /// Returns the replaced backend's final statistics.
+    /// Replaces the backend: what was emitted before the call goes to the replaced one (waiting
+    /// up to `timeout` for the engine to build and deliver it), which is then closed (its
+    /// `endOfService`); everything after goes to the new one. Returns the replaced backend's
+    /// final statistics. A configuration call: it waits for the delivery, unlike `emit`.
     ///
     /// - Throws: ``TelemetryEngineError`` after shutdown.
     @discardableResult
     public func setBackend(_ backend: any TelemetryBackend, timeout: Duration = .seconds(5)) throws(TelemetryEngineError) -> TelemetryBackendStatistics? {
-        try engine.addBackend(backend)
+        engine.flush(timeout: timeout)
         let old = shared.withLock { shared in
             defer { shared.backend = backend }
             return shared.backend
         }
-        // Removes the first backend of that name: the replaced one, added before.
-        return engine.removeBackend(named: old.name, timeout: timeout)
+        return try engine.replaceBackend(named: old.name, with: backend, timeout: timeout)
     }
 
     /// Tells the chain everything is ready: the hub and metric calculator get `instrumentReady`,

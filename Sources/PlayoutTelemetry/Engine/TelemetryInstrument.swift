@@ -138,6 +138,38 @@ public final class TelemetryInstrument: Sendable {
     ///
     /// - Throws: ``TelemetryEngineError`` after shutdown, or when its thread cannot start.
     public func addBackend(_ backend: any TelemetryBackend) throws(TelemetryEngineError) {
+        let driver = try startDriver(for: backend)
+        shared.withLock { $0.drivers.append(driver) }
+    }
+
+    /// Replaces the backend called `name` with `backend` in one step while running: every record
+    /// built before goes to the old one (which delivers what it has queued, until `timeout`, and
+    /// is closed), every record built after to the new one — none to both, none to neither.
+    /// Returns the old one's final statistics (nil when there was no such backend: `backend` is
+    /// then simply added).
+    ///
+    /// - Throws: ``TelemetryEngineError`` after shutdown, or when the new one's thread cannot start.
+    @discardableResult
+    public func replaceBackend(
+        named name: String, with backend: any TelemetryBackend, timeout: Duration = .seconds(5)
+    ) throws(TelemetryEngineError) -> TelemetryBackendStatistics? {
+        let driver = try startDriver(for: backend)
+        let old = shared.withLock { shared -> TelemetryBackendDriver? in
+            guard let index = shared.drivers.firstIndex(where: { $0.backend.name == name }) else {
+                shared.drivers.append(driver)
+                return nil
+            }
+            defer { shared.drivers[index] = driver }
+            return shared.drivers[index]
+        }
+        guard let old else { return nil }
+        old.beginFinishing(deadline: core.clock.now.advanced(by: timeout))
+        let statistics = old.waitUntilFinished()
+        shared.withLock { $0.retired.append(old) }
+        return statistics
+    }
+
+    private func startDriver(for backend: any TelemetryBackend) throws(TelemetryEngineError) -> TelemetryBackendDriver {
         let seed = shared.withLock { shared -> UInt64? in
             guard !shared.stopping else { return nil }
             shared.seedCounter += 1
@@ -146,7 +178,7 @@ public final class TelemetryInstrument: Sendable {
         guard let seed else { throw TelemetryEngineError("telemetry: cannot add backend \(backend.name) after shutdown") }
         let driver = TelemetryBackendDriver(backend: backend, configuration: configuration.delivery, seed: seed, clock: core.clock)
         try driver.start()
-        shared.withLock { $0.drivers.append(driver) }
+        return driver
     }
 
     /// Removes the backend called `name` while running: what it has queued is delivered (until

@@ -28,9 +28,11 @@ public final class SubscriberEventFeed: Sendable {
     public init(_ subscriber: Subscriber, handle: @escaping @Sendable ([TelemetryEvent]) -> Void) {
         self.handle = handle
         qos = subscriber.qos
-        subscriber.playoutDelay.subscribe { [self] value in deliver { $0.playoutDelay(value) } }.disposed(by: watches)
-        subscriber.state.subscribe { [self] value in deliver { $0.state(value) } }.disposed(by: watches)
-        subscriber.qos.subscribe { [self] value in deliver { $0.qos(value) } }.disposed(by: watches)
+        // The watches capture the translator and `handle`, not the feed: no cycle through the bag.
+        let deliver = Self.deliverer(translator, handle)
+        subscriber.playoutDelay.subscribe { value in deliver { $0.playoutDelay(value) } }.disposed(by: watches)
+        subscriber.state.subscribe { value in deliver { $0.state(value) } }.disposed(by: watches)
+        subscriber.qos.subscribe { value in deliver { $0.qos(value) } }.disposed(by: watches)
     }
 
     /// The subscriber's latest QoS sample.
@@ -43,12 +45,18 @@ public final class SubscriberEventFeed: Sendable {
     /// and handles what the final sample reveals.
     public func finish(final: SubscriberQoS) {
         watches.dispose()
+        let deliver = Self.deliverer(translator, handle)
         deliver { $0.qos(final) }
         deliver { $0.state(final.state) }
     }
 
-    private func deliver(_ translate: (inout SubscriberTelemetryTranslator) -> [TelemetryEvent]) {
-        let events = translator.withLock { translate(&$0) }
-        if !events.isEmpty { handle(events) }
+    /// Translates under the translator's lock, hands the events over after unlocking.
+    private static func deliverer(
+        _ translator: LockedValue<SubscriberTelemetryTranslator>, _ handle: @escaping @Sendable ([TelemetryEvent]) -> Void
+    ) -> @Sendable ((inout SubscriberTelemetryTranslator) -> [TelemetryEvent]) -> Void {
+        { translate in
+            let events = translator.withLock { translate(&$0) }
+            if !events.isEmpty { handle(events) }
+        }
     }
 }

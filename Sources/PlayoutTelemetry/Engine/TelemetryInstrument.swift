@@ -163,10 +163,7 @@ public final class TelemetryInstrument: Sendable {
             return shared.drivers[index]
         }
         guard let old else { return nil }
-        old.beginFinishing(deadline: core.clock.now.advanced(by: timeout))
-        let statistics = old.waitUntilFinished()
-        shared.withLock { $0.retired.append(old) }
-        return statistics
+        return retire(old, timeout: timeout)
     }
 
     private func startDriver(for backend: any TelemetryBackend) throws(TelemetryEngineError) -> TelemetryBackendDriver {
@@ -190,6 +187,12 @@ public final class TelemetryInstrument: Sendable {
             return shared.drivers.remove(at: index)
         }
         guard let driver else { return nil }
+        return retire(driver, timeout: timeout)
+    }
+
+    /// Delivers what `driver` has queued (until `timeout`), closes its backend, and keeps it
+    /// among the retired (its statistics stay readable); returns its final statistics.
+    private func retire(_ driver: TelemetryBackendDriver, timeout: Duration) -> TelemetryBackendStatistics {
         driver.beginFinishing(deadline: core.clock.now.advanced(by: timeout))
         let statistics = driver.waitUntilFinished()
         shared.withLock { $0.retired.append(driver) }

@@ -177,6 +177,18 @@ struct NielsenConformanceTests {
         #expect(NielsenMetadata.validate(metadata).isEmpty)
     }
 
+    @Test("required keys per content type: content, ads, static")
+    func requiredPerType() {
+        #expect(NielsenMetadata.validate(NielsenFixtures.live).isEmpty)
+        #expect(NielsenMetadata.validate(["type": "midroll", "assetid": "AD-2"]).isEmpty)
+        #expect(NielsenMetadata.validate(["type": "postroll"]) == [.missingKey("assetid", type: "postroll")])
+        #expect(NielsenMetadata.validate(["type": "static", "section": "home"]).isEmpty)
+        #expect(NielsenMetadata.validate(["type": "static", "section": ""]) == [.missingKey("section", type: "static")])
+        #expect(NielsenMetadata.validate([:]) == [.missingKey("type", type: "any")])
+        #expect(NielsenMetadata.validateChannelInfo([:]) == [.missingKey("channelName", type: "channel info")])
+        #expect(NielsenMetadata.validate(["type": "content"]).map(\.key) == ["assetid", "program", "title", "length", "airdate", "isfullepisode", "adloadtype"])
+    }
+
     @Test("random bytes as keys and values: clear errors or acceptance, never a crash, every error names a bounded key")
     func randomBytes() {
         var random = SeededRandomNumberGenerator(seed: 16)

@@ -189,7 +189,7 @@ struct NielsenAdapterTests {
     func debugLevels() throws {
         func lines(_ level: String) throws -> [String] {
             let harness = try NielsenHarness()
-            let captured = CapturedLog()
+            let captured = NielsenCapturedLog()
             let sdk = harness.makeSDK(appInfo: ["appid": NielsenFixtures.appId, "nol_devDebug": .string(level)], logger: Logger(label: "test") { _ in captured })
             #expect(sdk.debugLevel.rawValue == level)
             sdk.play(NielsenFixtures.channel)
@@ -294,7 +294,7 @@ struct NielsenPlayheadScheduleTests {
 }
 
 /// Captures log lines as `level message`.
-final class CapturedLog: LogHandler, @unchecked Sendable {
+final class NielsenCapturedLog: LogHandler, @unchecked Sendable {
     private let storage = LockedValue<[String]>([])
     var metadata: Logger.Metadata = [:]
     var logLevel: Logger.Level = .trace

@@ -38,7 +38,7 @@ final class OpenAVTHarness {
 }
 
 /// A hub or metric calculator that writes down its lifecycle.
-struct RecordingComponent: OpenAVTHub, OpenAVTMetricalc {
+struct OpenAVTRecordingComponent: OpenAVTHub, OpenAVTMetricalc {
     let name: String
     let journal: LockedValue<[String]>
     var core = OpenAVTHubCore()
@@ -117,12 +117,12 @@ struct OpenAVTAdapterTests {
     @Test("setHub, setMetricalc, setBackend: the replaced component gets endOfService, the new one takes over")
     func replaceComponents() throws {
         let journal = LockedValue<[String]>([])
-        let harness = try OpenAVTHarness(hub: RecordingComponent(name: "hubA", journal: journal), metricalc: RecordingComponent(name: "calcA", journal: journal))
+        let harness = try OpenAVTHarness(hub: OpenAVTRecordingComponent(name: "hubA", journal: journal), metricalc: OpenAVTRecordingComponent(name: "calcA", journal: journal))
         let tracker = harness.instrument.addTracker()
         harness.instrument.ready()
         harness.emit([.streamLoad], on: tracker)
-        harness.instrument.setHub(RecordingComponent(name: "hubB", journal: journal))
-        harness.instrument.setMetricalc(RecordingComponent(name: "calcB", journal: journal))
+        harness.instrument.setHub(OpenAVTRecordingComponent(name: "hubB", journal: journal))
+        harness.instrument.setMetricalc(OpenAVTRecordingComponent(name: "calcB", journal: journal))
         harness.emit([.start], on: tracker)
         let second = InMemoryTelemetryBackend(name: "second")
         let statistics = try harness.instrument.setBackend(second)

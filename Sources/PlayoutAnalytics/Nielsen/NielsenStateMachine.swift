@@ -122,7 +122,8 @@ public struct NielsenStateMachine: Sendable {
         step.metadataErrors = NielsenMetadata.validate(metadata)
         for error in step.metadataErrors { step.findings.append((error.rule, "loadMetadata: \(error)")) }
         if !sessionOpen { step.findings.append((.sessionOrder, "loadMetadata outside a session: call play first")) }
-        guard step.metadataErrors.isEmpty, let assetid = metadata["assetid"]?.string, let type = metadata["type"]?.string else { return step }
+        guard step.metadataErrors.isEmpty, let type = metadata["type"]?.string else { return step }
+        let assetid = metadata["assetid"]?.string ?? ""  // static content may have none
         let length = metadata["length"]?.string
         if let last = lastAssetId, last != assetid, asset == nil { send(.videoChange(videoId: assetid), &step) }
         asset = (assetid, length.flatMap(Double.init), type == "content" && NielsenMetadata.isLive(length: length))

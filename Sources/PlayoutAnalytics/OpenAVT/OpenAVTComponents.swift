@@ -71,7 +71,7 @@ public struct OpenAVTPlaybackState: Sendable {
     /// When the current playback was requested (its first `MediaRequest` or `StreamLoad`): the
     /// start time is measured from it.
     public var requestedAt: MonotonicInstant?
-    /// `Start`s and `Error`s so far.
+    /// `Start`s so far.
     public var countStarts = 0
     /// Errors so far.
     public var countErrors = 0

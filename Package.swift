@@ -122,6 +122,22 @@ let package = Package(
         ),
 
         .executableTarget(
+            name: "NielsenAdapter",
+            dependencies: ["Playout", "PlayoutAnalytics"],
+            path: "Samples/NielsenAdapter",
+            exclude: ["README.md"],
+            swiftSettings: settings
+        ),
+
+        .executableTarget(
+            name: "OpenAVTAdapter",
+            dependencies: ["Playout", "PlayoutAnalytics"],
+            path: "Samples/OpenAVTAdapter",
+            exclude: ["README.md"],
+            swiftSettings: settings
+        ),
+
+        .executableTarget(
             name: "PlayoutDelayBench",
             dependencies: ["Playout"],
             path: "Samples/PlayoutDelayBench",

@@ -143,6 +143,37 @@ public final class TelemetryInstrument: Sendable {
     /// ``addBackend(_:)`` with this backend's own queue, batching and retry settings (a live
     /// stream on standard output wants no lingering, a database bigger batches).
     public func addBackend(_ backend: any TelemetryBackend, delivery: TelemetryDeliveryStateMachine.Configuration) throws(TelemetryEngineError) {
+        let driver = try startDriver(for: backend, delivery: delivery)
+        shared.withLock { $0.drivers.append(driver) }
+    }
+
+    /// Replaces the backend called `name` with `backend` in one step while running: every record
+    /// built before goes to the old one (which delivers what it has queued, until `timeout`, and
+    /// is closed), every record built after to the new one — none to both, none to neither.
+    /// Returns the old one's final statistics (nil when there was no such backend: `backend` is
+    /// then simply added).
+    ///
+    /// - Throws: ``TelemetryEngineError`` after shutdown, or when the new one's thread cannot start.
+    @discardableResult
+    public func replaceBackend(
+        named name: String, with backend: any TelemetryBackend, timeout: Duration = .seconds(5)
+    ) throws(TelemetryEngineError) -> TelemetryBackendStatistics? {
+        let driver = try startDriver(for: backend, delivery: configuration.delivery)
+        let old = shared.withLock { shared -> TelemetryBackendDriver? in
+            guard let index = shared.drivers.firstIndex(where: { $0.backend.name == name }) else {
+                shared.drivers.append(driver)
+                return nil
+            }
+            defer { shared.drivers[index] = driver }
+            return shared.drivers[index]
+        }
+        guard let old else { return nil }
+        return retire(old, timeout: timeout)
+    }
+
+    private func startDriver(
+        for backend: any TelemetryBackend, delivery: TelemetryDeliveryStateMachine.Configuration
+    ) throws(TelemetryEngineError) -> TelemetryBackendDriver {
         let seed = shared.withLock { shared -> UInt64? in
             guard !shared.stopping else { return nil }
             shared.seedCounter += 1
@@ -151,7 +182,7 @@ public final class TelemetryInstrument: Sendable {
         guard let seed else { throw TelemetryEngineError("telemetry: cannot add backend \(backend.name) after shutdown") }
         let driver = TelemetryBackendDriver(backend: backend, configuration: delivery, seed: seed, clock: core.clock)
         try driver.start()
-        shared.withLock { $0.drivers.append(driver) }
+        return driver
     }
 
     /// Removes the backend called `name` while running: what it has queued is delivered (until
@@ -163,6 +194,12 @@ public final class TelemetryInstrument: Sendable {
             return shared.drivers.remove(at: index)
         }
         guard let driver else { return nil }
+        return retire(driver, timeout: timeout)
+    }
+
+    /// Delivers what `driver` has queued (until `timeout`), closes its backend, and keeps it
+    /// among the retired (its statistics stay readable); returns its final statistics.
+    private func retire(_ driver: TelemetryBackendDriver, timeout: Duration) -> TelemetryBackendStatistics {
         driver.beginFinishing(deadline: core.clock.now.advanced(by: timeout))
         let statistics = driver.waitUntilFinished()
         shared.withLock { $0.retired.append(driver) }

@@ -1,0 +1,104 @@
+public import Playout
+import PlayoutCore
+public import PlayoutTelemetry
+
+/// Drives an OpenAVT tracker from a real subscription, as a player's OpenAVT tracker would: built
+/// on ``SubscriberEventFeed`` (the subscriber's one ``SubscriberTelemetryTranslator``).
+///
+/// | subscription (translator event) | OpenAVT action |
+/// |---|---|
+/// | `playerready` | `PlayerReady` |
+/// | `play` (connecting) | `MediaRequest`, `StreamLoad` |
+/// | `playing` | `Start` |
+/// | `renditionchange` | `QualityChangeUp` / `QualityChangeDown` (getters `bitrate`, `width`, `height`) |
+/// | `playoutdelaychange` | `PlayoutDelayChange` (a user action; getter `playoutDelay`, seconds) |
+/// | `rebufferstart` / `rebufferend` | `BufferBegin` / `BufferFinish` |
+/// | `ended` | `End` |
+/// | `error` | `Error` with its context |
+///
+/// Pings (the engine's heartbeats, and a last `Ping` at ``finish(final:)``) carry the subscriber's
+/// QoS, so the QoS numbers in the tracker's records are the subscriber's own.
+///
+/// ```swift
+/// let tracker = instrument.addTracker(name: "subscriber")
+/// let bridge = OpenAVTSubscriberBridge(subscriber: subscriber, instrument: instrument, trackerId: tracker)
+/// instrument.ready()
+/// try subscriber.start()
+/// bridge.finish(final: subscriber.waitUntilEnded())
+/// ```
+public final class OpenAVTSubscriberBridge: Sendable {
+    /// The user action a playout-delay change becomes.
+    public static let playoutDelayChange = OpenAVTAction(name: "PlayoutDelayChange")
+
+    /// The instrument driven.
+    public let instrument: OpenAVTInstrument
+    /// The tracker driven.
+    public let trackerId: Int
+    private let player = LockedValue(Player())
+    private let feed: LockedValue<SubscriberEventFeed?> = LockedValue(nil)
+
+    /// What the getters read: the latest rendition and delay, and the final sample.
+    private struct Player {
+        var rendition: (bitrate: Int64, width: Int32, height: Int32)?
+        var delay: Duration?
+        var final: SubscriberQoS?
+    }
+
+    /// Watches `subscriber` (before it starts) and drives tracker `trackerId` of `instrument`.
+    public init(subscriber: Subscriber, instrument: OpenAVTInstrument, trackerId: Int) {
+        self.instrument = instrument
+        self.trackerId = trackerId
+        let feed = SubscriberEventFeed(subscriber) { [weak self] events in
+            for event in events { self?.handle(event) }
+        }
+        self.feed.withLock { $0 = feed }
+        instrument.registerGetter(attribute: "bitrate", trackerId: trackerId, filter: .only(["renditionchange"])) { [player] in
+            player.withLock { $0.rendition.map { .int($0.bitrate) } }
+        }
+        instrument.registerGetter(attribute: "width", trackerId: trackerId, filter: .only(["renditionchange"])) { [player] in
+            player.withLock { $0.rendition.map { .int(Int64($0.width)) } }
+        }
+        instrument.registerGetter(attribute: "height", trackerId: trackerId, filter: .only(["renditionchange"])) { [player] in
+            player.withLock { $0.rendition.map { .int(Int64($0.height)) } }
+        }
+        instrument.registerGetter(attribute: "playoutDelay", trackerId: trackerId, filter: .only([Self.playoutDelayChange.name])) { [player] in
+            player.withLock { $0.delay.map { .double($0.seconds) } }
+        }
+        instrument.setPingProvider(trackerId: trackerId) { [player, feed] in
+            player.withLock { $0.final }.map(SubscriberTelemetryTranslator.heartbeatFields) ?? feed.heartbeatFields
+        }
+    }
+
+    /// The subscription ended with `final` (``Subscriber/waitUntilEnded()``): the last events,
+    /// then a last `Ping` with the final QoS sample.
+    public func finish(final: SubscriberQoS) {
+        feed.withLock { $0 }?.finish(final: final)
+        player.withLock { $0.final = final }
+        instrument.emit(action: .ping, trackerId: trackerId)
+    }
+
+    private func handle(_ event: TelemetryEvent) {
+        func emit(_ action: OpenAVTAction) { instrument.emit(action: action, trackerId: trackerId) }
+        switch event {
+        case .playerReady: emit(.playerReady)
+        case .play:
+            emit(.mediaRequest)
+            emit(.streamLoad)
+        case .playing: emit(.start)
+        case .renditionChange(let bitrate, let width, let height):
+            let previous = player.withLock { player in
+                defer { player.rendition = (bitrate, width, height) }
+                return player.rendition
+            }
+            emit(Int64(width) * Int64(height) >= Int64(previous?.width ?? 0) * Int64(previous?.height ?? 0) ? .qualityChangeUp : .qualityChangeDown)
+        case .playoutDelayChange(let delay, _):
+            player.withLock { $0.delay = delay }
+            emit(Self.playoutDelayChange)
+        case .rebufferStart: emit(.bufferBegin)
+        case .rebufferEnd: emit(.bufferFinish)
+        case .ended: emit(.end)
+        case .error(let error): instrument.emit(error: error, trackerId: trackerId)
+        default: break
+        }
+    }
+}

@@ -24,7 +24,8 @@ public import PlayoutTelemetry
 public final class HeartbeatTracker: Sendable {
     /// Adobe's `VideoHeartbeatConfig`, plus conformance mode.
     public struct Configuration: Sendable {
-        /// Where heartbeats would go (recorded as an attribute; the engine's backends deliver).
+        /// Where heartbeats go in Adobe's service (here: an attribute of every record, like the
+        /// other non-empty strings of the configuration; the engine's backends deliver).
         public var trackingServer: String
         /// The publisher (organization) id.
         public var publisher: String
@@ -103,7 +104,16 @@ public final class HeartbeatTracker: Sendable {
         tracker = instrument.makeTracker(name: name)
         trace = AdapterTrace(logger: logger, enabled: configuration.debugLogging, clock: instrument.clock, wallClockNanoseconds: wallClockNanoseconds)
         installHeartbeatProvider()
-        trace.log(.info, "VideoHeartbeat", "init", "version \(Self.version), tracking server \(configuration.trackingServer)")
+        if !configuration.quietMode {
+            let attributes = [
+                ("trackingServer", configuration.trackingServer), ("publisher", configuration.publisher),
+                ("channel", configuration.channel), ("ovp", configuration.ovp), ("sdk", configuration.sdk),
+            ]
+            for (name, value) in attributes where !value.isEmpty {
+                tracker.emit(.attribute(name, .string(String(value.utf8.prefix(heartbeatMaximumMetadataBytes)) ?? "")))
+            }
+        }
+        trace.log(.info, "VideoHeartbeat", "init", "version \(Self.version)")
     }
 
     // MARK: - Plug-ins
@@ -188,7 +198,8 @@ public final class HeartbeatTracker: Sendable {
             conformance?.report(ConformanceFinding(rule: rule, call: call.rawValue, detail: detail, time: now))
             delegate.onError(HeartbeatErrorInfo(rule: rule, call: call.rawValue, message: detail))
         } else {
-            let sent = configuration.quietMode ? "quiet mode: nothing sent" : outcome.events.map(\.name).joined(separator: ", ")
+            let names = outcome.events.filter { if case .attribute = $0 { false } else { true } }.map(\.name)
+            let sent = configuration.quietMode ? "quiet mode: nothing sent" : names.isEmpty ? "nothing to send" : names.joined(separator: ", ")
             trace.log(.debug, Plugin.videoPlayer.rawValue, call.rawValue, outcome.note ?? sent)
         }
         if outcome.unloaded {

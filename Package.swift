@@ -122,6 +122,22 @@ let package = Package(
         ),
 
         .executableTarget(
+            name: "HeartbeatAdapter",
+            dependencies: ["Playout", "PlayoutAnalytics"],
+            path: "Samples/HeartbeatAdapter",
+            exclude: ["README.md"],
+            swiftSettings: settings
+        ),
+
+        .executableTarget(
+            name: "MuxAdapter",
+            dependencies: ["Playout", "PlayoutAnalytics"],
+            path: "Samples/MuxAdapter",
+            exclude: ["README.md"],
+            swiftSettings: settings
+        ),
+
+        .executableTarget(
             name: "PlayoutDelayBench",
             dependencies: ["Playout"],
             path: "Samples/PlayoutDelayBench",

@@ -33,8 +33,9 @@ public struct SubscriberPlayerStory: Sendable {
         case pause
         /// The delay pause ended.
         case resume
-        /// The picture size (or first rendition) changed.
-        case renditionChange(bitrate: Int64, width: Int32, height: Int32)
+        /// The picture size (or first rendition) changed: the sample's total bitrate (bits/s) and
+        /// the new size.
+        case renditionChange(bitrate: Double, width: Int, height: Int)
         /// A periodic QoS sample after the load.
         case sample(SubscriberQoS)
         /// The subscription ended; its final sample.
@@ -103,8 +104,8 @@ public struct SubscriberPlayerStory: Sendable {
     public mutating func qos(_ sample: SubscriberQoS) -> [Step] {
         guard !finished, loaded else { return [] }
         var steps: [Step] = []
-        for case .renditionChange(let bitrate, let width, let height) in translator.qos(sample) {
-            steps.append(.renditionChange(bitrate: bitrate, width: width, height: height))
+        for case .renditionChange(_, let width, let height) in translator.qos(sample) {
+            steps.append(.renditionChange(bitrate: sample.total.bitrate, width: Int(width), height: Int(height)))
         }
         let pauses = sample.total.delayPauseCount
         if pausedForDelay, pauses > delayPauses {

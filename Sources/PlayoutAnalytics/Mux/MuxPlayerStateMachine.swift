@@ -21,6 +21,7 @@ public struct MuxPlayerStateMachine: Sendable {
     private var rendition: (bitrate: Double, width: Int, height: Int)?
     private var rebuffering = false
     private var seeking = false
+    private var held: [TelemetryEvent] = []  // data between viewend and viewinit: set once the new view begins
 
     /// A player with no view.
     public init() {}
@@ -32,6 +33,11 @@ public struct MuxPlayerStateMachine: Sendable {
             if let problem = data.problem { return broken(.invalidMetadata, problem) }
             if data.video != nil, !viewOpen { newVideoData = true }
             if let whole = data.rendition { rendition = whole }
+            // The engine's view has ended (it takes no attribute then): held for the next view.
+            guard viewOpen || !viewEnded else {
+                held += data.attributes
+                return Decision()
+            }
             return Decision(events: data.attributes)
         }
         guard hasEnvironmentKey else {
@@ -44,7 +50,8 @@ public struct MuxPlayerStateMachine: Sendable {
             newVideoData = false
             rebuffering = false
             seeking = false
-            return Decision(events: [.viewInit])
+            defer { held.removeAll() }
+            return Decision(events: [.viewInit] + held)
         }
         guard viewOpen else { return broken(.viewInitFirst, "\(event.name) with no view open: dispatch viewinit first") }
         switch event {

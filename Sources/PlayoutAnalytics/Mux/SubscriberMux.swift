@@ -55,7 +55,7 @@ public final class SubscriberMuxBridge: Sendable {
                     mux.dispatch(.error(MuxError(code: 0, message: reason, context: "subscriber", severity: .warning)), player: player)
                 case .pause: mux.dispatch(.pause, player: player)
                 case .renditionChange(let bitrate, let width, let height):
-                    mux.dispatch(.data(MuxDataEvent(sourceWidth: Int(width), sourceHeight: Int(height), sourceBitrate: Double(bitrate))), player: player)
+                    mux.dispatch(.data(MuxDataEvent(sourceWidth: width, sourceHeight: height, sourceBitrate: bitrate)), player: player)
                     mux.dispatch(.renditionChange, player: player)
                 case .sample(let sample):
                     mux.dispatch(.timeUpdate(playhead: sample.elapsed), player: player)

@@ -1,3 +1,4 @@
+import Playout
 public import PlayoutCore
 public import PlayoutTelemetry
 
@@ -124,5 +125,16 @@ public struct SubscriberPlayerStory: Sendable {
             steps.append(.sample(sample))
         }
         return steps
+    }
+}
+
+extension SubscriberPlayerStory {
+    /// Follows `subscriber`'s state, playout delay and QoS (in `bag`) and hands each update's
+    /// steps to `perform` — on the subscriber's one observer delivery thread, in order.
+    static func follow(_ subscriber: Subscriber, in bag: DisposeBag, perform: @escaping @Sendable ([Step]) -> Void) {
+        let story = LockedValue(SubscriberPlayerStory())
+        subscriber.state.subscribe { value in perform(story.withLock { $0.state(value) }) }.disposed(by: bag)
+        subscriber.playoutDelay.subscribe { value in perform(story.withLock { $0.playoutDelay(value) }) }.disposed(by: bag)
+        subscriber.qos.subscribe { value in perform(story.withLock { $0.qos(value) }) }.disposed(by: bag)
     }
 }

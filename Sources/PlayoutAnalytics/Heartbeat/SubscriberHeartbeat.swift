@@ -42,7 +42,6 @@ extension Subscriber: HeartbeatPlayerDelegate {
 public final class SubscriberHeartbeatBridge: Sendable {
     /// The adapter the subscription drives.
     public let heartbeat: HeartbeatTracker
-    private let story = LockedValue(SubscriberPlayerStory())
     private let watches = DisposeBag()
 
     /// A bridge from `subscriber` to a new ``HeartbeatTracker`` on `instrument`; `onVideoUnloaded`
@@ -53,7 +52,6 @@ public final class SubscriberHeartbeatBridge: Sendable {
     ) {
         let heartbeat = HeartbeatTracker(instrument: instrument, delegate: subscriber, configuration: configuration, logger: logger)
         self.heartbeat = heartbeat
-        let story = story
         @Sendable func perform(_ steps: [SubscriberPlayerStory.Step]) {
             for step in steps {
                 switch step {
@@ -75,9 +73,6 @@ public final class SubscriberHeartbeatBridge: Sendable {
                 }
             }
         }
-        // The observers all run on the subscriber's one delivery thread, in order.
-        subscriber.state.subscribe { value in perform(story.withLock { $0.state(value) }) }.disposed(by: watches)
-        subscriber.playoutDelay.subscribe { value in perform(story.withLock { $0.playoutDelay(value) }) }.disposed(by: watches)
-        subscriber.qos.subscribe { value in perform(story.withLock { $0.qos(value) }) }.disposed(by: watches)
+        SubscriberPlayerStory.follow(subscriber, in: watches, perform: perform)
     }
 }

@@ -24,7 +24,6 @@ public final class SubscriberMuxBridge: Sendable {
     public let mux: MuxCore
     /// The player's name.
     public let player: String
-    private let story = LockedValue(SubscriberPlayerStory())
     private let watches = DisposeBag()
 
     /// A bridge from `subscriber` to the player `player` of `mux`; `video` describes the stream
@@ -36,7 +35,6 @@ public final class SubscriberMuxBridge: Sendable {
         let video = video ?? MuxVideoData(
             id: description?.origin?.sessionID.isEmpty == false ? description!.origin!.sessionID : "playout",
             title: description?.sessionName ?? "", streamType: "live")
-        let story = story
         @Sendable func perform(_ steps: [SubscriberPlayerStory.Step]) {
             for step in steps {
                 switch step {
@@ -72,9 +70,6 @@ public final class SubscriberMuxBridge: Sendable {
                 }
             }
         }
-        // The observers all run on the subscriber's one delivery thread, in order.
-        subscriber.state.subscribe { value in perform(story.withLock { $0.state(value) }) }.disposed(by: watches)
-        subscriber.playoutDelay.subscribe { value in perform(story.withLock { $0.playoutDelay(value) }) }.disposed(by: watches)
-        subscriber.qos.subscribe { value in perform(story.withLock { $0.qos(value) }) }.disposed(by: watches)
+        SubscriberPlayerStory.follow(subscriber, in: watches, perform: perform)
     }
 }

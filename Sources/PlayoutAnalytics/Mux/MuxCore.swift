@@ -136,7 +136,8 @@ public final class MuxCore: Sendable {
         dispatch(.viewInit, player: player)
     }
 
-    /// Ends `player`'s view (if open) and forgets it; its tracker leaves the engine.
+    /// Ends `player`'s view and forgets it; its tracker leaves the engine. (Its leaving is a
+    /// `viewend`: after a dispatched `viewend` the engine counts that one as a rejected transition.)
     public func destroyPlayer(_ player: String) {
         let now = instrument.clock.now
         conformance?.record(RecordedCall(name: "destroyPlayer", arguments: [Self.clip(player)], time: now))

@@ -130,9 +130,25 @@ let package = Package(
         ),
 
         .executableTarget(
+            name: "HeartbeatAdapter",
+            dependencies: ["Playout", "PlayoutAnalytics"],
+            path: "Samples/HeartbeatAdapter",
+            exclude: ["README.md"],
+            swiftSettings: settings
+        ),
+
+        .executableTarget(
             name: "OpenAVTAdapter",
             dependencies: ["Playout", "PlayoutAnalytics"],
             path: "Samples/OpenAVTAdapter",
+            exclude: ["README.md"],
+            swiftSettings: settings
+        ),
+
+        .executableTarget(
+            name: "MuxAdapter",
+            dependencies: ["Playout", "PlayoutAnalytics"],
+            path: "Samples/MuxAdapter",
             exclude: ["README.md"],
             swiftSettings: settings
         ),

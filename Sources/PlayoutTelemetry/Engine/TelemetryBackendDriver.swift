@@ -1,4 +1,5 @@
 import PlayoutCore
+import Synchronization
 
 /// One backend's thread: carries out its ``TelemetryDeliveryStateMachine``'s actions, calling the
 /// backend only from this thread, never under the lock. The engine's thread hands records in
@@ -12,6 +13,8 @@ final class TelemetryBackendDriver: @unchecked Sendable {
     private var deadline: MonotonicInstant?  // condition
     private var running = false  // condition
     private var ended = false  // condition: the thread has ended; later records are counted, not kept
+    private var enqueued = 0  // condition: records handed in so far
+    private var handOffs: [(mark: Int, handOff: TelemetryHandOff)] = []  // condition: waiting for `mark` settled records
     /// The longest a wait lasts before the thread looks at the clock again (so a manual clock's
     /// jumps are noticed).
     private static let longestWait: Duration = .milliseconds(50)
@@ -38,6 +41,7 @@ final class TelemetryBackendDriver: @unchecked Sendable {
         let now = clock.now
         condition.withLock {
             for record in records { machine.enqueue(record, now: now) }
+            enqueued += records.count
             // Handed in after the backend was removed or shut down: undelivered, and counted.
             if ended { machine.abandon() }
             condition.broadcast()
@@ -49,6 +53,32 @@ final class TelemetryBackendDriver: @unchecked Sendable {
         var statistics = condition.withLock { machine.statistics }
         statistics.name = backend.name
         return statistics
+    }
+
+    /// Tells `handOff` once every record handed in so far is settled here (delivered, or dropped
+    /// and counted); what is queued is sent without lingering.
+    func notify(_ handOff: TelemetryHandOff) {
+        let settled = condition.withLock { () -> Bool in
+            guard !ended, settledCount < enqueued else { return true }
+            handOffs.append((enqueued, handOff))
+            machine.flushQueued()
+            condition.broadcast()
+            return false
+        }
+        if settled { handOff.arrive() }
+    }
+
+    /// Records delivered or dropped (condition).
+    private var settledCount: Int { machine.statistics.delivered + machine.statistics.dropped }
+
+    /// Takes the hand-offs whose records are all settled (all of them once the thread ended).
+    private func settledHandOffs() -> [TelemetryHandOff] {
+        condition.withLock {
+            let settled = settledCount
+            let ready = handOffs.filter { ended || $0.mark <= settled }.map(\.handOff)
+            handOffs.removeAll { ended || $0.mark <= settled }
+            return ready
+        }
     }
 
     /// Whether nothing is queued or in flight.
@@ -93,6 +123,7 @@ final class TelemetryBackendDriver: @unchecked Sendable {
             condition.withLock {
                 if let failure { machine.deliveryFailed(failure, now: now) } else { machine.deliverySucceeded(now: now) }
             }
+            for handOff in settledHandOffs() { handOff.arrive() }
         }
         backend.close()
         condition.withLock {
@@ -100,6 +131,7 @@ final class TelemetryBackendDriver: @unchecked Sendable {
             ended = true
             condition.broadcast()
         }
+        for handOff in settledHandOffs() { handOff.arrive() }
     }
 
     /// The next batch to deliver; nil when finishing and nothing is left (or the deadline passed).
@@ -123,5 +155,25 @@ final class TelemetryBackendDriver: @unchecked Sendable {
                 }
             }
         }
+    }
+}
+
+/// One ``TelemetryInstrument/whenHandedOff(_:)`` request: its callback runs once every backend
+/// it waits for has settled the records handed in before it.
+final class TelemetryHandOff: Sendable {
+    private let remaining: Atomic<Int>
+    private let callback: @Sendable () -> Void
+
+    /// Waits for `drivers` (none: calls back at once).
+    init(drivers: [TelemetryBackendDriver], callback: @escaping @Sendable () -> Void) {
+        remaining = Atomic(drivers.count)
+        self.callback = callback
+        if drivers.isEmpty { callback() }
+        for driver in drivers { driver.notify(self) }
+    }
+
+    /// One backend has settled them; the last calls back.
+    func arrive() {
+        if remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { callback() }
     }
 }

@@ -74,6 +74,9 @@ public final class TelemetryInstrument: Sendable {
     /// The tags added to every record.
     public let tags: [TelemetryField]
 
+    /// The monotonic clock every record is timed on (adapters time their own measurements on it).
+    public var clock: any PlayoutClock { core.clock }
+
     let core: TelemetryEngineCore
     private let configuration: Configuration
     private let engineId: String
@@ -96,6 +99,7 @@ public final class TelemetryInstrument: Sendable {
         var stopped = false
         var counts = TelemetryStatistics()
         var seedCounter: UInt64 = 0
+        var handOffs: [(pushed: Int, callback: @Sendable () -> Void)] = []  // waiting for the engine's thread
     }
 
     /// Starts an engine (its thread and one thread per backend) delivering to `backends`.
@@ -256,6 +260,36 @@ public final class TelemetryInstrument: Sendable {
         return true
     }
 
+    /// Calls `callback` once every event emitted before this call has been handed to every
+    /// backend — delivered, or dropped and counted (Adobe's `onVideoUnloaded` promise). Never
+    /// blocks: the engine's thread passes the request on with the records, and the last backend's
+    /// thread calls back (keep the callback short), right away when there is no backend. What
+    /// those backends have queued is sent without lingering.
+    public func whenHandedOff(_ callback: @escaping @Sendable () -> Void) {
+        let pushed = core.ring.pushedCount
+        let drivers = shared.withLock { shared -> [TelemetryBackendDriver]? in
+            guard shared.stopped else {
+                shared.handOffs.append((pushed, callback))
+                return nil
+            }
+            return shared.drivers  // the engine's thread has ended: every record is with the backends
+        }
+        if let drivers { _ = TelemetryHandOff(drivers: drivers, callback: callback) }
+        condition.withLock { condition.broadcast() }
+    }
+
+    /// Passes on the hand-off requests whose events the engine's thread has handed to the
+    /// backends (every one when `all`).
+    private func passOnHandOffs(all: Bool) {
+        let popped = core.ring.poppedCount
+        let (due, drivers) = shared.withLock { shared -> ([@Sendable () -> Void], [TelemetryBackendDriver]) in
+            let due = shared.handOffs.filter { all || $0.pushed <= popped }.map(\.callback)
+            shared.handOffs.removeAll { all || $0.pushed <= popped }
+            return (due, shared.drivers)
+        }
+        for callback in due { _ = TelemetryHandOff(drivers: drivers, callback: callback) }
+    }
+
     // MARK: - Shutdown
 
     /// Ends every open session with `viewend`, drains every backend for up to `timeout`, closes
@@ -306,6 +340,7 @@ public final class TelemetryInstrument: Sendable {
             core.ring.drain(limit: 4_096) { entries.append($0) }
             let worked = step(entries, hubs: &hubs, closing: stopping && core.ring.approximateCount == 0)
             shared.withLock { $0.steps += 1 }
+            passOnHandOffs(all: false)
             let now = core.clock.now
             if worked || lastPublished.duration(to: now) >= .milliseconds(250) {
                 publishStatistics()
@@ -313,6 +348,7 @@ public final class TelemetryInstrument: Sendable {
             }
             if stopping && core.ring.approximateCount == 0 {
                 shared.withLock { $0.stopped = true }
+                passOnHandOffs(all: true)  // later requests find `stopped` and go to the backends themselves
                 condition.withLock { condition.broadcast() }
                 return
             }

@@ -1,0 +1,78 @@
+public import Logging
+public import Playout
+import PlayoutCore
+public import PlayoutTelemetry
+
+/// A subscriber is the heartbeat's player: its QoS is the QoS info (bitrate over the last sample
+/// window, the video's frames per second, every frame dropped, the picture size — the numbers of
+/// its latest sample), its session description names the video (a live stream).
+extension Subscriber: HeartbeatPlayerDelegate {
+    /// The session's id (the SDP origin's session id, else `"playout"`), its name (`s=`), live,
+    /// the play head at the time since the start, player `"Playout"`.
+    public var videoInfo: HeartbeatVideoInfo? {
+        let description = sessionDescription
+        let id = description?.origin?.sessionID ?? ""
+        return HeartbeatVideoInfo(
+            id: id.isEmpty ? "playout" : id, name: description?.sessionName ?? "", length: nil, playhead: qos.value.elapsed,
+            streamType: .live, playerName: "Playout")
+    }
+
+    /// The latest QoS sample's numbers (startup time: the adapter's measurement).
+    public var qosInfo: HeartbeatQoSInfo? {
+        let sample = qos.value
+        return HeartbeatQoSInfo(
+            bitrate: sample.total.bitrate, fps: sample.video?.framesPerSecond ?? 0, droppedFrames: sample.total.framesDropped,
+            width: sample.video?.frameWidth ?? 0, height: sample.video?.frameHeight ?? 0)
+    }
+}
+
+/// Feeds a ``HeartbeatTracker`` from a real subscription: the subscriber is the delegate, and its
+/// story (``SubscriberPlayerStory``) becomes the tracking calls — load, session start, play,
+/// buffer start/complete, an application error for a stall, pause/play around a requested delay
+/// increase, bitrate changes, and at the end complete (or a player error) and unload.
+///
+/// It watches the subscriber's observables, so the calls run on the subscriber's observer
+/// delivery thread, never on a media thread. Create it before `start()`.
+///
+/// ```swift
+/// let bridge = SubscriberHeartbeatBridge(subscriber: subscriber, instrument: instrument)
+/// try subscriber.start()
+/// _ = subscriber.waitUntilEnded()          // the bridge has called trackComplete and trackVideoUnload
+/// ```
+public final class SubscriberHeartbeatBridge: Sendable {
+    /// The adapter the subscription drives.
+    public let heartbeat: HeartbeatTracker
+    private let watches = DisposeBag()
+
+    /// A bridge from `subscriber` to a new ``HeartbeatTracker`` on `instrument`; `onVideoUnloaded`
+    /// runs once the unload has reached every backend.
+    public init(
+        subscriber: Subscriber, instrument: TelemetryInstrument, configuration: HeartbeatTracker.Configuration = .init(),
+        logger: Logger = Logger(label: "playout.analytics.heartbeat"), onVideoUnloaded: @escaping @Sendable () -> Void = {}
+    ) {
+        let heartbeat = HeartbeatTracker(instrument: instrument, delegate: subscriber, configuration: configuration, logger: logger)
+        self.heartbeat = heartbeat
+        @Sendable func perform(_ steps: [SubscriberPlayerStory.Step]) {
+            for step in steps {
+                switch step {
+                case .load: heartbeat.trackVideoLoad()
+                case .start: heartbeat.trackSessionStart()
+                case .firstFrame, .resume: heartbeat.trackPlay()
+                case .bufferStart: heartbeat.trackBufferStart()
+                case .bufferEnd: heartbeat.trackBufferComplete()
+                case .stallWarning: heartbeat.trackApplicationError("stalled")
+                case .pause: heartbeat.trackPause()
+                case .renditionChange: heartbeat.trackBitrateChange()
+                case .sample: break  // heartbeats read the QoS
+                case .ended:
+                    heartbeat.trackComplete()
+                    heartbeat.trackVideoUnload(completion: onVideoUnloaded)
+                case .failed(let reason, _):
+                    heartbeat.trackVideoPlayerError(reason)
+                    heartbeat.trackVideoUnload(completion: onVideoUnloaded)
+                }
+            }
+        }
+        SubscriberPlayerStory.follow(subscriber, in: watches, perform: perform)
+    }
+}

@@ -1,0 +1,75 @@
+public import Playout
+
+/// Feeds a ``MuxCore`` player from a real subscription: the subscriber's story
+/// (``SubscriberPlayerStory``) becomes Mux's events — `viewinit` with the video's data and
+/// `playerready` at the load, `play`, `playing`, `rebufferstart`/`rebufferend`, a warning
+/// `error` for a stall, `pause` and `play`/`playing` around a requested delay increase, a data
+/// event with the rendition before each `renditionchange`, a `timeupdate` and the dropped-frame
+/// count with every QoS sample, and at the end `ended` (or a fatal `error`) and
+/// `destroyPlayer` (`viewend`).
+///
+/// The numbers are the subscriber's: the rendition's size and bitrate, and the dropped frames,
+/// of the QoS sample that reported them (the final sample's at the end). Calls run on the
+/// subscriber's observer delivery thread. Create it before `start()`.
+///
+/// ```swift
+/// let mux = MuxCore(instrument: instrument)
+/// mux.dispatchGlobalDataEvent(MuxGlobalData(environmentKey: "env-123"))
+/// let bridge = SubscriberMuxBridge(subscriber: subscriber, mux: mux, player: "main")
+/// try subscriber.start()
+/// _ = subscriber.waitUntilEnded()          // the player was destroyed: viewend
+/// ```
+public final class SubscriberMuxBridge: Sendable {
+    /// The core the subscription dispatches to.
+    public let mux: MuxCore
+    /// The player's name.
+    public let player: String
+    private let watches = DisposeBag()
+
+    /// A bridge from `subscriber` to the player `player` of `mux`; `video` describes the stream
+    /// (default: the session description's id and name, live).
+    public init(subscriber: Subscriber, mux: MuxCore, player: String = "playout", video: MuxVideoData? = nil) {
+        self.mux = mux
+        self.player = player
+        let description = subscriber.sessionDescription
+        let video = video ?? MuxVideoData(
+            id: description?.origin?.sessionID.isEmpty == false ? description!.origin!.sessionID : "playout",
+            title: description?.sessionName ?? "", streamType: "live")
+        @Sendable func perform(_ steps: [SubscriberPlayerStory.Step]) {
+            for step in steps {
+                switch step {
+                case .load:
+                    mux.dispatch(.viewInit, player: player)
+                    mux.dispatch(.data(MuxDataEvent(video: video)), player: player)
+                    mux.dispatch(.playerReady, player: player)
+                case .start: mux.dispatch(.play, player: player)
+                case .firstFrame: mux.dispatch(.playing, player: player)
+                case .resume:
+                    mux.dispatch(.play, player: player)
+                    mux.dispatch(.playing, player: player)
+                case .bufferStart: mux.dispatch(.rebufferStart, player: player)
+                case .bufferEnd: mux.dispatch(.rebufferEnd, player: player)
+                case .stallWarning(let reason):
+                    mux.dispatch(.error(MuxError(code: 0, message: reason, context: "subscriber", severity: .warning)), player: player)
+                case .pause: mux.dispatch(.pause, player: player)
+                case .renditionChange(let bitrate, let width, let height):
+                    mux.dispatch(.data(MuxDataEvent(sourceWidth: width, sourceHeight: height, sourceBitrate: bitrate)), player: player)
+                    mux.dispatch(.renditionChange, player: player)
+                case .sample(let sample):
+                    mux.dispatch(.timeUpdate(playhead: sample.elapsed), player: player)
+                    mux.dispatch(.data(MuxDataEvent(droppedFrames: sample.total.framesDropped)), player: player)
+                case .ended(let final):
+                    mux.dispatch(.timeUpdate(playhead: final.elapsed), player: player)
+                    mux.dispatch(.data(MuxDataEvent(droppedFrames: final.total.framesDropped)), player: player)
+                    mux.dispatch(.ended, player: player)
+                    mux.destroyPlayer(player)
+                case .failed(let reason, let final):
+                    mux.dispatch(.data(MuxDataEvent(droppedFrames: final.total.framesDropped)), player: player)
+                    mux.dispatch(.error(MuxError(code: 1, message: reason, context: "subscriber", severity: .fatal)), player: player)
+                    mux.destroyPlayer(player)
+                }
+            }
+        }
+        SubscriberPlayerStory.follow(subscriber, in: watches, perform: perform)
+    }
+}

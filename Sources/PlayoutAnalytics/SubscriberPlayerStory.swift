@@ -1,0 +1,140 @@
+import Playout
+public import PlayoutCore
+public import PlayoutTelemetry
+
+/// A subscription told as a player's story, sans-IO, for the SDK adapters' bridges: it feeds the
+/// subscriber's state, playout delay and QoS samples through ``SubscriberTelemetryTranslator``
+/// (the engine's own reading of a subscription) and adds what a player SDK needs on top.
+///
+/// - the translator's `playerready`, `play`, first `playing`, `rebufferstart`/`rebufferend` and
+///   `renditionchange` become ``Step/load``, ``Step/start``, ``Step/firstFrame``,
+///   ``Step/bufferStart``/``Step/bufferEnd`` and ``Step/renditionChange(bitrate:width:height:)``;
+/// - the `stalled` state (nothing rendered for the stall timeout: the network dropped
+///   everything) is also a ``Step/stallWarning(_:)``, once per stall;
+/// - a requested delay increase holds the picture: ``Step/pause``, and ``Step/resume`` with the
+///   first sample that counts the delay pause as ended (or a decrease that ends it early);
+/// - the end waits for the final QoS sample (the subscriber posts it after the `ended` state),
+///   so ``Step/ended(_:)`` and ``Step/failed(reason:_:)`` carry the run's final numbers.
+public struct SubscriberPlayerStory: Sendable {
+    /// One step of the story.
+    public enum Step: Sendable, Equatable {
+        /// The subscription started: the video is loaded.
+        case load
+        /// Playback was requested.
+        case start
+        /// The first frame was shown.
+        case firstFrame
+        /// Playback stalled waiting for data.
+        case bufferStart
+        /// Playback resumed after the stall.
+        case bufferEnd
+        /// Nothing rendered for the stall timeout (a non-fatal error), with the reason.
+        case stallWarning(String)
+        /// A requested playout-delay increase holds the picture.
+        case pause
+        /// The delay pause ended.
+        case resume
+        /// The picture size (or first rendition) changed: the sample's total bitrate (bits/s) and
+        /// the new size.
+        case renditionChange(bitrate: Double, width: Int, height: Int)
+        /// A periodic QoS sample after the load.
+        case sample(SubscriberQoS)
+        /// The subscription ended; its final sample.
+        case ended(SubscriberQoS)
+        /// The subscription failed; the reason and its final sample.
+        case failed(reason: String, SubscriberQoS)
+    }
+
+    private var translator = SubscriberTelemetryTranslator()
+    private var loaded = false
+    private var started = false
+    private var finished = false
+    private var stallReported = false
+    private var delay: Duration?
+    private var pausedForDelay = false
+    private var delayPauses = 0
+
+    /// A story not begun.
+    public init() {}
+
+    /// The steps a state change makes.
+    public mutating func state(_ state: SubscriberState) -> [Step] {
+        guard !finished else { return [] }
+        var steps: [Step] = []
+        for event in translator.state(state) {
+            switch event {
+            case .playerReady:
+                loaded = true
+                steps.append(.load)
+            case .play: steps.append(.start)
+            case .playing:
+                started = true
+                steps.append(.firstFrame)
+            case .rebufferStart: steps.append(.bufferStart)
+            case .rebufferEnd: steps.append(.bufferEnd)
+            default: break  // ended, error: told with the final sample
+            }
+        }
+        switch state {
+        case .stalled where started && !stallReported:
+            stallReported = true
+            steps.append(.stallWarning("stalled: nothing rendered for the stall timeout"))
+        case .playing: stallReported = false
+        default: break
+        }
+        return steps
+    }
+
+    /// The steps a change of the delay in effect makes.
+    public mutating func playoutDelay(_ effective: EffectivePlayoutDelay) -> [Step] {
+        guard !finished, !translator.playoutDelay(effective).isEmpty else { return [] }
+        defer { delay = effective.delay }
+        guard started, let previous = delay else { return [] }
+        if effective.delay > previous, effective.source == .override, !pausedForDelay {
+            pausedForDelay = true
+            return [.pause]
+        }
+        if effective.delay < previous, pausedForDelay {
+            pausedForDelay = false
+            return [.resume]
+        }
+        return []
+    }
+
+    /// The steps a QoS sample makes.
+    public mutating func qos(_ sample: SubscriberQoS) -> [Step] {
+        guard !finished, loaded else { return [] }
+        var steps: [Step] = []
+        for case .renditionChange(_, let width, let height) in translator.qos(sample) {
+            steps.append(.renditionChange(bitrate: sample.total.bitrate, width: Int(width), height: Int(height)))
+        }
+        let pauses = sample.total.delayPauseCount
+        if pausedForDelay, pauses > delayPauses {
+            pausedForDelay = false
+            steps.append(.resume)
+        }
+        delayPauses = pauses
+        switch sample.state {
+        case .ended:
+            finished = true
+            steps.append(.ended(sample))
+        case .failed(let reason):
+            finished = true
+            steps.append(.failed(reason: reason, sample))
+        default:
+            steps.append(.sample(sample))
+        }
+        return steps
+    }
+}
+
+extension SubscriberPlayerStory {
+    /// Follows `subscriber`'s state, playout delay and QoS (in `bag`) and hands each update's
+    /// steps to `perform` — on the subscriber's one observer delivery thread, in order.
+    static func follow(_ subscriber: Subscriber, in bag: DisposeBag, perform: @escaping @Sendable ([Step]) -> Void) {
+        let story = LockedValue(SubscriberPlayerStory())
+        subscriber.state.subscribe { value in perform(story.withLock { $0.state(value) }) }.disposed(by: bag)
+        subscriber.playoutDelay.subscribe { value in perform(story.withLock { $0.playoutDelay(value) }) }.disposed(by: bag)
+        subscriber.qos.subscribe { value in perform(story.withLock { $0.qos(value) }) }.disposed(by: bag)
+    }
+}

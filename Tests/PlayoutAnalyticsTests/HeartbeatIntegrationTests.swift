@@ -1,0 +1,46 @@
+import Dispatch
+import Playout
+import PlayoutAnalytics
+import Testing
+
+@Suite("Adobe video heartbeat adapter fed by a real subscription")
+struct HeartbeatIntegrationTests {
+    @Test("publisher with loss, an override and an outage → subscriber → heartbeat calls → memory: the guide's story, the subscriber's QoS numbers")
+    func realSubscription() throws {
+        let memory = InMemoryTelemetryBackend()
+        let instrument = try HeartbeatMuxStory.makeInstrument(memory)
+        let unloaded = DispatchSemaphore(value: 0)
+        var bridge: SubscriberHeartbeatBridge?
+        let final = try HeartbeatMuxStory.run { subscriber in
+            bridge = SubscriberHeartbeatBridge(
+                subscriber: subscriber, instrument: instrument, configuration: .init(conformance: true), onVideoUnloaded: { unloaded.signal() })
+        }
+        #expect(unloaded.wait(timeout: .now() + 10) == .success)
+        let heartbeat = try #require(bridge?.heartbeat)
+        // What the adapter was told, and what the engine's backend got.
+        #expect(heartbeat.conformance?.calls.map(\.name) == [
+            "trackVideoLoad", "trackSessionStart", "trackPlay", "trackBitrateChange", "trackPause", "trackPlay", "trackBufferStart",
+            "trackApplicationError", "trackBufferComplete", "trackComplete", "trackVideoUnload",
+        ])
+        #expect(memory.eventNames().filter { $0 != "heartbeat" } == [
+            "viewinit", "playerready", "play", "playing", "renditionchange", "pause", "play", "playing", "rebufferstart", "error",
+            "rebufferend", "ended", "viewend",
+        ])
+        #expect(heartbeat.conformance?.findings.isEmpty == true)
+        let records = memory.records
+        let rendition = try #require(records.first { $0.name == "renditionchange" })
+        #expect(rendition[field: "width"] == .int(320) && rendition[field: "height"] == .int(180))
+        // The QoS numbers at the end are the subscriber's final sample's.
+        let ended = try #require(records.first { $0.name == "ended" })
+        #expect(ended[field: "bitrate"] == .double(final.total.bitrate))
+        #expect(ended[field: "fps"] == .double(final.video?.framesPerSecond ?? -1))
+        #expect(ended[field: "droppedFrames"] == .int(Int64(final.total.framesDropped)))
+        #expect(final.total.framesDropped > 0 && final.total.packetsLost > 0)
+        // The startup time is the engine's video_startup_time (the same two instants).
+        let startup = try #require(ended[field: "startupTime"]?.number)
+        try memory.expectKPI("video_startup_time", startup, within: 0)
+        try memory.expectKPI("rebuffer_count", 1, within: 0)
+        #expect(instrument.shutdown(timeout: .seconds(2)).isComplete)
+        withExtendedLifetime(bridge) {}
+    }
+}

@@ -1,0 +1,52 @@
+import Playout
+import PlayoutAnalytics
+import Testing
+
+@Suite("Mux adapter fed by a real subscription")
+struct MuxIntegrationTests {
+    @Test("publisher with loss, an override and an outage → subscriber → Mux events → memory and beacons: the guide's story, the subscriber's QoS numbers")
+    func realSubscription() throws {
+        let memory = InMemoryTelemetryBackend()
+        let beacons = MuxBeaconBackend()
+        let instrument = try HeartbeatMuxStory.makeInstrument(memory)
+        try instrument.addBackend(beacons)
+        let mux = MuxCore(instrument: instrument, configuration: .init(conformance: true))
+        mux.dispatchGlobalDataEvent(MuxGlobalData(environmentKey: "env-test", viewerUserId: "ci"))
+        let samples = LockedValue<[SubscriberQoS]>([])
+        var bridge: SubscriberMuxBridge?
+        var watch: (any Disposable)?
+        let final = try HeartbeatMuxStory.run { subscriber in
+            watch = subscriber.qos.subscribe { sample in samples.withLock { $0.append(sample) } }
+            bridge = SubscriberMuxBridge(subscriber: subscriber, mux: mux, player: "main")
+        }
+        let report = instrument.shutdown(timeout: .seconds(2))
+        #expect(report.isComplete)
+        #expect(mux.conformance?.findings.isEmpty == true)
+        #expect(memory.eventNames().filter { $0 != "heartbeat" } == [
+            "viewinit", "playerready", "play", "playing", "renditionchange", "pause", "play", "playing", "rebufferstart", "error",
+            "rebufferend", "ended", "viewend",
+        ])
+        let records = memory.records
+        #expect(records.allSatisfy { $0[field: "env_key"] == .string("env-test") && $0[field: "player_name"] == .string("main") })
+        // The rendition is the subscriber's: its picture, and the bitrate of the sample that showed it.
+        let rendition = try #require(records.first { $0.name == "renditionchange" })
+        #expect(rendition[field: "width"] == .int(320) && rendition[field: "height"] == .int(180))
+        let bitrate = try #require(rendition[field: "video_source_advertised_bitrate"]?.number)
+        #expect(samples.withLock { $0 }.contains { $0.total.bitrate == bitrate && $0.video?.frameWidth == 320 })
+        // The stall is a warning, not a playback failure.
+        let error = try #require(records.first { $0.name == "error" })
+        #expect(error[field: "severity"] == .string("warning"))
+        try memory.expectKPI("playback_failure", 0, within: 0)
+        // The dropped frames at the end are the subscriber's final count.
+        let ended = try #require(records.first { $0.name == "ended" })
+        #expect(ended[field: "view_dropped_frame_count"] == .int(Int64(final.total.framesDropped)))
+        #expect(ended[field: "player_playhead_time"] == .double(final.elapsed.seconds))
+        #expect(final.total.framesDropped > 0)
+        // Every Mux record went out in beacons, in order, none timed before its predecessor.
+        let sent = beacons.beacons.flatMap(\.events)
+        #expect(sent.map(\.name) == memory.eventNames())
+        #expect(zip(sent, sent.dropFirst()).allSatisfy { $0.time <= $1.time })
+        #expect(beacons.clampedTimestamps == 0)
+        withExtendedLifetime((bridge, watch)) {}
+    }
+}

@@ -63,7 +63,8 @@ public final class HeartbeatTracker: Sendable {
     public enum Plugin: String, Sendable, Hashable, CaseIterable {
         /// `VideoPlayerPlugin`: the tracking calls. Disabled, they are ignored (and traced).
         case videoPlayer = "VideoPlayerPlugin"
-        /// `AdobeHeartbeatPlugin`: the QoS in heartbeats. Disabled, heartbeats carry none.
+        /// `AdobeHeartbeatPlugin`: the periodic heartbeats (with the delegate's QoS). Disabled,
+        /// none are sent; the tracking calls' events still are.
         case heartbeat = "AdobeHeartbeatPlugin"
     }
 

@@ -8,13 +8,14 @@ struct HeartbeatIntegrationTests {
     @Test("publisher with loss, an override and an outage → subscriber → heartbeat calls → memory: the guide's story, the subscriber's QoS numbers")
     func realSubscription() throws {
         let memory = InMemoryTelemetryBackend()
-        let instrument = try HeartbeatMuxStory.makeInstrument(memory)
+        let instrument = try AnalyticsStory.makeInstrument(memory)
         let unloaded = DispatchSemaphore(value: 0)
         var bridge: SubscriberHeartbeatBridge?
-        let final = try HeartbeatMuxStory.run { subscriber in
+        let final = try AnalyticsStory.run(.heartbeatMux) { subscriber in
             bridge = SubscriberHeartbeatBridge(
                 subscriber: subscriber, instrument: instrument, configuration: .init(conformance: true), onVideoUnloaded: { unloaded.signal() })
-        }
+            return nil
+        }.final
         #expect(unloaded.wait(timeout: .now() + 10) == .success)
         let heartbeat = try #require(bridge?.heartbeat)
         // What the adapter was told, and what the engine's backend got.

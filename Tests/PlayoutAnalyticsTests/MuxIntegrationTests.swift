@@ -8,17 +8,16 @@ struct MuxIntegrationTests {
     func realSubscription() throws {
         let memory = InMemoryTelemetryBackend()
         let beacons = MuxBeaconBackend()
-        let instrument = try HeartbeatMuxStory.makeInstrument(memory)
+        let instrument = try AnalyticsStory.makeInstrument(memory)
         try instrument.addBackend(beacons)
         let mux = MuxCore(instrument: instrument, configuration: .init(conformance: true))
         mux.dispatchGlobalDataEvent(MuxGlobalData(environmentKey: "env-test", viewerUserId: "ci"))
-        let samples = LockedValue<[SubscriberQoS]>([])
         var bridge: SubscriberMuxBridge?
-        var watch: (any Disposable)?
-        let final = try HeartbeatMuxStory.run { subscriber in
-            watch = subscriber.qos.subscribe { sample in samples.withLock { $0.append(sample) } }
+        let story = try AnalyticsStory.run(.heartbeatMux) { subscriber in
             bridge = SubscriberMuxBridge(subscriber: subscriber, mux: mux, player: "main")
+            return nil
         }
+        let final = story.final
         let report = instrument.shutdown(timeout: .seconds(2))
         #expect(report.isComplete)
         #expect(mux.conformance?.findings.isEmpty == true)
@@ -32,7 +31,7 @@ struct MuxIntegrationTests {
         let rendition = try #require(records.first { $0.name == "renditionchange" })
         #expect(rendition[field: "width"] == .int(320) && rendition[field: "height"] == .int(180))
         let bitrate = try #require(rendition[field: "video_source_advertised_bitrate"]?.number)
-        #expect(samples.withLock { $0 }.contains { $0.total.bitrate == bitrate && $0.video?.frameWidth == 320 })
+        #expect(story.samples.contains { $0.total.bitrate == bitrate && $0.video?.frameWidth == 320 })
         // The stall is a warning, not a playback failure.
         let error = try #require(records.first { $0.name == "error" })
         #expect(error[field: "severity"] == .string("warning"))
@@ -47,6 +46,6 @@ struct MuxIntegrationTests {
         #expect(sent.map(\.name) == memory.eventNames())
         #expect(zip(sent, sent.dropFirst()).allSatisfy { $0.time <= $1.time })
         #expect(beacons.clampedTimestamps == 0)
-        withExtendedLifetime((bridge, watch)) {}
+        withExtendedLifetime(bridge) {}
     }
 }

@@ -16,7 +16,7 @@ struct NielsenIntegrationTests {
         let ticker = try NielsenPlayheadTicker()
         var bridge: NielsenSubscriberBridge?
         // A network loss is an interruption: stop at once, resume with loadMetadata and playheads.
-        let story = try NielsenOpenAVTStory.run { subscriber in
+        let story = try AnalyticsStory.run(.nielsenOpenAVT) { subscriber in
             let made = NielsenSubscriberBridge(
                 subscriber: subscriber, sdk: nielsen, ticker: ticker,
                 options: .init(channelInfo: NielsenFixtures.channel, metadata: NielsenFixtures.live, stopAfterBuffering: .zero))

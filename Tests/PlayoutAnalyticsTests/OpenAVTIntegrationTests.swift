@@ -15,7 +15,7 @@ struct OpenAVTIntegrationTests {
         let tracker = instrument.addTracker(name: "subscriber")
         instrument.ready()
         var bridge: OpenAVTSubscriberBridge?
-        let story = try NielsenOpenAVTStory.run { subscriber in
+        let story = try AnalyticsStory.run(.nielsenOpenAVT) { subscriber in
             let made = OpenAVTSubscriberBridge(subscriber: subscriber, instrument: instrument, trackerId: tracker)
             bridge = made
             return { made.finish(final: $0) }

@@ -5,11 +5,11 @@ import Playout
 
 LoggingSetup.bootstrap()
 
-// Every record goes to memory, tagged with the run; heartbeats (QoS samples) every second.
+// Every record goes to memory, tagged with the run; a heartbeat per QoS sample (every second).
 let memory = InMemoryTelemetryBackend()
 let instrument = try TelemetryInstrument(
     backends: [memory],
-    configuration: .init(hub: .init(heartbeatInterval: .seconds(1)), tags: [TelemetryField("run", .string("analytics-sample"))]))
+    configuration: .init(tags: [TelemetryField("run", .string("analytics-sample"))]))
 
 // 5 s of 320×180 H.264 + Opus over SRTP, through 1 % loss and 10 ms of jitter (seeded).
 let publisher = try Publisher(options: .init(

@@ -16,11 +16,11 @@ let database = try LocalInflux.start()
 defer { database.stop() }
 try database.query("CREATE DATABASE playout", post: true)
 
-// 2. The engine writes every record to InfluxDB, tagged with the run; heartbeats every second.
+// 2. The engine writes every record to InfluxDB, tagged with the run; a heartbeat per QoS sample.
 let influx = try InfluxBackend(writeURL: "http://127.0.0.1:\(database.port)/write?db=playout", token: nil)
 let instrument = try TelemetryInstrument(
     backends: [influx],
-    configuration: .init(hub: .init(heartbeatInterval: .seconds(1)), tags: [TelemetryField("run", .string("influx-sample"))]))
+    configuration: .init(tags: [TelemetryField("run", .string("influx-sample"))]))
 
 // 3. 4 s of 320×180 H.264 + Opus over SRTP on loopback, received by a subscriber that reports.
 let publisher = try Publisher(options: .init(

@@ -32,8 +32,10 @@ public final class TelemetryInstrument: Sendable {
     public struct Configuration: Sendable {
         /// Default ring size: 8,192 events.
         public static let defaultRingCapacity = 8_192
-        /// Default time the engine's thread sleeps when the ring is empty: 10 ms.
+        /// Default time the engine's thread first sleeps when the ring is empty: 10 ms.
         public static let defaultIdleInterval: Duration = .milliseconds(10)
+        /// Default longest sleep of an idle engine: 100 ms.
+        public static let defaultMaximumIdleInterval: Duration = .milliseconds(100)
 
         /// Events the ring holds before emits are dropped (rounded up to a power of two).
         public var ringCapacity: Int
@@ -48,15 +50,21 @@ public final class TelemetryInstrument: Sendable {
         public var engineId: String?
         /// Seed of the backends' retry jitter.
         public var seed: UInt64
-        /// How long the engine's thread sleeps when it has nothing to do (it never needs waking:
-        /// emitting never signals).
+        /// How long the engine's thread first sleeps when it has nothing to do; each idle step
+        /// doubles it, up to ``maximumIdleInterval`` and never past a heartbeat that is due. An
+        /// emit never waits for the engine: one emit in every quarter of the ring wakes it (a
+        /// burst cannot fill the ring while it sleeps), flushing and shutting down wake it too.
         public var idleInterval: Duration
+        /// The longest an idle engine sleeps: the most a record waits before it reaches the
+        /// backends when nothing else happens (an idle engine costs ≈ 10 wake-ups a second).
+        public var maximumIdleInterval: Duration
 
         /// Settings with the given values.
         public init(
             ringCapacity: Int = Configuration.defaultRingCapacity, hub: TelemetrySessionHub.Configuration = .init(),
             delivery: TelemetryDeliveryStateMachine.Configuration = .init(), tags: [TelemetryField] = [],
-            engineId: String? = nil, seed: UInt64 = 1, idleInterval: Duration = Configuration.defaultIdleInterval
+            engineId: String? = nil, seed: UInt64 = 1, idleInterval: Duration = Configuration.defaultIdleInterval,
+            maximumIdleInterval: Duration = Configuration.defaultMaximumIdleInterval
         ) {
             self.ringCapacity = ringCapacity
             self.hub = hub
@@ -65,6 +73,7 @@ public final class TelemetryInstrument: Sendable {
             self.engineId = engineId
             self.seed = seed
             self.idleInterval = idleInterval
+            self.maximumIdleInterval = max(idleInterval, maximumIdleInterval)
         }
     }
 
@@ -84,7 +93,7 @@ public final class TelemetryInstrument: Sendable {
     private let wallOrigin: Int64
     private let logger: Logger
     private let statisticsSubject = Observable(TelemetryStatistics())
-    private let condition = ConditionLock()
+    private var condition: ConditionLock { core.condition }
     private let shared: LockedValue<Shared>
 
     /// What the engine's thread and the API share (under `shared`'s lock).
@@ -334,6 +343,7 @@ public final class TelemetryInstrument: Sendable {
         var entries: [TelemetryRingEntry] = []
         entries.reserveCapacity(1_024)
         var lastPublished = core.clock.now
+        var idle = configuration.idleInterval
         while true {
             let stopping = shared.withLock { $0.stopping }
             entries.removeAll(keepingCapacity: true)
@@ -352,8 +362,17 @@ public final class TelemetryInstrument: Sendable {
                 condition.withLock { condition.broadcast() }
                 return
             }
-            if !worked {
-                condition.withLock { condition.wait(timeout: configuration.idleInterval) }
+            if worked {
+                idle = configuration.idleInterval
+            } else {
+                // Back off while idle, but wake for the next heartbeat due.
+                var sleep = idle
+                for hub in hubs {
+                    if case .wait(let until)? = hub?.poll(now: now) { sleep = min(sleep, max(.zero, now.duration(to: until))) }
+                }
+                // Checked again under the lock the waking emit takes: no wake-up is lost.
+                condition.withLock { if core.ring.approximateCount == 0 { condition.wait(timeout: sleep) } }
+                idle = min(idle * 2, configuration.maximumIdleInterval)
             }
         }
     }
@@ -485,12 +504,16 @@ public final class TelemetryInstrument: Sendable {
 final class TelemetryEngineCore: Sendable {
     let ring: TelemetryEventRing<TelemetryRingEntry>
     let clock: any PlayoutClock
+    /// The engine thread's sleep, signalled by one push in every quarter of the ring.
+    let condition = ConditionLock()
+    private let wakeMask: Int
     private let droppedCount = Atomic<Int>(0)
     private let closed = Atomic<Bool>(false)
 
     init(capacity: Int, clock: any PlayoutClock) {
         ring = TelemetryEventRing(capacity: capacity)
         self.clock = clock
+        wakeMask = max(1, ring.slotCount / 4) - 1
     }
 
     /// Queues `entry` for the engine's thread, or counts it dropped (ring full, or shut down).
@@ -500,7 +523,13 @@ final class TelemetryEngineCore: Sendable {
             droppedCount.add(1, ordering: .relaxed)
             return
         }
-        if !ring.push(entry) { droppedCount.add(1, ordering: .relaxed) }
+        guard ring.push(entry) else {
+            droppedCount.add(1, ordering: .relaxed)
+            return
+        }
+        // Rarely (once per quarter ring; the lock is held only for the engine's check before it
+        // sleeps): an engine in a long idle sleep wakes before a burst can fill the ring.
+        if ring.pushedCount & wakeMask == 0 { condition.withLock { condition.broadcast() } }
     }
 
     var dropped: Int { droppedCount.load(ordering: .relaxed) }

@@ -67,6 +67,12 @@ public final class Subscriber: @unchecked Sendable {
         /// another validated source on its port (nil, the default: ``stallTimeout``). A source
         /// that sends RTCP BYE gives way at once.
         public var sourceSwitchTimeout: Duration?
+        /// Whether the subscriber talks back to RTP senders (default true): RTCP receiver reports
+        /// with SDES CNAME at RFC 3550 intervals, and — only of the kinds the sender's SDP
+        /// announces with `a=rtcp-fb` — generic NACKs (with RTX restored), PLI/FIR while decoding
+        /// waits for a key frame, and REMB/TMMBR for ``Subscriber/limitBandwidth(_:)``. Sent
+        /// from a thread of its own, to where the sender's RTCP comes from. False: silent.
+        public var feedback: Bool
 
         /// The silence after which a track moves to another valid source: ``sourceSwitchTimeout``,
         /// else ``stallTimeout``.
@@ -77,8 +83,9 @@ public final class Subscriber: @unchecked Sendable {
             playoutDelay: PlayoutDelay.Configuration = .init(), duration: Duration? = nil, qosInterval: Duration = .seconds(1),
             stallTimeout: Duration = .seconds(1), srtpKey: SRTPKeyingMaterial? = nil, decoderThreads: Int = 1,
             overrides: [ScheduledOverride] = [], observerQueueCapacity: Int = 64, telemetry: TelemetryInstrument? = nil,
-            frameLogCapacity: Int = 0
+            frameLogCapacity: Int = 0, feedback: Bool = true
         ) {
+            self.feedback = feedback
             self.telemetry = telemetry
             self.frameLogCapacity = frameLogCapacity
             self.overrides = overrides
@@ -123,6 +130,8 @@ public final class Subscriber: @unchecked Sendable {
     private let lifecycle = RunLifecycle<SubscriberQoS>()
     private let parts = LockedValue<(renderer: Renderer?, subscription: Subscription<MonotonicClock>?)>((nil, nil))
     private var telemetry: SubscriberTelemetry?  // set once, in init
+    /// The bandwidth limits held (last wins), and the tracks they apply to once started.
+    private let bandwidthLimits = LockedValue(LastWins<UInt64>())
 
     /// Subscribes to `source`: an SDP file (RTP/SRTP on its ports), or any input libavformat
     /// opens — a media file (played in real time, like ffmpeg's `-re`), or a URL (`rtsp://`,
@@ -188,8 +197,10 @@ public final class Subscriber: @unchecked Sendable {
         let subscription: Subscription<MonotonicClock>
         do {
             let tracks = try source.makeTracks(
-                delay: delayController.effectiveDelay.value.delay, switchAfterSilence: options.switchAfterSilence
+                delay: delayController.effectiveDelay.value.delay, switchAfterSilence: options.switchAfterSilence, feedback: options.feedback
             )
+            let limit = bandwidthLimits.withLock { $0.value }
+            for track in tracks where track.kind == .video { track.setBandwidthLimit(limit) }
             subscription = try Subscription(
                 clock: clock, start: start, options: options, delayController: delayController, delivery: delivery,
                 tracks: tracks, renderer: renderer, wallClock: wallClockNanoseconds
@@ -230,6 +241,14 @@ public final class Subscriber: @unchecked Sendable {
             for track in subscription.tracks { track.requestStop() }
             group.notify(queue: .global()) { [self] in finish(subscription.finish()) }
             throw error
+        }
+        if options.feedback, subscription.tracks.contains(where: \.sendsFeedback) {
+            do {
+                try startThread(named: "playout-feedback") { [self] in feedback(subscription) }
+            } catch {
+                subscription.fail(reason: "\(error)")  // the intake thread ends the subscription
+                throw error
+            }
         }
         if case .demuxer(let input) = source {
             do {
@@ -274,6 +293,54 @@ public final class Subscriber: @unchecked Sendable {
         if let subscription = parts.withLock({ $0.subscription }) { return subscription.sample() }
         return delivery.qos.value
     }
+
+    /// Limits the video bandwidth the sender may use to `bitsPerSecond`, told to it as REMB and
+    /// TMMBR (RFC 5104) where its SDP announces them (`goog-remb`, `ccm tmmbr`), at once and with
+    /// every receiver report while it holds. The last limit set wins; releasing an earlier one
+    /// changes nothing, releasing the one in effect returns to no limit — the shape of
+    /// ``Renderer/overridePlayoutDelay(_:)``. May be called before ``start()``.
+    ///
+    /// ```swift
+    /// let limit = try subscriber.limitBandwidth(800_000)   // 800 kbit/s
+    /// …
+    /// limit.dispose()                                       // no limit again
+    /// ```
+    ///
+    /// - Throws: ``PlayoutError`` (`invalidOption`) for 0 bits per second.
+    public func limitBandwidth(_ bitsPerSecond: UInt64) throws -> any Disposable {
+        guard bitsPerSecond > 0 else {
+            throw PlayoutError(.invalidOption, "limitBandwidth needs a positive number of bits per second, e.g. limitBandwidth(800_000) for 800 kbit/s")
+        }
+        let id = bandwidthLimits.withLock { $0.set(bitsPerSecond) }
+        applyBandwidthLimit()
+        return ClosureDisposable { [weak self] in
+            guard let self else { return }
+            if bandwidthLimits.withLock({ $0.release(id) }) != nil { applyBandwidthLimit() }
+        }
+    }
+
+    /// The bandwidth limit in effect (nil: none).
+    public var bandwidthLimit: UInt64? { bandwidthLimits.withLock { $0.value } }
+
+    private func applyBandwidthLimit() {
+        let limit = bandwidthLimits.withLock { $0.value }
+        guard let subscription = parts.withLock({ $0.subscription }) else { return }
+        for track in subscription.tracks where track.kind == .video { track.setBandwidthLimit(limit) }
+    }
+
+    /// The feedback thread: sends what each track's receiver decided, when it decided it. It
+    /// looks at least every ``feedbackPollInterval`` (the NACK reorder wait): a gap the intake
+    /// saw is asked for on time without the intake thread waking anyone.
+    private func feedback(_ subscription: Subscription<MonotonicClock>) {
+        while !subscription.isFinished, !lifecycle.isStopRequested {
+            let now = clock.now
+            let next = subscription.sendFeedback(now: now) ?? now.advanced(by: .seconds(1))
+            _ = lifecycle.sleep(until: min(next, now.advanced(by: Self.feedbackPollInterval)))
+        }
+    }
+
+    /// The longest the feedback thread sleeps.
+    static let feedbackPollInterval: Duration = .milliseconds(10)
 
     /// The intake thread: waits on every socket at once, hands datagrams to their track, and runs
     /// the subscription's decisions when due, until it finishes.

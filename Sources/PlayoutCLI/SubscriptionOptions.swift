@@ -49,6 +49,12 @@ struct SubscriptionOptions<Defaults: SubscriptionDefaults>: ParsableArguments {
     @Flag(help: "Write JSON Lines on stdout (also when stdout is not a terminal).")
     var json = false
 
+    @Flag(
+        name: .customLong("no-feedback"),
+        help: "Stay silent: no RTCP receiver reports, NACKs, PLI/FIR or bandwidth limits (by default they are sent, each kind only where the sender's SDP announces it)."
+    )
+    var noFeedback = false
+
     @Option(help: TelemetrySpec.help("Send telemetry (player events, heartbeats, session KPIs) to \(TelemetrySpec.forms). Repeatable."))
     var telemetry: [TelemetrySpec] = []
 
@@ -95,7 +101,7 @@ struct SubscriptionOptions<Defaults: SubscriptionDefaults>: ParsableArguments {
     func subscriberOptions(srtpKey: SRTPKeyingMaterial? = nil, telemetry: TelemetryInstrument? = nil) -> Subscriber.Options {
         Subscriber.Options(
             playoutDelay: .init(delay: playoutDelay.duration), duration: duration.duration, qosInterval: qosInterval.duration,
-            srtpKey: srtpKey, overrides: overrides.map(\.override), telemetry: telemetry
+            srtpKey: srtpKey, overrides: overrides.map(\.override), telemetry: telemetry, feedback: !noFeedback
         )
     }
 

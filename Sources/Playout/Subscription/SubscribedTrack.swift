@@ -66,6 +66,14 @@ final class SubscribedTrack: @unchecked Sendable {
     private var transition = PlayoutDelayTransition.immediate  // wake
     private var source = PlayoutDelaySource.configured  // wake
     private var stopping = false  // wake
+    /// Where the sender's RTCP comes from: feedback goes back there (symmetric RTCP, RFC 4961).
+    private var feedbackDestination: SocketAddress?  // intake
+    /// The socket feedback leaves from (the RTCP port, or the RTP port with rtcp-mux).
+    private var feedbackSocket: UDPReceiver?
+    /// SRTCP for the feedback, when the track is encrypted (feedback thread only).
+    private let feedbackSession: SRTPSession?
+    /// What the feedback thread sent, and could not (feedback thread only).
+    private var feedbackCounters = (datagramsSent: 0, datagramsUnsent: 0)
     /// Bumped by everything that can change what a poll returns (packets, a delay change, a
     /// stop), so the playout loop never sleeps through one.
     private var generation = 0  // wake
@@ -76,13 +84,16 @@ final class SubscribedTrack: @unchecked Sendable {
     /// or was silent for `switchAfterSilence`.
     init(
         index: Int, kind: MediaKind, media: MediaDescription, session: SessionDescription?, delay: Duration,
-        switchAfterSilence: Duration = .seconds(1), bind: Bool = true
+        switchAfterSilence: Duration = .seconds(1), feedback: TrackReceiver.FeedbackSettings? = nil, bind: Bool = true
     ) throws {
         self.index = index
         self.kind = kind
         port = media.port
-        let pipeline = try TrackPipeline(track: TrackID(rawValue: UInt32(index)), media: media, delay: delay, switchAfterSilence: switchAfterSilence)
+        let pipeline = try TrackPipeline(
+            track: TrackID(rawValue: UInt32(index)), media: media, delay: delay, switchAfterSilence: switchAfterSilence, feedback: feedback
+        )
         receiver = pipeline.receiver
+        feedbackSession = try feedback == nil ? nil : pipeline.receiver.keyingMaterial.map { try SRTPSession(keyingMaterial: $0, direction: .outbound) }
         playout = pipeline.playout
         codec = pipeline.codec
         self.delay = delay
@@ -100,6 +111,7 @@ final class SubscribedTrack: @unchecked Sendable {
                 receivers.append(Socket(receiver: control, isControl: true))
             }
         }
+        if feedback != nil { feedbackSocket = receivers.last?.receiver }
     }
 
     /// A track of a libavformat input: no sockets, frames come assembled.
@@ -111,6 +123,7 @@ final class SubscribedTrack: @unchecked Sendable {
         self.kind = kind
         self.codec = codec
         port = 0
+        feedbackSession = nil
         let pipeline = try TrackPipeline(track: TrackID(rawValue: UInt32(index)), codec: codec, clockRate: stream.clockRate, delay: delay)
         receiver = pipeline.receiver
         playout = pipeline.playout
@@ -146,12 +159,49 @@ final class SubscribedTrack: @unchecked Sendable {
             signal()
         }
         try socket.receiver.receive(timeout: .zero) { datagram in
+            let reports = receiver.senderReportsReceived
             if socket.isControl {
-                receiver.receiveControl(datagram.mutableBytes, length: datagram.bytes.count)
+                receiver.receiveControl(datagram.mutableBytes, length: datagram.bytes.count, arrival: datagram.arrival)
             } else {
                 receiver.receive(datagram.mutableBytes, length: datagram.bytes.count, arrival: datagram.arrival)
             }
+            // The played source's RTCP comes from where it takes feedback (read once a report:
+            // the address costs an allocation, so never per packet).
+            if receiver.senderReportsReceived != reports, feedbackSocket != nil { feedbackDestination = datagram.source }
         }
+    }
+
+    /// Sends the RTCP this track's receiver decided at `now` (feedback thread): reports and
+    /// feedback, SRTCP-protected when encrypted, from the track's RTCP socket to where the
+    /// sender's reports come from. Returns when to call again (nil: the track stays silent).
+    /// Off the media path: the intake lock is held only while the decisions are made.
+    func sendFeedback(now: MonotonicInstant) -> MonotonicInstant? {
+        let waiting = playoutLock.withLock { playout.isWaitingForKeyframe }
+        let (polled, destination) = intake.withLock { (receiver.pollFeedback(now: now, waitingForKeyFrame: waiting), feedbackDestination) }
+        guard let decided = polled else { return nil }
+        for compound in decided.packets {
+            var bytes = RTCPPacket.serializeCompound(compound)
+            guard let destination, let socket = feedbackSocket else {
+                feedbackCounters.datagramsUnsent += 1
+                continue
+            }
+            do {
+                if let feedbackSession { bytes = try feedbackSession.protectRTCP(bytes) }
+                try bytes.withUnsafeBytes { try socket.send($0, to: destination) }
+                feedbackCounters.datagramsSent += 1
+            } catch {
+                feedbackCounters.datagramsUnsent += 1
+            }
+        }
+        return decided.next
+    }
+
+    /// Whether the track talks back to its sender.
+    var sendsFeedback: Bool { feedbackSocket != nil }
+
+    /// The bandwidth limit told to the sender (any thread).
+    func setBandwidthLimit(_ bitsPerSecond: UInt64?) {
+        intake.withLock { receiver.setBandwidthLimit(bitsPerSecond) }
     }
 
     /// Takes one datagram that arrived at `arrival` (as ``receive(from:)`` does for each datagram
@@ -159,7 +209,7 @@ final class SubscribedTrack: @unchecked Sendable {
     func deliver(_ bytes: UnsafeMutableRawBufferPointer, length: Int, arrival: MonotonicInstant, control: Bool = false) {
         intake.withLock {
             if control {
-                receiver.receiveControl(bytes, length: length)
+                receiver.receiveControl(bytes, length: length, arrival: arrival)
             } else {
                 receiver.receive(bytes, length: length, arrival: arrival)
             }
@@ -296,6 +346,7 @@ final class SubscribedTrack: @unchecked Sendable {
         let (intakeNetwork, srtp, refused, sources, ssrc, rtcpUndecodable) = intake.withLock {
             (receiver.statistics(), receiver.srtpStatistics, receiver.intakeStatistics, receiver.sourceStatistics, receiver.playedSSRC, receiver.controlPacketsIgnored)
         }
+        let (retransmissions, feedback) = intake.withLock { (receiver.retransmissionStatistics, receiver.feedbackStatistics) }
         return playoutLock.withLock {
             var network = intakeNetwork
             network.bytesReceived += playout.assembledBytesReceived
@@ -366,6 +417,18 @@ final class SubscribedTrack: @unchecked Sendable {
             qos.sourceSwitches = sources.sourceSwitches
             qos.sourceResyncs = sources.resyncs
             qos.playedSSRC = ssrc
+            qos.retransmittedPacketsReceived = retransmissions.packetsReceived
+            qos.retransmittedBytesReceived = retransmissions.bytesReceived
+            qos.retransmittedPacketsLate = retransmissions.packetsLate
+            qos.retransmittedPacketsDuplicated = retransmissions.packetsDuplicated
+            qos.retransmittedPacketsDropped = retransmissions.packetsDropped
+            if let feedback {
+                qos.nackCount = feedback.nackCount
+                qos.pliCount = feedback.pliCount
+                qos.firCount = feedback.firCount
+                qos.rtcpPacketsSent = feedback.packetsSent
+                qos.roundTripTime = feedback.roundTripTime
+            }
             return qos
         }
     }

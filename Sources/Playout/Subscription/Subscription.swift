@@ -76,6 +76,12 @@ final class Subscription<C: PlayoutClock>: @unchecked Sendable {
         return step.wake
     }
 
+    /// Sends each track's RTCP due at `now` (the feedback thread); returns when to call again
+    /// (nil: no track talks back).
+    func sendFeedback(now: MonotonicInstant) -> MonotonicInstant? {
+        tracks.compactMap { $0.sendFeedback(now: now) }.min()
+    }
+
     /// ``Subscriber/stop()``: the next ``control(now:)`` finishes.
     func stop() {
         machine.withLock { $0.stop() }

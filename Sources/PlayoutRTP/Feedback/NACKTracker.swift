@@ -87,7 +87,7 @@ public struct NACKTracker: Sendable {
             let gap = sequenceNumber - last - 1
             if gap > Int64(configuration.maximumMissing) {
                 statistics.packetsAbandoned += missing.count
-                missing.removeAll()
+                missing.removeAll(keepingCapacity: true)
             } else if gap > 0 {
                 for sequence in (last + 1)..<sequenceNumber {
                     missing.append(Missing(sequence: sequence, detected: now, lastRequest: nil, requests: 0))
@@ -116,9 +116,9 @@ public struct NACKTracker: Sendable {
         let transit = roundTripTime ?? .zero
         var nack: [UInt16] = []
         var next: MonotonicInstant?
-        var kept: [Missing] = []
-        kept.reserveCapacity(missing.count)
-        for var entry in missing {
+        var kept = 0  // entries still tracked are moved to the front, in place
+        for index in missing.indices {
+            var entry = missing[index]
             let usefulUntil = entry.detected.advanced(by: configuration.usefulFor)
             // A request now is useful only if the retransmission can arrive before the frame is due.
             guard entry.requests < configuration.maximumRetries, now.advanced(by: transit) < usefulUntil else {
@@ -134,9 +134,10 @@ public struct NACKTracker: Sendable {
             }
             let again = entry.requests < configuration.maximumRetries ? (entry.lastRequest.map { $0.advanced(by: retry) } ?? due) : usefulUntil
             next = min(next ?? again, again, usefulUntil)
-            kept.append(entry)
+            missing[kept] = entry
+            kept += 1
         }
-        missing = kept
+        missing.removeLast(missing.count - kept)
         if !nack.isEmpty { statistics.nackCount += 1 }
         return (nack, next)
     }
@@ -144,7 +145,7 @@ public struct NACKTracker: Sendable {
     /// The stream restarted (new source or sequence base): nothing is missing any more.
     public mutating func reset() {
         statistics.packetsAbandoned += missing.count
-        missing.removeAll()
+        missing.removeAll(keepingCapacity: true)
         highest = nil
     }
 

@@ -119,7 +119,17 @@ public struct QoSJSONWriter: Sendable {
             ("sourceSwitches", Double(track.sourceSwitches)),
             ("sourceResyncs", Double(track.sourceResyncs)),
             ("framesLate", Double(track.framesLate)),
+            ("nackCount", Double(track.nackCount)),
+            ("pliCount", Double(track.pliCount)),
+            ("firCount", Double(track.firCount)),
+            ("rtcpPacketsSent", Double(track.rtcpPacketsSent)),
+            ("retransmittedPacketsReceived", Double(track.retransmittedPacketsReceived)),
+            ("retransmittedBytesReceived", Double(track.retransmittedBytesReceived)),
+            ("retransmittedPacketsLate", Double(track.retransmittedPacketsLate)),
+            ("retransmittedPacketsDuplicated", Double(track.retransmittedPacketsDuplicated)),
+            ("retransmittedPacketsDropped", Double(track.retransmittedPacketsDropped)),
         ]
+        if let rtt = track.roundTripTime { values.append(("roundTripTime", rtt.seconds)) }
         if let ssrc = track.playedSSRC { values.append(("ssrc", Double(ssrc))) }
         return values
     }

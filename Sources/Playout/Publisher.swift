@@ -179,7 +179,7 @@ public final class Publisher: @unchecked Sendable {
     static let retransmissionPayloadType: UInt8 = 98
     /// The share of a receiver's bandwidth limit the video encoder aims at: the rest is headroom
     /// for RTP headers and the rate control's overshoot.
-    static let bitrateLimitShare = 0.85
+    static let bitrateLimitShare = 0.8
 
     /// Opens the encoders (or the file) and the sockets, and builds the SDP; nothing is sent
     /// before ``start()``.

@@ -93,10 +93,10 @@ public final class FFmpegEncoder {
         context.pointee.framerate = AVRational(num: Int32(settings.frameRate), den: 1)
         context.pointee.bit_rate = Int64(settings.bitrate)
         if settings.codec == .h264 {
-            // A one-second VBV at the bit rate: the rate a receiver's limit asks for holds within
-            // a second (ABR alone averages over the whole stream).
+            // A half-second VBV at the bit rate: the rate a receiver's limit asks for holds over
+            // any second, key frames included (ABR alone averages over the whole stream).
             context.pointee.rc_max_rate = Int64(settings.bitrate)
-            context.pointee.rc_buffer_size = Int32(clamping: settings.bitrate)
+            context.pointee.rc_buffer_size = Int32(clamping: settings.bitrate / 2)
         }
         context.pointee.gop_size = Int32(settings.keyframeInterval)
         context.pointee.max_b_frames = 0
@@ -198,7 +198,7 @@ public final class FFmpegEncoder {
         context.pointee.bit_rate = rate
         if codec == .h264 {
             context.pointee.rc_max_rate = rate
-            context.pointee.rc_buffer_size = Int32(clamping: rate)
+            context.pointee.rc_buffer_size = Int32(clamping: rate / 2)
         }
     }
 

@@ -105,6 +105,10 @@ public struct ReceiverFeedback: Sendable {
     private var nextReport: MonotonicInstant
     private var averagePacketSize = 100.0
     private var random: SeededRandomNumberGenerator
+    /// Whether losses are tracked: to NACK them, or to ask for a key frame when one cannot be repaired.
+    private var tracksLosses: Bool { configuration.sendsNACK || configuration.keyFrameRequests != .none }
+    /// A loss could not be repaired: the next poll asks for a key frame (rate-limited).
+    private var keyFrameNeeded = false
     /// The bandwidth limit in effect (nil: none), and whether the sender has been told.
     private var limit: UInt64?
     private var limitAnnounced = true
@@ -113,7 +117,11 @@ public struct ReceiverFeedback: Sendable {
     /// A receiver that starts at `now`; `seed` makes the report times' randomization repeatable.
     public init(configuration: Configuration, now: MonotonicInstant, seed: UInt64 = 0x5EED) {
         self.configuration = configuration
-        nacks = NACKTracker()
+        var tracker = NACKTracker()
+        // Without NACK the losses are still tracked: one that waited out reordering cannot be
+        // repaired, and asks for a key frame at once instead of when decoding finds the hole.
+        if !configuration.sendsNACK { tracker.configuration.maximumRetries = 0 }
+        nacks = tracker
         keyFrames = KeyFrameRequester(mode: configuration.keyFrameRequests)
         interval = RTCPReportInterval(sessionBandwidth: configuration.sessionBandwidth)
         random = SeededRandomNumberGenerator(seed: seed)
@@ -123,7 +131,7 @@ public struct ReceiverFeedback: Sendable {
 
     /// Packet `sequenceNumber` (extended) of the played source arrived at `now`.
     public mutating func received(sequenceNumber: Int64, now: MonotonicInstant) {
-        guard configuration.sendsNACK else { return }
+        guard tracksLosses else { return }
         nacks.received(sequenceNumber: sequenceNumber, now: now)
     }
 
@@ -178,12 +186,15 @@ public struct ReceiverFeedback: Sendable {
         var feedback: [RTCPPacket] = []
         var nackAgain: MonotonicInstant?
         let media = reception?.ssrc ?? 0
-        if configuration.sendsNACK, reception != nil {
+        if tracksLosses, reception != nil {
+            let unrepairable = nacks.statistics.packetsUnrepairable
             let (lost, again) = nacks.poll(now: now, roundTripTime: roundTripTime)
             if !lost.isEmpty { feedback.append(.feedback(RTCPFeedback(senderSSRC: configuration.ssrc, mediaSSRC: media, message: .nack(lost)))) }
+            if nacks.statistics.packetsUnrepairable > unrepairable { keyFrameNeeded = true }
             nackAgain = again
         }
-        if reception != nil, let request = keyFrames.poll(waitingForKeyFrame: waitingForKeyFrame, now: now, roundTripTime: roundTripTime) {
+        if reception != nil, let request = keyFrames.poll(waitingForKeyFrame: waitingForKeyFrame || keyFrameNeeded, now: now, roundTripTime: roundTripTime) {
+            keyFrameNeeded = false
             switch request {
             case .pictureLoss:
                 feedback.append(.feedback(RTCPFeedback(senderSSRC: configuration.ssrc, mediaSSRC: media, message: .pictureLoss)))
@@ -221,7 +232,7 @@ public struct ReceiverFeedback: Sendable {
         }
         var next = nextReport
         if let nackAgain { next = min(next, nackAgain) }
-        if waitingForKeyFrame, let again = keyFrames.nextAllowed(roundTripTime: roundTripTime) { next = min(next, max(again, now)) }
+        if waitingForKeyFrame || keyFrameNeeded, let again = keyFrames.nextAllowed(roundTripTime: roundTripTime) { next = min(next, max(again, now)) }
         return (packets, max(next, now))
     }
 

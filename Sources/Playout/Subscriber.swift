@@ -73,6 +73,9 @@ public final class Subscriber: @unchecked Sendable {
         /// waits for a key frame, and REMB/TMMBR for ``Subscriber/limitBandwidth(_:)``. Sent
         /// from a thread of its own, to where the sender's RTCP comes from. False: silent.
         public var feedback: Bool
+        /// Bandwidth limits to set and release at instants after the start, as
+        /// ``Subscriber/limitBandwidth(_:)`` does (last wins).
+        public var bandwidthLimits: [ScheduledBandwidthLimit]
 
         /// The silence after which a track moves to another valid source: ``sourceSwitchTimeout``,
         /// else ``stallTimeout``.
@@ -83,9 +86,10 @@ public final class Subscriber: @unchecked Sendable {
             playoutDelay: PlayoutDelay.Configuration = .init(), duration: Duration? = nil, qosInterval: Duration = .seconds(1),
             stallTimeout: Duration = .seconds(1), srtpKey: SRTPKeyingMaterial? = nil, decoderThreads: Int = 1,
             overrides: [ScheduledOverride] = [], observerQueueCapacity: Int = 64, telemetry: TelemetryInstrument? = nil,
-            frameLogCapacity: Int = 0, feedback: Bool = true
+            frameLogCapacity: Int = 0, feedback: Bool = true, bandwidthLimits: [ScheduledBandwidthLimit] = []
         ) {
             self.feedback = feedback
+            self.bandwidthLimits = bandwidthLimits
             self.telemetry = telemetry
             self.frameLogCapacity = frameLogCapacity
             self.overrides = overrides
@@ -130,8 +134,8 @@ public final class Subscriber: @unchecked Sendable {
     private let lifecycle = RunLifecycle<SubscriberQoS>()
     private let parts = LockedValue<(renderer: Renderer?, subscription: Subscription<MonotonicClock>?)>((nil, nil))
     private var telemetry: SubscriberTelemetry?  // set once, in init
-    /// The bandwidth limits held (last wins), and the tracks they apply to once started.
-    private let bandwidthLimits = LockedValue(LastWins<UInt64>())
+    /// The bandwidth limits held (last wins), applied to the video tracks once started.
+    private let bandwidthLimiter = BandwidthLimiter()
 
     /// Subscribes to `source`: an SDP file (RTP/SRTP on its ports), or any input libavformat
     /// opens — a media file (played in real time, like ffmpeg's `-re`), or a URL (`rtsp://`,
@@ -199,11 +203,10 @@ public final class Subscriber: @unchecked Sendable {
             let tracks = try source.makeTracks(
                 delay: delayController.effectiveDelay.value.delay, switchAfterSilence: options.switchAfterSilence, feedback: options.feedback
             )
-            let limit = bandwidthLimits.withLock { $0.value }
-            for track in tracks where track.kind == .video { track.setBandwidthLimit(limit) }
+            bandwidthLimiter.attach(tracks)
             subscription = try Subscription(
                 clock: clock, start: start, options: options, delayController: delayController, delivery: delivery,
-                tracks: tracks, renderer: renderer, wallClock: wallClockNanoseconds
+                tracks: tracks, renderer: renderer, wallClock: wallClockNanoseconds, bandwidthLimiter: bandwidthLimiter
             )
             try delivery.start()
         } catch {
@@ -311,22 +314,11 @@ public final class Subscriber: @unchecked Sendable {
         guard bitsPerSecond > 0 else {
             throw PlayoutError(.invalidOption, "limitBandwidth needs a positive number of bits per second, e.g. limitBandwidth(800_000) for 800 kbit/s")
         }
-        let id = bandwidthLimits.withLock { $0.set(bitsPerSecond) }
-        applyBandwidthLimit()
-        return ClosureDisposable { [weak self] in
-            guard let self else { return }
-            if bandwidthLimits.withLock({ $0.release(id) }) != nil { applyBandwidthLimit() }
-        }
+        return bandwidthLimiter.hold(bitsPerSecond)
     }
 
     /// The bandwidth limit in effect (nil: none).
-    public var bandwidthLimit: UInt64? { bandwidthLimits.withLock { $0.value } }
-
-    private func applyBandwidthLimit() {
-        let limit = bandwidthLimits.withLock { $0.value }
-        guard let subscription = parts.withLock({ $0.subscription }) else { return }
-        for track in subscription.tracks where track.kind == .video { track.setBandwidthLimit(limit) }
-    }
+    public var bandwidthLimit: UInt64? { bandwidthLimiter.value }
 
     /// The feedback thread: sends what each track's receiver decided, when it decided it. It
     /// looks at least every ``feedbackPollInterval`` (the NACK reorder wait): a gap the intake
@@ -443,6 +435,38 @@ public final class Subscriber: @unchecked Sendable {
                 demuxer = nil
             }
         }
+    }
+}
+
+/// The ``Subscriber/limitBandwidth(_:)`` holds of one subscriber (last wins) and the video
+/// tracks they apply to: set from any thread (the API, the scheduled limits of the control
+/// thread); each change goes to the tracks' receivers, which tell the sender at their next poll.
+final class BandwidthLimiter: @unchecked Sendable {
+    private let state = LockedValue<(limits: LastWins<UInt64>, tracks: [SubscribedTrack])>((LastWins(), []))
+
+    /// The limit in effect (nil: none).
+    var value: UInt64? { state.withLock { $0.limits.value } }
+
+    /// The tracks started: the limit in effect applies to their video from now on.
+    func attach(_ tracks: [SubscribedTrack]) {
+        let limit = state.withLock { state in
+            state.tracks = tracks.filter { $0.kind == .video }
+            return state.limits.value
+        }
+        for track in tracks where track.kind == .video { track.setBandwidthLimit(limit) }
+    }
+
+    /// Holds `bitsPerSecond` until the returned disposable is disposed or released.
+    func hold(_ bitsPerSecond: UInt64) -> any Disposable {
+        let (id, tracks) = state.withLock { state in (state.limits.set(bitsPerSecond), state.tracks) }
+        for track in tracks { track.setBandwidthLimit(bitsPerSecond) }
+        return ClosureDisposable { [weak self] in self?.release(id) }
+    }
+
+    private func release(_ id: UInt64) {
+        let (released, tracks) = state.withLock { state in (state.limits.release(id) != nil, state.tracks) }
+        guard released else { return }
+        for track in tracks { track.setBandwidthLimit(nil) }
     }
 }
 

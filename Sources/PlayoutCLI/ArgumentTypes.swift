@@ -250,6 +250,22 @@ struct OverrideArgument: ArgumentValue, Equatable {
     var defaultValueDescription: String { override.description }
 }
 
+/// A scheduled bandwidth limit, `RATE@AT[/FOR]` (the `--override` timetable).
+struct BandwidthLimitArgument: ArgumentValue, Equatable {
+    static let valueName = "rate@at[/for]"
+    var limit: ScheduledBandwidthLimit
+
+    init(parsing text: String) throws(ValidationError) {
+        do {
+            limit = try ScheduledBandwidthLimit(parsing: text)
+        } catch {
+            throw ValidationError(error.message)
+        }
+    }
+
+    var defaultValueDescription: String { limit.description }
+}
+
 /// An SRTP master key and salt in base64 (AES_CM_128_HMAC_SHA1_80: 30 bytes). Never repeated in
 /// messages or help.
 struct SRTPKeyArgument: ArgumentValue, CustomStringConvertible {

@@ -129,6 +129,14 @@ let package = Package(
             swiftSettings: settings
         ),
 
+        .executableTarget(
+            name: "RepairLoss",
+            dependencies: ["Playout"],
+            path: "Samples/RepairLoss",
+            exclude: ["README.md"],
+            swiftSettings: settings
+        ),
+
         // libFuzzer harnesses: plain targets (an executable target would rename `main`), linked
         // with -sanitize=fuzzer by `make fuzz`.
         .target(name: "PlayoutFuzz", dependencies: ["PlayoutRTP", "PlayoutCore", "PlayoutTelemetry", "Playout", "PlayoutCodec"], path: "Tests/Fuzz/PlayoutFuzz", exclude: ["Seeds", "Crashers"], swiftSettings: settings),

@@ -12,10 +12,12 @@ SHELL := /bin/bash
 # Debian packages: FFmpeg's libraries and CLI (interop tests), libsrtp2, OpenSSL's libcrypto
 # (SRTP's ciphers), pkg-config, librsvg2-bin (rsvg-convert: the benchmark's SVG is rendered in
 # tests); the telemetry servers the integration tests start themselves on loopback (InfluxDB 1.6,
-# VictoriaMetrics for Influx v2 and Graphite, Prometheus and its promtool).
+# VictoriaMetrics for Influx v2 and Graphite, Prometheus and its promtool); GStreamer's
+# gst-launch-1.0 with rtpbin, rtprtxsend, vp8enc and videotestsrc (the real feedback peer).
 DEBIAN_PACKAGES := libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev \
                    libsrtp2-dev libssl-dev pkg-config ffmpeg librsvg2-bin \
-                   influxdb victoria-metrics prometheus
+                   influxdb victoria-metrics prometheus \
+                   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
 
 # Warnings are errors in our targets, and every import must be a declared dependency.
 SWIFT_BUILD_FLAGS := -Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error

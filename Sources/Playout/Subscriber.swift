@@ -76,6 +76,10 @@ public final class Subscriber: @unchecked Sendable {
         /// Bandwidth limits to set and release at instants after the start, as
         /// ``Subscriber/limitBandwidth(_:)`` does (last wins).
         public var bandwidthLimits: [ScheduledBandwidthLimit]
+        /// Where a track's RTCP goes, by kind, when not to where the sender's RTCP comes from
+        /// (the default, symmetric RTCP): for a sender that reports from a port it does not
+        /// listen on, as GStreamer's `udpsink` does unless it shares `udpsrc`'s socket.
+        public var feedbackDestinations: [MediaKind: SocketAddress] = [:]
 
         /// The silence after which a track moves to another valid source: ``sourceSwitchTimeout``,
         /// else ``stallTimeout``.
@@ -201,7 +205,8 @@ public final class Subscriber: @unchecked Sendable {
         let subscription: Subscription<MonotonicClock>
         do {
             let tracks = try source.makeTracks(
-                delay: delayController.effectiveDelay.value.delay, switchAfterSilence: options.switchAfterSilence, feedback: options.feedback
+                delay: delayController.effectiveDelay.value.delay, switchAfterSilence: options.switchAfterSilence, feedback: options.feedback,
+                feedbackDestinations: options.feedbackDestinations
             )
             bandwidthLimiter.attach(tracks)
             subscription = try Subscription(

@@ -66,8 +66,10 @@ final class SubscribedTrack: @unchecked Sendable {
     private var transition = PlayoutDelayTransition.immediate  // wake
     private var source = PlayoutDelaySource.configured  // wake
     private var stopping = false  // wake
-    /// Where the sender's RTCP comes from: feedback goes back there (symmetric RTCP, RFC 4961).
+    /// Where the sender's RTCP comes from: feedback goes back there (symmetric RTCP, RFC 4961),
+    /// unless the subscriber was told where (`fixedDestination`).
     private var feedbackDestination: SocketAddress?  // intake
+    private let fixedDestination: Bool
     /// The socket feedback leaves from (the RTCP port, or the RTP port with rtcp-mux).
     private var feedbackSocket: UDPReceiver?
     /// SRTCP for the feedback, when the track is encrypted (feedback thread only).
@@ -84,8 +86,11 @@ final class SubscribedTrack: @unchecked Sendable {
     /// or was silent for `switchAfterSilence`.
     init(
         index: Int, kind: MediaKind, media: MediaDescription, session: SessionDescription?, delay: Duration,
-        switchAfterSilence: Duration = .seconds(1), feedback: TrackReceiver.FeedbackSettings? = nil, bind: Bool = true
+        switchAfterSilence: Duration = .seconds(1), feedback: TrackReceiver.FeedbackSettings? = nil, feedbackDestination: SocketAddress? = nil,
+        bind: Bool = true
     ) throws {
+        self.feedbackDestination = feedbackDestination
+        fixedDestination = feedbackDestination != nil
         self.index = index
         self.kind = kind
         port = media.port
@@ -124,6 +129,7 @@ final class SubscribedTrack: @unchecked Sendable {
         self.codec = codec
         port = 0
         feedbackSession = nil
+        fixedDestination = false
         let pipeline = try TrackPipeline(track: TrackID(rawValue: UInt32(index)), codec: codec, clockRate: stream.clockRate, delay: delay)
         receiver = pipeline.receiver
         playout = pipeline.playout
@@ -167,7 +173,7 @@ final class SubscribedTrack: @unchecked Sendable {
             }
             // The played source's RTCP comes from where it takes feedback (read once a report:
             // the address costs an allocation, so never per packet).
-            if receiver.senderReportsReceived != reports, feedbackSocket != nil { feedbackDestination = datagram.source }
+            if receiver.senderReportsReceived != reports, feedbackSocket != nil, !fixedDestination { feedbackDestination = datagram.source }
         }
     }
 

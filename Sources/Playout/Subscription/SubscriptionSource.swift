@@ -104,14 +104,18 @@ enum SubscriptionSource {
     /// valid RTP source once its own said BYE or was silent for `switchAfterSilence`.
     /// With `feedback`, each track talks back to its sender in the kinds its SDP announces (one
     /// receiver SSRC per track, one CNAME for all).
-    func makeTracks(delay: Duration, switchAfterSilence: Duration = .seconds(1), bind: Bool = true, feedback: Bool = false) throws -> [SubscribedTrack] {
+    func makeTracks(
+        delay: Duration, switchAfterSilence: Duration = .seconds(1), bind: Bool = true, feedback: Bool = false,
+        feedbackDestinations: [MediaKind: SocketAddress] = [:]
+    ) throws -> [SubscribedTrack] {
         switch self {
         case .rtp(let session, let media):
             let cname = "playout-\(String(UInt64.random(in: 1...UInt64.max), radix: 16))@\(Self.hostName)"
             return try media.enumerated().map { index, entry in
                 try SubscribedTrack(
                     index: index, kind: entry.kind, media: entry.description, session: session, delay: delay, switchAfterSilence: switchAfterSilence,
-                    feedback: feedback ? TrackReceiver.FeedbackSettings(cname: cname) : nil, bind: bind
+                    feedback: feedback ? TrackReceiver.FeedbackSettings(cname: cname) : nil, feedbackDestination: feedbackDestinations[entry.kind],
+                    bind: bind
                 )
             }
         case .demuxer(let input):

@@ -256,7 +256,10 @@ public final class Publisher: @unchecked Sendable {
                 section.formatParameters = [FormatParameters(payloadType: payloadType, parameters: [.init(name: "packetization-mode", value: "1")])]
             }
             if answersFeedback {
-                Self.announceFeedback(in: &section, payloadType: payloadType, clockRate: UInt32(stream.clockRate), retransmission: options.retransmission)
+                Self.announceFeedback(
+                    in: &section, payloadType: payloadType, clockRate: UInt32(stream.clockRate), retransmission: options.retransmission,
+                    encodes: options.source == .testPattern
+                )
             }
             if let key = options.keyingMaterial {
                 section.crypto = [CryptoAttribute(suite: SDPCryptoSuite(rawValue: key.suite.name), keys: [.init(keyAndSalt: key.concatenated)])]
@@ -275,11 +278,12 @@ public final class Publisher: @unchecked Sendable {
     }
 
     /// Announces the feedback the publisher answers in a video section: `a=rtcp-fb` lines,
-    /// RFC 3611 receiver RTT, and (with retransmission) `nack` and the RTX payload type.
-    static func announceFeedback(in section: inout MediaDescription, payloadType: UInt8, clockRate: UInt32, retransmission: Bool) {
-        var kinds: [RTCPFeedbackCapability] = [
+    /// RFC 3611 receiver RTT, and (with retransmission) `nack` and the RTX payload type. Key
+    /// frames on request and bit-rate limits only when it `encodes` (a file is passed through).
+    static func announceFeedback(in section: inout MediaDescription, payloadType: UInt8, clockRate: UInt32, retransmission: Bool, encodes: Bool) {
+        var kinds: [RTCPFeedbackCapability] = encodes ? [
             .pictureLoss(payloadType), .fullIntraRequest(payloadType), .receiverEstimatedMaximumBitrate(payloadType), .temporaryMaximumBitrate(payloadType),
-        ]
+        ] : []
         if retransmission {
             kinds.insert(.nack(payloadType), at: 0)
             section.payloadTypes.append(retransmissionPayloadType)

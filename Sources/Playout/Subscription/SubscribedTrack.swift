@@ -74,8 +74,9 @@ final class SubscribedTrack: @unchecked Sendable {
     private var feedbackSocket: UDPReceiver?
     /// SRTCP for the feedback, when the track is encrypted (feedback thread only).
     private let feedbackSession: SRTPSession?
-    /// What the feedback thread sent, and could not (feedback thread only).
-    private var feedbackCounters = (datagramsSent: 0, datagramsUnsent: 0)
+    /// RTCP datagrams the feedback thread sent, and could not send (no destination known yet, a
+    /// socket error).
+    private var feedbackCounters = (sent: 0, unsent: 0)  // intake
     /// Bumped by everything that can change what a poll returns (packets, a delay change, a
     /// stop), so the playout loop never sleeps through one.
     private var generation = 0  // wake
@@ -185,20 +186,22 @@ final class SubscribedTrack: @unchecked Sendable {
         let waiting = playoutLock.withLock { playout.isWaitingForKeyframe }
         let (polled, destination) = intake.withLock { (receiver.pollFeedback(now: now, waitingForKeyFrame: waiting), feedbackDestination) }
         guard let decided = polled else { return nil }
+        var (sent, unsent) = (0, 0)
         for compound in decided.packets {
             var bytes = RTCPPacket.serializeCompound(compound)
             guard let destination, let socket = feedbackSocket else {
-                feedbackCounters.datagramsUnsent += 1
+                unsent += 1
                 continue
             }
             do {
                 if let feedbackSession { bytes = try feedbackSession.protectRTCP(bytes) }
                 try bytes.withUnsafeBytes { try socket.send($0, to: destination) }
-                feedbackCounters.datagramsSent += 1
+                sent += 1
             } catch {
-                feedbackCounters.datagramsUnsent += 1
+                unsent += 1
             }
         }
+        if sent + unsent > 0 { intake.withLock { feedbackCounters = (feedbackCounters.sent + sent, feedbackCounters.unsent + unsent) } }
         return decided.next
     }
 
@@ -352,7 +355,7 @@ final class SubscribedTrack: @unchecked Sendable {
         let (intakeNetwork, srtp, refused, sources, ssrc, rtcpUndecodable) = intake.withLock {
             (receiver.statistics(), receiver.srtpStatistics, receiver.intakeStatistics, receiver.sourceStatistics, receiver.playedSSRC, receiver.controlPacketsIgnored)
         }
-        let (retransmissions, feedback) = intake.withLock { (receiver.retransmissionStatistics, receiver.feedbackStatistics) }
+        let (retransmissions, feedback, rtcp) = intake.withLock { (receiver.retransmissionStatistics, receiver.feedbackStatistics, feedbackCounters) }
         return playoutLock.withLock {
             var network = intakeNetwork
             network.bytesReceived += playout.assembledBytesReceived
@@ -432,7 +435,8 @@ final class SubscribedTrack: @unchecked Sendable {
                 qos.nackCount = feedback.nackCount
                 qos.pliCount = feedback.pliCount
                 qos.firCount = feedback.firCount
-                qos.rtcpPacketsSent = feedback.packetsSent
+                qos.rtcpPacketsSent = rtcp.sent
+                qos.rtcpPacketsUnsent = rtcp.unsent
                 qos.roundTripTime = feedback.roundTripTime
             }
             return qos

@@ -118,8 +118,11 @@ public struct TrackQoS: Equatable, Sendable {
     public var pliCount = 0
     /// Full intra requests sent (W3C `firCount`).
     public var firCount = 0
-    /// Compound RTCP packets the receiver decided to send (reports, and feedback sent early).
+    /// Compound RTCP packets sent to the sender (reports, and feedback sent early), one datagram each.
     public var rtcpPacketsSent = 0
+    /// Compound RTCP packets decided but not sent: no sender report told where yet, or the
+    /// socket refused them.
+    public var rtcpPacketsUnsent = 0
     /// The latest round-trip time to the sender (W3C `remote-inbound-rtp` `roundTripTime`; nil
     /// until the sender answered a receiver reference time, or with feedback off).
     public var roundTripTime: Duration?

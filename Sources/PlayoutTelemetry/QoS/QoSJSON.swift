@@ -123,6 +123,7 @@ public struct QoSJSONWriter: Sendable {
             ("pliCount", Double(track.pliCount)),
             ("firCount", Double(track.firCount)),
             ("rtcpPacketsSent", Double(track.rtcpPacketsSent)),
+            ("rtcpPacketsUnsent", Double(track.rtcpPacketsUnsent)),
             ("retransmittedPacketsReceived", Double(track.retransmittedPacketsReceived)),
             ("retransmittedBytesReceived", Double(track.retransmittedBytesReceived)),
             ("retransmittedPacketsLate", Double(track.retransmittedPacketsLate)),

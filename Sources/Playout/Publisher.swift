@@ -413,10 +413,13 @@ public final class Publisher: @unchecked Sendable {
             }
             // Sender reports (not impaired: control traffic is kept reliable on purpose).
             if now >= nextReport {
-                let wall = wallStart + start.duration(to: now).nanoseconds
+                // Stamped when sent, not when the loop turn began (encoding a picture takes
+                // milliseconds): a receiver's RTT is measured against these instants.
+                let sent = clock.now
+                let wall = wallStart + start.duration(to: sent).nanoseconds
                 for track in tracks {
-                    let ticks = start.duration(to: now).nanoseconds * Int64(track.sender.clockRate) / 1_000_000_000
-                    let extras = track.feedback.senderReportExtras(now: now).map { [$0] } ?? []
+                    let ticks = start.duration(to: sent).nanoseconds * Int64(track.sender.clockRate) / 1_000_000_000
+                    let extras = track.feedback.senderReportExtras(now: sent).map { [$0] } ?? []
                     if let report = try? track.sender.senderReport(wallClock: wall, ticks: ticks, extras: extras) {
                         try? report.withUnsafeBytes { try track.rtcp.send($0, to: track.rtcpDestination) }
                     }

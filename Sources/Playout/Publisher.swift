@@ -297,6 +297,12 @@ public final class Publisher: @unchecked Sendable {
     /// What was sent so far.
     public var statistics: Statistics { statisticsValue.withLock { $0 } }
 
+    /// Where each track takes its receivers' RTCP (an ephemeral port on every interface; its
+    /// sender reports leave from it, so a receiver that answers where reports come from finds it).
+    public var controlPorts: [MediaKind: UInt16] {
+        Dictionary(tracks.map { ($0.kind, $0.rtcp.localAddress.port) }, uniquingKeysWith: { first, _ in first })
+    }
+
     /// Starts sending on a thread of its own.
     public func start() throws {
         try lifecycle.begin("a publisher")

@@ -423,11 +423,11 @@ public final class Publisher: @unchecked Sendable {
                 // milliseconds): a receiver's RTT is measured against these instants.
                 let sent = clock.now
                 let wall = wallStart + start.duration(to: sent).nanoseconds
-                for track in tracks {
-                    let ticks = start.duration(to: sent).nanoseconds * Int64(track.sender.clockRate) / 1_000_000_000
-                    let extras = track.feedback.senderReportExtras(now: sent).map { [$0] } ?? []
-                    if let report = try? track.sender.senderReport(wallClock: wall, ticks: ticks, extras: extras) {
-                        try? report.withUnsafeBytes { try track.rtcp.send($0, to: track.rtcpDestination) }
+                for index in tracks.indices {
+                    let ticks = start.duration(to: sent).nanoseconds * Int64(tracks[index].sender.clockRate) / 1_000_000_000
+                    let extras = tracks[index].feedback.senderReportExtras(now: sent)
+                    if let report = try? tracks[index].sender.senderReport(wallClock: wall, ticks: ticks, extras: extras) {
+                        try? report.withUnsafeBytes { try tracks[index].rtcp.send($0, to: tracks[index].rtcpDestination) }
                     }
                 }
                 statisticsValue.withLock { $0.senderReportsSent += tracks.count }

@@ -111,15 +111,23 @@ struct SenderFeedbackTests {
         #expect(sender.receive([feedback(.temporaryMaximumBitrateRequest([]), media: 0)], now: Self.t0, arrivalNTP: ntp) == [.bitrateLimit(900_000)])
         #expect(sender.receive([feedback(.receiverEstimatedMaximumBitrate(bitrate: 1 << 62, ssrcs: [0x1234]), media: 0)], now: Self.t0, arrivalNTP: ntp) == [.bitrateLimit(nil)])
         #expect(sender.receive([feedback(.receiverEstimatedMaximumBitrate(bitrate: 1, ssrcs: [99]), media: 0)], now: Self.t0, arrivalNTP: ntp).isEmpty)
+        // Each TMMBR is answered once, in the next sender report's compound, by a TMMBN naming its requester.
+        let notification = RTCPPacket.feedback(RTCPFeedback(senderSSRC: 0x1234, mediaSSRC: 0, message: .temporaryMaximumBitrateNotification([])))
+        #expect(sender.senderReportExtras(now: Self.t0) == [notification], "the last TMMBR released the limit: an empty bounding set")
+        #expect(sender.senderReportExtras(now: Self.t0).isEmpty)
+        _ = sender.receive([feedback(.temporaryMaximumBitrateRequest([.init(ssrc: 0x1234, bitrate: 700_000, overhead: 40)]), media: 0)], now: Self.t0, arrivalNTP: ntp)
+        #expect(sender.senderReportExtras(now: Self.t0) == [.feedback(RTCPFeedback(
+            senderSSRC: 0x1234, mediaSSRC: 0, message: .temporaryMaximumBitrateNotification([.init(ssrc: 7, bitrate: 700_000, overhead: 40)])
+        ))])
         let statistics = sender.statistics
         #expect(statistics.nacksReceived == 1 && statistics.packetsRequested == 2 && statistics.pliReceived == 2 && statistics.firReceived == 3)
-        #expect(statistics.rembReceived == 2 && statistics.tmmbrReceived == 2 && statistics.packetsIgnored == 3 && statistics.bitrateLimit == nil)
+        #expect(statistics.rembReceived == 2 && statistics.tmmbrReceived == 3 && statistics.packetsIgnored == 3 && statistics.bitrateLimit == 700_000)
     }
 
     @Test("the sender reads loss, jitter and RTT from a report block, and answers an RRTR with a DLRR holding its delay")
     func senderReports() throws {
         var sender = SenderFeedback(ssrc: 0x1234)
-        #expect(sender.senderReportExtras(now: Self.t0) == nil)
+        #expect(sender.senderReportExtras(now: Self.t0).isEmpty)
         // Its sender report left at NTP A; the receiver held it 100 ms; it came back at A + 150 ms.
         let sentAt = NTPTime.ntp(unixNanoseconds: 1_700_000_000_000_000_000)
         let block = RTCPReportBlock(
@@ -133,7 +141,7 @@ struct SenderFeedbackTests {
         let rtt = try #require(statistics.roundTripTime)
         #expect(abs((rtt - .milliseconds(50)).seconds) < 0.000_1, "\(rtt)")
         let extras = sender.senderReportExtras(now: Self.t0.advanced(by: .milliseconds(250)))
-        #expect(extras == .extendedReport(RTCPExtendedReport(ssrc: 0x1234, blocks: [.delaySinceLastReceiverReport([.init(ssrc: 7, lastReceiverReport: 0xBBBB_CCCC, delay: 16_384)])])))
+        #expect(extras == [.extendedReport(RTCPExtendedReport(ssrc: 0x1234, blocks: [.delaySinceLastReceiverReport([.init(ssrc: 7, lastReceiverReport: 0xBBBB_CCCC, delay: 16_384)])]))])
     }
 
     @Test("memory is bounded whatever receivers send: at most maximumReceivers remembered")
@@ -146,7 +154,7 @@ struct SenderFeedbackTests {
                 now: Self.t0, arrivalNTP: 0
             )
         }
-        guard case .extendedReport(let report)? = sender.senderReportExtras(now: Self.t0), case .delaySinceLastReceiverReport(let items) = report.blocks.first else {
+        guard case .extendedReport(let report)? = sender.senderReportExtras(now: Self.t0).first, case .delaySinceLastReceiverReport(let items) = report.blocks.first else {
             Issue.record("no DLRR")
             return
         }

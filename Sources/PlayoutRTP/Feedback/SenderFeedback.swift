@@ -5,15 +5,16 @@ public import PlayoutCore
 /// and the sender's wall clock as NTP for the round-trip time) and returns what to do: resend
 /// packets a NACK asks for, encode a key frame for a PLI or a new FIR, follow the bit rate
 /// REMB and TMMBR allow. It keeps what the receiver reports (loss, jitter, round-trip time) as
-/// ``Statistics``, and answers RFC 3611 receiver reference times with DLRR blocks in the next
-/// sender report, so that receivers can measure their round-trip time too.
+/// ``Statistics``, and answers in the next sender report's compound: RFC 3611 receiver reference
+/// times with DLRR blocks (so receivers measure their round-trip time too), a TMMBR with its
+/// TMMBN (RFC 5104 §4.2.2).
 ///
 /// ```swift
 /// var feedback = SenderFeedback(ssrc: sender.ssrc)
 /// for action in feedback.receive(packets, now: now, arrivalNTP: NTPTime.ntp(unixNanoseconds: wall)) {
 ///     switch action { case .retransmit(let lost): … case .keyFrame: … case .bitrateLimit(let limit): … }
 /// }
-/// let extras = feedback.senderReportExtras(now: now)   // DLRR, in the sender report's compound
+/// let extras = feedback.senderReportExtras(now: now)   // DLRR, TMMBN: in the sender report's compound
 /// ```
 public struct SenderFeedback: Sendable {
     /// What to do.
@@ -61,6 +62,10 @@ public struct SenderFeedback: Sendable {
     private var tmmbr: UInt64?
     /// The FIR command number last answered per requester.
     private var firNumbers: [UInt32: UInt8] = [:]
+    /// The TMMBR entry in effect (its requester as the entry's SSRC), and whether the sender
+    /// has yet to notify it (TMMBN, RFC 5104 §4.2.2).
+    private var tmmbrOwner: RTCPFeedback.BitrateEntry?
+    private var tmmbnPending = false
     /// The latest receiver reference time per receiver (middle 32 bits), and when it arrived.
     private var referenceTimes: [UInt32: (middle: UInt32, arrival: MonotonicInstant)] = [:]
     /// Receivers remembered at most (FIR numbers, reference times): bounded whatever arrives.
@@ -116,7 +121,11 @@ public struct SenderFeedback: Sendable {
                 case .temporaryMaximumBitrateRequest(let entries):
                     statistics.tmmbrReceived += 1
                     // An empty request (or none for this stream) releases the limit (RFC 5104 §4.2.1.2).
-                    tmmbr = entries.first { $0.ssrc == ssrc }?.bitrate
+                    let entry = entries.first { $0.ssrc == ssrc }
+                    tmmbr = entry?.bitrate
+                    // The bounding set the notification carries names the requester.
+                    tmmbrOwner = entry.map { RTCPFeedback.BitrateEntry(ssrc: feedback.senderSSRC, bitrate: $0.bitrate, overhead: $0.overhead) }
+                    tmmbnPending = true
                 default:
                     statistics.packetsIgnored += 1
                 }
@@ -134,8 +143,19 @@ public struct SenderFeedback: Sendable {
     }
 
     /// What the next sender report's compound carries besides the report: a DLRR block for each
-    /// receiver that sent a reference time (RFC 3611 §4.5), nil when none did.
-    public func senderReportExtras(now: MonotonicInstant) -> RTCPPacket? {
+    /// receiver that sent a reference time (RFC 3611 §4.5), and the TMMBN that answers a TMMBR
+    /// taken since the last one (RFC 5104 §4.2.2: the bounding set, empty when released).
+    public mutating func senderReportExtras(now: MonotonicInstant) -> [RTCPPacket] {
+        var extras: [RTCPPacket] = []
+        if let dlrr = delaySinceLastReceiverReports(now: now) { extras.append(dlrr) }
+        if tmmbnPending {
+            tmmbnPending = false
+            extras.append(.feedback(RTCPFeedback(senderSSRC: ssrc, mediaSSRC: 0, message: .temporaryMaximumBitrateNotification(tmmbrOwner.map { [$0] } ?? []))))
+        }
+        return extras
+    }
+
+    private func delaySinceLastReceiverReports(now: MonotonicInstant) -> RTCPPacket? {
         guard !referenceTimes.isEmpty else { return nil }
         let items = referenceTimes.sorted { $0.key < $1.key }.map { receiver, reference in
             let delay = reference.arrival.duration(to: now)

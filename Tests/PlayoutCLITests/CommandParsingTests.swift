@@ -164,7 +164,7 @@ struct TypedOptionTests {
         ])
         let demo = try DemoCommand.parse(["--limit-bandwidth", "2.5M@1s"])
         #expect(demo.subscription.subscriberOptions().bandwidthLimits == [.init(bitsPerSecond: 2_500_000, at: .seconds(1))])
-        #expect(demo.subscription.limitBandwidth.first?.defaultValueDescription == "2500k@1s")
+        #expect(demo.subscription.limitBandwidth.first?.defaultValueDescription == "2.5M@1s")
     }
 
     @Test("publish parses its destination, key and network")

@@ -11,7 +11,9 @@ public import PlayoutRTP
 /// H.264/VP8/Opus streams passed through, as RTP or SRTP in real time to a host and port — video
 /// on the port, audio on the port + 2, RTCP on the next odd ports — with sender reports and the
 /// `abs-capture-time` extension, through a seeded ``NetworkImpairment`` (one simulated link for
-/// all its tracks).
+/// all its tracks). It answers its receivers as a real-time sender does (``Options/feedback``):
+/// RTX for NACKs, a key frame for PLI/FIR, its video bit rate for REMB/TMMBR, and what they
+/// report (loss, RTT) in its ``Statistics``.
 ///
 /// ```swift
 /// let publisher = try Publisher(options: .init(destination: SocketAddress(host: "127.0.0.1", port: 5004)))

@@ -446,6 +446,9 @@ public final class Subscriber: @unchecked Sendable {
 /// The ``Subscriber/limitBandwidth(_:)`` holds of one subscriber (last wins) and the video
 /// tracks they apply to: set from any thread (the API, the scheduled limits of the control
 /// thread); each change goes to the tracks' receivers, which tell the sender at their next poll.
+/// The limit in effect is handed to the tracks under the lock, so two threads setting limits at
+/// once leave the tracks with the one that won (the tracks' own lock is never held while this
+/// one is taken).
 final class BandwidthLimiter: @unchecked Sendable {
     private let state = LockedValue<(limits: LastWins<UInt64>, tracks: [SubscribedTrack])>((LastWins(), []))
 
@@ -454,24 +457,27 @@ final class BandwidthLimiter: @unchecked Sendable {
 
     /// The tracks started: the limit in effect applies to their video from now on.
     func attach(_ tracks: [SubscribedTrack]) {
-        let limit = state.withLock { state in
+        state.withLock { state in
             state.tracks = tracks.filter { $0.kind == .video }
-            return state.limits.value
+            for track in state.tracks { track.setBandwidthLimit(state.limits.value) }
         }
-        for track in tracks where track.kind == .video { track.setBandwidthLimit(limit) }
     }
 
     /// Holds `bitsPerSecond` until the returned disposable is disposed or released.
     func hold(_ bitsPerSecond: UInt64) -> any Disposable {
-        let (id, tracks) = state.withLock { state in (state.limits.set(bitsPerSecond), state.tracks) }
-        for track in tracks { track.setBandwidthLimit(bitsPerSecond) }
+        let id = state.withLock { state in
+            let id = state.limits.set(bitsPerSecond)
+            for track in state.tracks { track.setBandwidthLimit(bitsPerSecond) }
+            return id
+        }
         return ClosureDisposable { [weak self] in self?.release(id) }
     }
 
     private func release(_ id: UInt64) {
-        let (released, tracks) = state.withLock { state in (state.limits.release(id) != nil, state.tracks) }
-        guard released else { return }
-        for track in tracks { track.setBandwidthLimit(nil) }
+        state.withLock { state in
+            guard state.limits.release(id) != nil else { return }
+            for track in state.tracks { track.setBandwidthLimit(nil) }
+        }
     }
 }
 

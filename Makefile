@@ -12,10 +12,12 @@ SHELL := /bin/bash
 # Debian packages: FFmpeg's libraries and CLI (interop tests), libsrtp2, OpenSSL's libcrypto
 # (SRTP's ciphers), pkg-config, librsvg2-bin (rsvg-convert: the benchmark's SVG is rendered in
 # tests); the telemetry servers the integration tests start themselves on loopback (InfluxDB 1.6,
-# VictoriaMetrics for Influx v2 and Graphite, Prometheus and its promtool).
+# VictoriaMetrics for Influx v2 and Graphite, Prometheus and its promtool); GStreamer's
+# gst-launch-1.0 with rtpbin, rtprtxsend, vp8enc and videotestsrc (the real feedback peer).
 DEBIAN_PACKAGES := libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev \
                    libsrtp2-dev libssl-dev pkg-config ffmpeg librsvg2-bin \
-                   influxdb victoria-metrics prometheus
+                   influxdb victoria-metrics prometheus \
+                   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
 
 # Warnings are errors in our targets, and every import must be a declared dependency.
 SWIFT_BUILD_FLAGS := -Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error
@@ -72,7 +74,7 @@ bench: setup
 # the unit tests replay it forever after.
 # `pipeline` drives one track's whole receive path (TrackPipeline and a real H.264 decoder), so
 # the binary also links Playout's modules and FFmpeg.
-FUZZ_HARNESSES ?= rtp rtcp sdp h264 h265 vp8 vp9 opus g711 aac http-response http-request influx-line graphite pipeline
+FUZZ_HARNESSES ?= rtp rtcp rtx sdp h264 h265 vp8 vp9 opus g711 aac http-response http-request influx-line graphite pipeline
 FUZZ_RUNS ?= 1000000
 # (An object file name may hold a space, as swift-atomics' "Unmanaged extensions.swift.o" does, and
 # a C target keeps its objects in a subfolder.)
@@ -94,11 +96,12 @@ fuzz: setup
 
 # ThreadSanitizer over the tests that start real threads: observables set and subscribed from
 # several threads, the subscriber's observer delivery, UDP receive/send, log collection, and
-# publisher → subscriber runs on loopback (intake, playout and delivery threads). Built apart in
+# publisher → subscriber runs on loopback (intake, playout, feedback and delivery threads; the
+# publisher taking RTCP; bandwidth limits set from other threads). Built apart in
 # .build-tsan; TSan's reports go to stderr and fail the target. Under TSan everything runs 5–15×
 # slower, so a real-time test may miss a frame count: such failures are listed, not fatal here
 # (make test holds them to the exact count).
-TSAN_TESTS ?= ObservableTests|DisposableTests|ObserverDeliveryTests|UDPTests|LogCollectorTests|PublishSubscribeTests
+TSAN_TESTS ?= ObservableTests|DisposableTests|ObserverDeliveryTests|UDPTests|LogCollectorTests|PublishSubscribeTests|PublisherFeedbackHostileTests|BandwidthLimitTests
 tsan: setup
 	@mkdir -p .build-tsan; status=0; \
 	TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1 $${TSAN_OPTIONS:-}" \

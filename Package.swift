@@ -161,6 +161,14 @@ let package = Package(
             swiftSettings: settings
         ),
 
+        .executableTarget(
+            name: "RepairLoss",
+            dependencies: ["Playout"],
+            path: "Samples/RepairLoss",
+            exclude: ["README.md"],
+            swiftSettings: settings
+        ),
+
         // libFuzzer harnesses: plain targets (an executable target would rename `main`), linked
         // with -sanitize=fuzzer by `make fuzz`.
         .target(name: "PlayoutFuzz", dependencies: ["PlayoutRTP", "PlayoutCore", "PlayoutTelemetry", "Playout", "PlayoutCodec"], path: "Tests/Fuzz/PlayoutFuzz", exclude: ["Seeds", "Crashers"], swiftSettings: settings),
@@ -173,6 +181,6 @@ let package = Package(
         .testTarget(name: "PlayoutTests", dependencies: ["Playout", "PlayoutCore", "PlayoutRTP", "PlayoutJitter", "PlayoutCodec", "PlayoutTesting"], swiftSettings: settings),
         .testTarget(name: "PlayoutAnalyticsTests", dependencies: ["PlayoutAnalytics", "Playout", "PlayoutCore", "PlayoutTelemetry", "PlayoutTesting"], swiftSettings: settings),
         .testTarget(name: "PlayoutCLITests", dependencies: ["PlayoutCLI", "Playout", "PlayoutTelemetry"], swiftSettings: settings),
-        .testTarget(name: "IntegrationTests", dependencies: ["Playout", "PlayoutCore", "PlayoutTelemetry", "PlayoutTesting", coreMetrics, prometheus], swiftSettings: settings),
+        .testTarget(name: "IntegrationTests", dependencies: ["Playout", "PlayoutCore", "PlayoutRTP", "PlayoutTelemetry", "PlayoutTesting", coreMetrics, prometheus], swiftSettings: settings),
     ]
 )

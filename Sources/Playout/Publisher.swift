@@ -11,7 +11,9 @@ public import PlayoutRTP
 /// H.264/VP8/Opus streams passed through, as RTP or SRTP in real time to a host and port — video
 /// on the port, audio on the port + 2, RTCP on the next odd ports — with sender reports and the
 /// `abs-capture-time` extension, through a seeded ``NetworkImpairment`` (one simulated link for
-/// all its tracks).
+/// all its tracks). It answers its receivers as a real-time sender does (``Options/feedback``):
+/// RTX for NACKs, a key frame for PLI/FIR, its video bit rate for REMB/TMMBR, and what they
+/// report (loss, RTT) in its ``Statistics``.
 ///
 /// ```swift
 /// let publisher = try Publisher(options: .init(destination: SocketAddress(host: "127.0.0.1", port: 5004)))
@@ -46,14 +48,27 @@ public final class Publisher: @unchecked Sendable {
         public var duration: Duration?
         /// How often each track sends an RTCP sender report.
         public var senderReportInterval: Duration
+        /// Whether the publisher takes feedback (default true): its video section announces
+        /// `a=rtcp-fb` `nack pli`, `ccm fir`, `goog-remb`, `ccm tmmbr` (and `nack` with RTX) and
+        /// `a=rtcp-xr:rcvr-rtt=all`; it forces a key frame for a PLI or a new FIR, follows the
+        /// lower of the latest REMB and TMMBR with its video bit rate, answers receiver
+        /// reference times with DLRR, and keeps what receivers report (loss, jitter, RTT) in
+        /// ``Statistics``. False: it announces and answers nothing (as ffmpeg does).
+        public var feedback: Bool
+        /// Whether NACKs are answered with RTX (RFC 4588) from a bounded retransmission buffer
+        /// (default true; needs ``feedback``). False: no `nack` and no RTX payload type in the SDP,
+        /// so a receiver repairs a loss with a key-frame request.
+        public var retransmission: Bool
 
         /// Options with the documented defaults: the test pattern (720p30 H.264 + Opus), plain RTP, no impairment, until stopped, a sender report every second.
         public init(
             source: Source = .testPattern, destination: SocketAddress, video: FFmpegEncoder.VideoSettings = .init(),
             sendsAudio: Bool = true, keyingMaterial: SRTPKeyingMaterial? = nil,
             impairment: NetworkImpairment.Configuration = .init(), duration: Duration? = nil,
-            senderReportInterval: Duration = .seconds(1)
+            senderReportInterval: Duration = .seconds(1), feedback: Bool = true, retransmission: Bool = true
         ) {
+            self.feedback = feedback
+            self.retransmission = retransmission
             self.source = source
             self.destination = destination
             self.video = video
@@ -104,6 +119,15 @@ public final class Publisher: @unchecked Sendable {
                 guard let first = firstDelivered else { return 0 }
                 return lastDelivered - first + 1 - packetsDelivered
             }
+            /// RTX packets sent in answer to NACKs (before the simulated network), and their bytes.
+            public var retransmittedPacketsSent = 0
+            public var retransmittedBytesSent = 0
+            /// Key frames encoded because a receiver asked (PLI or a new FIR).
+            public var keyFramesForced = 0
+            /// The video bit rate the encoder aims at now (nil: not encoded here).
+            public var targetBitrate: Int?
+            /// What receivers sent back about this track: reports (loss, jitter, RTT) and feedback.
+            public var feedback = SenderFeedback.Statistics()
             var firstDelivered: Int?
             var lastDelivered = 0
             var delivered = Bitmap()
@@ -115,6 +139,8 @@ public final class Publisher: @unchecked Sendable {
         public var network = NetworkImpairment.Statistics()
         /// RTCP sender reports sent (all tracks).
         public var senderReportsSent = 0
+        /// RTCP datagrams received that failed SRTCP authentication or did not parse.
+        public var rtcpUndecodable = 0
     }
 
     /// The options it was created with.
@@ -126,7 +152,12 @@ public final class Publisher: @unchecked Sendable {
         var kind: MediaKind
         var sender: TrackSender
         var rtp: UDPSender
-        var rtcp: UDPSender
+        /// Sends the sender reports and takes the receivers' RTCP (symmetric RTCP, RFC 4961).
+        var rtcp: UDPReceiver
+        var rtcpDestination: SocketAddress
+        /// SRTCP for what receivers send, when encrypted.
+        var rtcpSession: SRTPSession?
+        var feedback: SenderFeedback
         /// The demuxer stream index (file source).
         var streamIndex: Int?
         var streamClockRate: Int32
@@ -147,6 +178,10 @@ public final class Publisher: @unchecked Sendable {
     static let videoPayloadType: UInt8 = 96
     static let audioPayloadType: UInt8 = 97
     static let absoluteCaptureTimeID: UInt8 = 1
+    static let retransmissionPayloadType: UInt8 = 98
+    /// The share of a receiver's bandwidth limit the video encoder aims at: the rest is headroom
+    /// for RTP headers and the rate control's overshoot.
+    static let bitrateLimitShare = 0.8
 
     /// Opens the encoders (or the file) and the sockets, and builds the SDP; nothing is sent
     /// before ``start()``.
@@ -194,13 +229,18 @@ public final class Publisher: @unchecked Sendable {
             let payloadType = stream.kind == .video ? Self.videoPayloadType : Self.audioPayloadType
             let port = options.destination.port &+ (stream.kind == .video ? 0 : 2)
             let address = try SocketAddress(host: options.destination.host, port: port)
-            let sender = try TrackSender(
+            var sender = try TrackSender(
                 codec: stream.codec, payloadType: payloadType, clockRate: stream.clockRate, keyingMaterial: options.keyingMaterial,
                 absoluteCaptureTimeID: Self.absoluteCaptureTimeID
             )
+            let answersFeedback = options.feedback && stream.kind == .video
+            if answersFeedback, options.retransmission { sender.enableRetransmission(payloadType: Self.retransmissionPayloadType) }
+            let rtcp = try UDPReceiver(bindingTo: SocketAddress(host: options.destination.isIPv6 ? "::" : "0.0.0.0", port: 0))
             tracks.append(OutTrack(
-                kind: stream.kind, sender: sender, rtp: try UDPSender(to: address),
-                rtcp: try UDPSender(to: SocketAddress(host: options.destination.host, port: port &+ 1)),
+                kind: stream.kind, sender: sender, rtp: try UDPSender(to: address), rtcp: rtcp,
+                rtcpDestination: try SocketAddress(host: options.destination.host, port: port &+ 1),
+                rtcpSession: try options.keyingMaterial.map { try SRTPSession(keyingMaterial: $0, direction: .inbound) },
+                feedback: SenderFeedback(ssrc: sender.ssrc),
                 streamIndex: stream.streamIndex, streamClockRate: stream.streamClockRate
             ))
             var section = MediaDescription(
@@ -217,6 +257,12 @@ public final class Publisher: @unchecked Sendable {
             if stream.codec == .h264 {
                 section.formatParameters = [FormatParameters(payloadType: payloadType, parameters: [.init(name: "packetization-mode", value: "1")])]
             }
+            if answersFeedback {
+                Self.announceFeedback(
+                    in: &section, payloadType: payloadType, clockRate: UInt32(stream.clockRate), retransmission: options.retransmission,
+                    encodes: options.source == .testPattern
+                )
+            }
             if let key = options.keyingMaterial {
                 section.crypto = [CryptoAttribute(suite: SDPCryptoSuite(rawValue: key.suite.name), keys: [.init(keyAndSalt: key.concatenated)])]
             }
@@ -229,11 +275,35 @@ public final class Publisher: @unchecked Sendable {
         )
         statisticsValue.withLock { statistics in
             for track in tracks { statistics.tracks[track.kind] = Statistics.Track(codec: track.sender.codec) }
+            if let video = videoEncoder { statistics.tracks[.video]?.targetBitrate = video.bitrate }
         }
+    }
+
+    /// Announces the feedback the publisher answers in a video section: `a=rtcp-fb` lines,
+    /// RFC 3611 receiver RTT, and (with retransmission) `nack` and the RTX payload type. Key
+    /// frames on request and bit-rate limits only when it `encodes` (a file is passed through).
+    static func announceFeedback(in section: inout MediaDescription, payloadType: UInt8, clockRate: UInt32, retransmission: Bool, encodes: Bool) {
+        var kinds: [RTCPFeedbackCapability] = encodes ? [
+            .pictureLoss(payloadType), .fullIntraRequest(payloadType), .receiverEstimatedMaximumBitrate(payloadType), .temporaryMaximumBitrate(payloadType),
+        ] : []
+        if retransmission {
+            kinds.insert(.nack(payloadType), at: 0)
+            section.payloadTypes.append(retransmissionPayloadType)
+            section.rtpMaps.append(RTPMap(payloadType: retransmissionPayloadType, encodingName: "rtx", clockRate: clockRate))
+            section.formatParameters.append(FormatParameters(payloadType: retransmissionPayloadType, parameters: [.init(name: "apt", value: String(payloadType))]))
+        }
+        section.attributes += kinds.map { SDPAttribute(name: "rtcp-fb", value: $0.attributeValue) }
+        section.attributes.append(SDPAttribute(name: "rtcp-xr", value: "rcvr-rtt=all"))
     }
 
     /// What was sent so far.
     public var statistics: Statistics { statisticsValue.withLock { $0 } }
+
+    /// Where each track takes its receivers' RTCP (an ephemeral port on every interface; its
+    /// sender reports leave from it, so a receiver that answers where reports come from finds it).
+    public var controlPorts: [MediaKind: UInt16] {
+        Dictionary(tracks.map { ($0.kind, $0.rtcp.localAddress.port) }, uniquingKeysWith: { first, _ in first })
+    }
 
     /// Starts sending on a thread of its own.
     public func start() throws {
@@ -280,8 +350,10 @@ public final class Publisher: @unchecked Sendable {
         var fileStart: [Int: Int64] = [:]
         var pacer = RealTimePacer(clock: clock)  // one origin for every stream, as a live sender
         var fileEnded = false
+        var forceKeyFrame = false
 
         while !lifecycle.isStopRequested {
+            if receiveFeedback(now: clock.now, wallStart: wallStart, start: start) { forceKeyFrame = true }
             let now = clock.now
             if let end, now >= end { break }
             var wake = end ?? now.advanced(by: .seconds(1))
@@ -293,7 +365,9 @@ public final class Publisher: @unchecked Sendable {
                     let picture = pattern.picture(frameNumber: UInt32(videoFrames), captureTimeMilliseconds: UInt32(truncatingIfNeeded: capture / 1_000_000))
                     let ticks = Int64(videoFrames) * Int64(encoder.clockRate) / Int64(max(options.video.frameRate, 1))
                     var encoded: [EncodedFrame] = []
-                    try encoder.encode(picture: picture, timestamp: ticks) { encoded.append($0) }
+                    try encoder.encode(picture: picture, timestamp: ticks, forceKeyFrame: forceKeyFrame) { encoded.append($0) }
+                    if forceKeyFrame { statisticsValue.withLock { $0.tracks[.video]?.keyFramesForced += 1 } }
+                    forceKeyFrame = false
                     for frame in encoded { try send(frame, track: 0, captureTime: capture, now: now) }
                     videoFrames += 1
                 }
@@ -347,10 +421,16 @@ public final class Publisher: @unchecked Sendable {
             }
             // Sender reports (not impaired: control traffic is kept reliable on purpose).
             if now >= nextReport {
-                let wall = wallStart + start.duration(to: now).nanoseconds
-                for track in tracks {
-                    let ticks = start.duration(to: now).nanoseconds * Int64(track.sender.clockRate) / 1_000_000_000
-                    try? track.rtcp.send(try track.sender.senderReport(wallClock: wall, ticks: ticks))
+                // Stamped when sent, not when the loop turn began (encoding a picture takes
+                // milliseconds): a receiver's RTT is measured against these instants.
+                let sent = clock.now
+                let wall = wallStart + start.duration(to: sent).nanoseconds
+                for index in tracks.indices {
+                    let ticks = start.duration(to: sent).nanoseconds * Int64(tracks[index].sender.clockRate) / 1_000_000_000
+                    let extras = tracks[index].feedback.senderReportExtras(now: sent)
+                    if let report = try? tracks[index].sender.senderReport(wallClock: wall, ticks: ticks, extras: extras) {
+                        try? report.withUnsafeBytes { try tracks[index].rtcp.send($0, to: tracks[index].rtcpDestination) }
+                    }
                 }
                 statisticsValue.withLock { $0.senderReportsSent += tracks.count }
                 nextReport = nextReport.advanced(by: options.senderReportInterval)
@@ -360,9 +440,83 @@ public final class Publisher: @unchecked Sendable {
             let networkNext = flushNetwork(now: clock.now)
             if fileEnded { break }
             wake = min(wake, networkNext ?? wake)
-            lifecycle.sleep(until: wake)
+            waitForFeedback(until: wake)
         }
         drainNetwork()
+    }
+
+    /// Sleeps until `wake`, or until a receiver's RTCP arrives (at most ``feedbackWait`` at a
+    /// time, so a stop is seen soon).
+    private func waitForFeedback(until wake: MonotonicInstant) {
+        guard options.feedback else {
+            lifecycle.sleep(until: wake)
+            return
+        }
+        var descriptors = tracks.map { pollfd(fd: $0.rtcp.fileDescriptor, events: Int16(POLLIN), revents: 0) }
+        let wait = min(clock.now.duration(to: wake), Self.feedbackWait)
+        guard wait > .zero else { return }
+        _ = poll(&descriptors, nfds_t(descriptors.count), Int32(clamping: (wait.nanoseconds + 999_999) / 1_000_000))
+    }
+
+    /// The longest the send loop waits without looking at the receivers' RTCP and a stop.
+    static let feedbackWait: Duration = .milliseconds(20)
+
+    /// Takes what receivers sent on each track's RTCP port and acts on it: RTX for NACKs (into
+    /// the simulated network), the video bit rate for REMB/TMMBR. Returns whether a receiver
+    /// asked for a key frame.
+    private func receiveFeedback(now: MonotonicInstant, wallStart: Int64, start: MonotonicInstant) -> Bool {
+        var keyFrame = false
+        for index in tracks.indices {
+            var actions: [SenderFeedback.Action] = []
+            var undecodable = 0
+            while true {
+                let received = (try? tracks[index].rtcp.receive(timeout: .zero) { datagram in
+                    var length = datagram.bytes.count
+                    if let session = tracks[index].rtcpSession {
+                        guard let plain = try? session.unprotectRTCP(datagram.mutableBytes, length: length) else {
+                            undecodable += 1
+                            return
+                        }
+                        length = plain
+                    }
+                    guard let packets = try? RTCPPacket.parseCompound(UnsafeRawBufferPointer(rebasing: datagram.bytes[0..<length])) else {
+                        undecodable += 1
+                        return
+                    }
+                    let wall = wallStart + start.duration(to: datagram.arrival).nanoseconds
+                    actions += tracks[index].feedback.receive(packets, now: datagram.arrival, arrivalNTP: NTPTime.ntp(unixNanoseconds: wall))
+                }) ?? 0
+                if received == 0 { break }
+            }
+            for action in actions where options.feedback {
+                switch action {
+                case .retransmit(let lost):
+                    var number = 0
+                    _ = try? tracks[index].sender.retransmit(lost, now: now) { datagram in
+                        // Labelled apart (bit 7): RTX is not a first delivery of a packet.
+                        impairment.submit(datagram, label: number << 8 | 0x80 | index, now: now)
+                        number += 1
+                    }
+                case .keyFrame:
+                    if tracks[index].kind == .video { keyFrame = true }
+                case .bitrateLimit(let limit):
+                    guard tracks[index].kind == .video, let encoder = videoEncoder else { continue }
+                    let target = limit.map { min(options.video.bitrate, Int(Double($0) * Self.bitrateLimitShare)) } ?? options.video.bitrate
+                    encoder.setBitrate(target)
+                    logger.info("video bit rate \(target) bit/s (a receiver's limit: \(limit.map(String.init) ?? "none"))")
+                }
+            }
+            let track = tracks[index]
+            statisticsValue.withLock { statistics in
+                statistics.rtcpUndecodable += undecodable
+                statistics.tracks[track.kind]?.feedback = track.feedback.statistics
+                statistics.tracks[track.kind]?.retransmittedPacketsSent = track.sender.retransmittedPacketsSent
+                statistics.tracks[track.kind]?.retransmittedBytesSent = track.sender.retransmittedBytesSent
+                if track.kind == .video, let encoder = videoEncoder { statistics.tracks[.video]?.targetBitrate = encoder.bitrate }
+            }
+        }
+        if !tracks.isEmpty { _ = flushNetwork(now: now) }
+        return keyFrame
     }
 
     /// The end of a run: delivers what the simulated network still holds for at most its
@@ -389,7 +543,7 @@ public final class Publisher: @unchecked Sendable {
     private func send(_ frame: EncodedFrame, track index: Int, captureTime: Int64, now: MonotonicInstant) throws {
         // Each datagram is labelled with its track and packet number, to count what arrives.
         var number = tracks[index].sender.packetsSent
-        try tracks[index].sender.send(frame, captureTime: captureTime) { datagram in
+        try tracks[index].sender.send(frame, captureTime: captureTime, now: now) { datagram in
             impairment.submit(datagram, label: number << 8 | index, now: now)
             number += 1
         }
@@ -415,9 +569,11 @@ public final class Publisher: @unchecked Sendable {
             let output = drainDeadline.map { impairment.drain(now: now, deadline: $0) } ?? impairment.poll(now: now)
             switch output {
             case .send(let datagram, let label):
-                let track = tracks[label & 0xFF]
-                statisticsValue.withLock { statistics in
-                    statistics.tracks[track.kind]?.recordDelivery(of: label >> 8)
+                let track = tracks[label & 0x7F]
+                if label & 0x80 == 0 {
+                    statisticsValue.withLock { statistics in
+                        statistics.tracks[track.kind]?.recordDelivery(of: label >> 8)
+                    }
                 }
                 do {
                     try track.rtp.send(datagram)

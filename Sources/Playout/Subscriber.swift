@@ -67,6 +67,19 @@ public final class Subscriber: @unchecked Sendable {
         /// another validated source on its port (nil, the default: ``stallTimeout``). A source
         /// that sends RTCP BYE gives way at once.
         public var sourceSwitchTimeout: Duration?
+        /// Whether the subscriber talks back to RTP senders (default true): RTCP receiver reports
+        /// with SDES CNAME at RFC 3550 intervals, and — only of the kinds the sender's SDP
+        /// announces with `a=rtcp-fb` — generic NACKs (with RTX restored), PLI/FIR while decoding
+        /// waits for a key frame, and REMB/TMMBR for ``Subscriber/limitBandwidth(_:)``. Sent
+        /// from a thread of its own, to where the sender's RTCP comes from. False: silent.
+        public var feedback: Bool
+        /// Bandwidth limits to set and release at instants after the start, as
+        /// ``Subscriber/limitBandwidth(_:)`` does (last wins).
+        public var bandwidthLimits: [ScheduledBandwidthLimit]
+        /// Where a track's RTCP goes, by kind, when not to where the sender's RTCP comes from
+        /// (the default, symmetric RTCP): for a sender that reports from a port it does not
+        /// listen on, as GStreamer's `udpsink` does unless it shares `udpsrc`'s socket.
+        public var feedbackDestinations: [MediaKind: SocketAddress] = [:]
 
         /// The silence after which a track moves to another valid source: ``sourceSwitchTimeout``,
         /// else ``stallTimeout``.
@@ -77,8 +90,10 @@ public final class Subscriber: @unchecked Sendable {
             playoutDelay: PlayoutDelay.Configuration = .init(), duration: Duration? = nil, qosInterval: Duration = .seconds(1),
             stallTimeout: Duration = .seconds(1), srtpKey: SRTPKeyingMaterial? = nil, decoderThreads: Int = 1,
             overrides: [ScheduledOverride] = [], observerQueueCapacity: Int = 64, telemetry: TelemetryInstrument? = nil,
-            frameLogCapacity: Int = 0
+            frameLogCapacity: Int = 0, feedback: Bool = true, bandwidthLimits: [ScheduledBandwidthLimit] = []
         ) {
+            self.feedback = feedback
+            self.bandwidthLimits = bandwidthLimits
             self.telemetry = telemetry
             self.frameLogCapacity = frameLogCapacity
             self.overrides = overrides
@@ -123,6 +138,8 @@ public final class Subscriber: @unchecked Sendable {
     private let lifecycle = RunLifecycle<SubscriberQoS>()
     private let parts = LockedValue<(renderer: Renderer?, subscription: Subscription<MonotonicClock>?)>((nil, nil))
     private var telemetry: SubscriberTelemetry?  // set once, in init
+    /// The bandwidth limits held (last wins), applied to the video tracks once started.
+    private let bandwidthLimiter = BandwidthLimiter()
 
     /// Subscribes to `source`: an SDP file (RTP/SRTP on its ports), or any input libavformat
     /// opens — a media file (played in real time, like ffmpeg's `-re`), or a URL (`rtsp://`,
@@ -189,11 +206,13 @@ public final class Subscriber: @unchecked Sendable {
         let subscription: Subscription<MonotonicClock>
         do {
             let tracks = try source.makeTracks(
-                delay: delayController.effectiveDelay.value.delay, switchAfterSilence: options.switchAfterSilence
+                delay: delayController.effectiveDelay.value.delay, switchAfterSilence: options.switchAfterSilence, feedback: options.feedback,
+                feedbackDestinations: options.feedbackDestinations
             )
+            bandwidthLimiter.attach(tracks)
             subscription = try Subscription(
                 clock: clock, start: start, options: options, delayController: delayController, delivery: delivery,
-                tracks: tracks, renderer: renderer, wallClock: wallClockNanoseconds
+                tracks: tracks, renderer: renderer, wallClock: wallClockNanoseconds, bandwidthLimiter: bandwidthLimiter
             )
             try delivery.start()
         } catch {
@@ -231,6 +250,14 @@ public final class Subscriber: @unchecked Sendable {
             for track in subscription.tracks { track.requestStop() }
             group.notify(queue: .global()) { [self] in finish(subscription.finish()) }
             throw error
+        }
+        if options.feedback, subscription.tracks.contains(where: \.sendsFeedback) {
+            do {
+                try startThread(named: "playout-feedback") { [self] in feedback(subscription) }
+            } catch {
+                subscription.fail(reason: "\(error)")  // the intake thread ends the subscription
+                throw error
+            }
         }
         if case .demuxer(let input) = source {
             do {
@@ -275,6 +302,43 @@ public final class Subscriber: @unchecked Sendable {
         if let subscription = parts.withLock({ $0.subscription }) { return subscription.sample() }
         return delivery.qos.value
     }
+
+    /// Limits the video bandwidth the sender may use to `bitsPerSecond`, told to it as REMB and
+    /// TMMBR (RFC 5104) where its SDP announces them (`goog-remb`, `ccm tmmbr`), at once and with
+    /// every receiver report while it holds. The last limit set wins; releasing an earlier one
+    /// changes nothing, releasing the one in effect returns to no limit — the shape of
+    /// ``Renderer/overridePlayoutDelay(_:)``. May be called before ``start()``.
+    ///
+    /// ```swift
+    /// let limit = try subscriber.limitBandwidth(800_000)   // 800 kbit/s
+    /// …
+    /// limit.dispose()                                       // no limit again
+    /// ```
+    ///
+    /// - Throws: ``PlayoutError`` (`invalidOption`) for 0 bits per second.
+    public func limitBandwidth(_ bitsPerSecond: UInt64) throws -> any Disposable {
+        guard bitsPerSecond > 0 else {
+            throw PlayoutError(.invalidOption, "limitBandwidth needs a positive number of bits per second, e.g. limitBandwidth(800_000) for 800 kbit/s")
+        }
+        return bandwidthLimiter.hold(bitsPerSecond)
+    }
+
+    /// The bandwidth limit in effect (nil: none).
+    public var bandwidthLimit: UInt64? { bandwidthLimiter.value }
+
+    /// The feedback thread: sends what each track's receiver decided, when it decided it. It
+    /// looks at least every ``feedbackPollInterval`` (the NACK reorder wait): a gap the intake
+    /// saw is asked for on time without the intake thread waking anyone.
+    private func feedback(_ subscription: Subscription<MonotonicClock>) {
+        while !subscription.isFinished, !lifecycle.isStopRequested {
+            let now = clock.now
+            let next = subscription.sendFeedback(now: now) ?? now.advanced(by: .seconds(1))
+            _ = lifecycle.sleep(until: min(next, now.advanced(by: Self.feedbackPollInterval)))
+        }
+    }
+
+    /// The longest the feedback thread sleeps.
+    static let feedbackPollInterval: Duration = .milliseconds(10)
 
     /// The intake thread: waits on every socket at once, hands datagrams to their track, and runs
     /// the subscription's decisions when due, until it finishes.
@@ -376,6 +440,44 @@ public final class Subscriber: @unchecked Sendable {
                 logger.warning("\(error); reopening")
                 demuxer = nil
             }
+        }
+    }
+}
+
+/// The ``Subscriber/limitBandwidth(_:)`` holds of one subscriber (last wins) and the video
+/// tracks they apply to: set from any thread (the API, the scheduled limits of the control
+/// thread); each change goes to the tracks' receivers, which tell the sender at their next poll.
+/// The limit in effect is handed to the tracks under the lock, so two threads setting limits at
+/// once leave the tracks with the one that won (the tracks' own lock is never held while this
+/// one is taken).
+final class BandwidthLimiter: @unchecked Sendable {
+    private let state = LockedValue<(limits: LastWins<UInt64>, tracks: [SubscribedTrack])>((LastWins(), []))
+
+    /// The limit in effect (nil: none).
+    var value: UInt64? { state.withLock { $0.limits.value } }
+
+    /// The tracks started: the limit in effect applies to their video from now on.
+    func attach(_ tracks: [SubscribedTrack]) {
+        state.withLock { state in
+            state.tracks = tracks.filter { $0.kind == .video }
+            for track in state.tracks { track.setBandwidthLimit(state.limits.value) }
+        }
+    }
+
+    /// Holds `bitsPerSecond` until the returned disposable is disposed or released.
+    func hold(_ bitsPerSecond: UInt64) -> any Disposable {
+        let id = state.withLock { state in
+            let id = state.limits.set(bitsPerSecond)
+            for track in state.tracks { track.setBandwidthLimit(bitsPerSecond) }
+            return id
+        }
+        return ClosureDisposable { [weak self] in self?.release(id) }
+    }
+
+    private func release(_ id: UInt64) {
+        state.withLock { state in
+            guard state.limits.release(id) != nil else { return }
+            for track in state.tracks { track.setBandwidthLimit(nil) }
         }
     }
 }

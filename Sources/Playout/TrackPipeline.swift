@@ -55,7 +55,8 @@ public struct TrackPipeline {
     /// - Throws: ``PlayoutError`` for media Playout cannot receive, a bad key, or SRTP without one.
     public init(
         track: TrackID, media: MediaDescription, delay: Duration,
-        switchAfterSilence: Duration = RTPSourceValidation.Configuration.defaultSwitchAfterSilence
+        switchAfterSilence: Duration = RTPSourceValidation.Configuration.defaultSwitchAfterSilence,
+        feedback: TrackReceiver.FeedbackSettings? = nil
     ) throws {
         let factory: DepacketizerFactory
         do {
@@ -63,7 +64,7 @@ public struct TrackPipeline {
         } catch {
             throw PlayoutError(.unsupportedMedia, error.description)
         }
-        receiver = try TrackReceiver(factory: factory, media: media, delay: delay, switchAfterSilence: switchAfterSilence)
+        receiver = try TrackReceiver(factory: factory, media: media, delay: delay, switchAfterSilence: switchAfterSilence, feedback: feedback)
         playout = TrackPlayout(track: track, factory: factory, delay: delay)
         released.reserveCapacity(64)
     }
@@ -106,9 +107,20 @@ public struct TrackPipeline {
         receiver.receive(bytes, length: length, arrival: arrival)
     }
 
-    /// Takes one RTCP datagram; see ``TrackReceiver/receiveControl(_:length:)``.
-    public mutating func receiveControl(_ bytes: UnsafeMutableRawBufferPointer, length: Int) {
-        receiver.receiveControl(bytes, length: length)
+    /// Takes one RTCP datagram; see ``TrackReceiver/receiveControl(_:length:arrival:)``.
+    public mutating func receiveControl(_ bytes: UnsafeMutableRawBufferPointer, length: Int, arrival: MonotonicInstant? = nil) {
+        receiver.receiveControl(bytes, length: length, arrival: arrival)
+    }
+
+    /// The RTCP feedback to send at `now`; see ``TrackReceiver/pollFeedback(now:waitingForKeyFrame:)``
+    /// (whether decoding waits for a key frame is the playout half's).
+    public mutating func pollFeedback(now: MonotonicInstant) -> (packets: [[RTCPPacket]], next: MonotonicInstant)? {
+        receiver.pollFeedback(now: now, waitingForKeyFrame: playout.isWaitingForKeyframe)
+    }
+
+    /// The bandwidth limit told to the sender; see ``TrackReceiver/setBandwidthLimit(_:)``.
+    public mutating func setBandwidthLimit(_ bitsPerSecond: UInt64?) {
+        receiver.setBandwidthLimit(bitsPerSecond)
     }
 
     /// When `mediaTime` was captured; see ``TrackReceiver/captureTime(of:)``.
@@ -161,6 +173,10 @@ public struct TrackPipeline {
     public var captureClock: CaptureClock? { receiver.captureClock }
     /// RTCP BYE packets received (the sender said it stopped).
     public var goodbyesReceived: Int { receiver.goodbyesReceived }
+    /// What retransmissions did (RTX restored, late, duplicate, dropped).
+    public var retransmissionStatistics: TrackReceiver.RetransmissionStatistics { receiver.retransmissionStatistics }
+    /// What the feedback decided (nil when silent).
+    public var feedbackStatistics: (nackCount: Int, pliCount: Int, firCount: Int, packetsSent: Int, roundTripTime: Duration?)? { receiver.feedbackStatistics }
     /// The `a=extmap` id of `abs-capture-time` in the track's SDP, if it has one.
     public var absoluteCaptureTimeID: UInt8? { receiver.absoluteCaptureTimeID }
     /// Complete frames received (assembled from packets, or from libavformat).

@@ -29,6 +29,9 @@ public struct TrackPlayout {
     public private(set) var framesDroppedWaitingForKeyframe = 0
     /// Video waits for a key frame at the start and after a loss (nothing before it decodes).
     private var waitingForKeyframe: Bool
+    /// Whether video decoding waits for a key frame (at the start, after a loss that was not
+    /// repaired): what makes a receiver send PLI or FIR.
+    public var isWaitingForKeyframe: Bool { waitingForKeyframe }
     /// Complete frames received (assembled from packets, or from libavformat).
     public private(set) var framesReceived = 0
     /// Bytes of the frames libavformat delivered (RTP bytes are the jitter buffer's).

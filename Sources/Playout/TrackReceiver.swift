@@ -46,7 +46,44 @@ public struct TrackReceiver {
         case restart
     }
 
+    /// Retransmissions (RFC 4588 RTX) received on the track: W3C `retransmittedPacketsReceived` and
+    /// `retransmittedBytesReceived` count those that filled a gap (so they are in
+    /// `packetsReceived`); late and duplicate ones are counted apart, and RTX the track cannot
+    /// use (no source played yet, another RTX stream's SSRC, no original sequence number,
+    /// malformed) is dropped and counted.
+    public struct RetransmissionStatistics: Equatable, Sendable {
+        /// RTX packets restored that filled a gap, and their payload bytes (as restored).
+        public var packetsReceived = 0
+        public var bytesReceived = 0
+        /// RTX packets that came after their packet was given up on.
+        public var packetsLate = 0
+        /// RTX packets of packets already received.
+        public var packetsDuplicated = 0
+        /// RTX packets dropped: foreign SSRC, nothing played yet, no original sequence number,
+        /// or a restored packet that does not parse.
+        public var packetsDropped = 0
+
+        public init() {}
+    }
+
+    /// How the track talks back to its sender (nil: it stays silent).
+    public struct FeedbackSettings: Sendable {
+        /// The receiver's SSRC and SDES CNAME.
+        public var ssrc: UInt32
+        public var cname: String
+
+        public init(ssrc: UInt32 = .random(in: 1...UInt32.max), cname: String) {
+            self.ssrc = ssrc
+            self.cname = cname
+        }
+    }
+
     public let payloadType: UInt8
+    /// The RTX payload type that carries this track's retransmissions (`apt=` its payload
+    /// type), if the SDP announces one.
+    public let retransmissionPayloadType: UInt8?
+    /// The key SRTCP feedback is protected with (the track's SRTP key), when encrypted.
+    public let keyingMaterial: SRTPKeyingMaterial?
     /// The RTP clock rate.
     public let clockRate: Int32
     /// The `a=extmap` id of `abs-capture-time` in the track's SDP, if it has one.
@@ -74,13 +111,33 @@ public struct TrackReceiver {
     public private(set) var goodbyesReceived = 0
     /// RTCP datagrams that failed SRTCP authentication or parsing.
     public private(set) var controlPacketsIgnored = 0
+    /// Sender reports of the played source taken (a driver learns where its RTCP comes from).
+    public private(set) var senderReportsReceived = 0
+    /// What retransmissions did.
+    public private(set) var retransmissionStatistics = RetransmissionStatistics()
+    /// The RTX stream's SSRC, once one of its packets filled a gap.
+    private var retransmissionSSRC: UInt32?
+    private let feedbackConfiguration: ReceiverFeedback.Configuration?
+    /// The feedback decisions (made at the first packet or poll; nil when silent).
+    private var feedback: ReceiverFeedback?
+    /// The played source as its reports count it: extended sequence numbers and packets received.
+    private var reception: (first: Int64, highest: Int64, received: Int64)?
+    private var usefulFor: Duration = .zero
+    private var bandwidthLimit: UInt64?
 
-    init(factory: DepacketizerFactory, media: MediaDescription, delay: Duration, switchAfterSilence: Duration) throws {
+    init(
+        factory: DepacketizerFactory, media: MediaDescription, delay: Duration, switchAfterSilence: Duration, feedback: FeedbackSettings? = nil
+    ) throws {
         payloadType = factory.payloadType
         clockRate = factory.clockRate
         absoluteCaptureTimeID = media.extensionID(uri: AbsoluteCaptureTime.uri)
-        if let crypto = media.crypto.first {
-            session = try SRTPSession(keyingMaterial: SRTPKeyingMaterial(crypto: crypto), direction: .inbound)
+        retransmissionPayloadType = media.retransmissionPayloadTypes.first { $0.original == factory.payloadType }?.rtx
+        feedbackConfiguration = feedback.map {
+            ReceiverFeedback.Configuration(media: media, payloadType: factory.payloadType, clockRate: factory.clockRate, ssrc: $0.ssrc, cname: $0.cname)
+        }
+        keyingMaterial = try media.crypto.first.map { try SRTPKeyingMaterial(crypto: $0) }
+        if let keyingMaterial {
+            session = try SRTPSession(keyingMaterial: keyingMaterial, direction: .inbound)
         } else if media.proto.isSecure {
             throw PlayoutError(
                 .unsupportedMedia,
@@ -96,6 +153,9 @@ public struct TrackReceiver {
     /// the decode margin).
     public mutating func setDelay(_ delay: Duration) {
         buffer.configuration.maximumReorderDelay = max(.milliseconds(20), delay - TrackPipeline.decodeMargin)
+        // A retransmission helps while the jitter buffer still waits for its packet.
+        usefulFor = buffer.configuration.maximumReorderDelay
+        feedback?.setUsefulFor(usefulFor)
     }
 
     /// Takes one received datagram (`length` bytes at the start of `bytes`, which it may decrypt in
@@ -106,7 +166,7 @@ public struct TrackReceiver {
         let length = min(max(length, 0), bytes.count)
         switch MultiplexedPacketKind(classifying: UnsafeRawBufferPointer(rebasing: bytes[0..<length])) {
         case .rtcp:
-            receiveControl(bytes, length: length)
+            receiveControl(bytes, length: length, arrival: arrival)
             return
         case .unknown:
             datagramsIgnored += 1
@@ -134,30 +194,72 @@ public struct TrackReceiver {
             return
         }
         guard packet.payloadType == payloadType else {
+            if packet.payloadType == retransmissionPayloadType {
+                receiveRetransmission(bytes, length: plain, ssrc: packet.ssrc, arrival: arrival)
+                return
+            }
             datagramsIgnored += 1
             intakeStatistics.packetsWrongPayloadType += 1
             return
         }
+        accept(packet, arrival: arrival)
+    }
+
+    /// Source validation, then the jitter buffer; returns what the buffer did with the packet
+    /// (nil when validation did not play it).
+    @discardableResult
+    private mutating func accept(_ packet: RTPPacket, arrival: MonotonicInstant) -> JitterBuffer<StoredRTPPacket>.InsertResult? {
         let stored = pool.store(packet)
         switch validator.receive(
             ssrc: packet.ssrc, sequenceNumber: packet.sequenceNumber.rawValue, timestamp: packet.timestamp.rawValue, payload: ArrivedRTPPacket(packet: stored, arrival: arrival),
             now: arrival
         ) {
         case .hold, .reject:
-            return
+            return nil
         case .play(let previous, let restart):
             switch restart {
-            case .resync?: buffer.startNewStream()
-            case .newSource(_, let ssrc)?: forgetOtherSources(than: ssrc)
+            case .resync?:
+                buffer.startNewStream()
+                restartFeedback()
+            case .newSource(_, let ssrc)?:
+                forgetOtherSources(than: ssrc)
+                restartFeedback()
             case nil: break
             }
             if let previous { file(previous.packet, arrival: previous.arrival) }
-            file(stored, arrival: arrival)
+            return file(stored, arrival: arrival)
+        }
+    }
+
+    /// An RTX packet (`length` plain bytes at the start of `bytes`) of RTX stream `ssrc`:
+    /// restored in place into the played source's packet (RFC 4588 §4), then validated and
+    /// filed like any packet of it.
+    private mutating func receiveRetransmission(_ bytes: UnsafeMutableRawBufferPointer, length: Int, ssrc: UInt32, arrival: MonotonicInstant) {
+        // Session multiplexing: one RTX stream of its own SSRC per played source.
+        guard let played = validator.playedSSRC, ssrc != played, retransmissionSSRC == nil || retransmissionSSRC == ssrc,
+              let (start, restoredLength) = RTPRetransmission.restore(bytes, length: length, payloadType: payloadType, ssrc: played),
+              let packet = try? RTPPacket(parsing: UnsafeRawBufferPointer(rebasing: bytes[start..<start + restoredLength]))
+        else {
+            retransmissionStatistics.packetsDropped += 1
+            return
+        }
+        switch accept(packet, arrival: arrival) {
+        case .queued?:
+            retransmissionSSRC = ssrc
+            retransmissionStatistics.packetsReceived += 1
+            retransmissionStatistics.bytesReceived += packet.payload.count
+        case .late?:
+            retransmissionStatistics.packetsLate += 1
+        case .duplicate?:
+            retransmissionStatistics.packetsDuplicated += 1
+        case .dropped?, nil:
+            retransmissionStatistics.packetsDropped += 1
         }
     }
 
     /// Files a packet of the played source in the jitter buffer.
-    private mutating func file(_ stored: StoredRTPPacket, arrival: MonotonicInstant) {
+    @discardableResult
+    private mutating func file(_ stored: StoredRTPPacket, arrival: MonotonicInstant) -> JitterBuffer<StoredRTPPacket>.InsertResult {
         let header = stored.header
         if let id = absoluteCaptureTimeID {
             stored.withPacket { packet in
@@ -166,10 +268,44 @@ public struct TrackReceiver {
                 }
             }
         }
-        _ = buffer.insert(
+        let result = buffer.insert(
             sequenceNumber: header.sequenceNumber, timestamp: header.timestamp, ssrc: header.ssrc, isFrameEnd: header.marker,
             byteCount: stored.withPacket { $0.payload.count }, payload: stored, now: arrival
         )
+        if feedbackConfiguration != nil, result != .duplicate { countReception(header.sequenceNumber.rawValue, now: arrival) }
+        return result
+    }
+
+    /// The played source's packet `sequenceNumber` counts for the reports and the NACK decisions
+    /// (no allocation unless it opens a gap).
+    private mutating func countReception(_ sequenceNumber: UInt16, now: MonotonicInstant) {
+        startFeedback(now: now)
+        guard var counted = reception else {
+            reception = (Int64(sequenceNumber), Int64(sequenceNumber), 1)
+            feedback?.received(sequenceNumber: Int64(sequenceNumber), now: now)
+            return
+        }
+        let extended = counted.highest + Int64(Int16(bitPattern: sequenceNumber &- UInt16(truncatingIfNeeded: counted.highest)))
+        counted.highest = max(counted.highest, extended)
+        counted.first = min(counted.first, extended)
+        counted.received += 1
+        reception = counted
+        feedback?.received(sequenceNumber: extended, now: now)
+    }
+
+    private mutating func startFeedback(now: MonotonicInstant) {
+        guard feedback == nil, let configuration = feedbackConfiguration else { return }
+        var started = ReceiverFeedback(configuration: configuration, now: now, seed: UInt64(configuration.ssrc))
+        started.setUsefulFor(usefulFor)
+        started.setBandwidthLimit(bandwidthLimit)
+        feedback = started
+    }
+
+    /// The played source changed or restarted: its reception counts start over.
+    private mutating func restartFeedback() {
+        reception = nil
+        retransmissionSSRC = nil
+        feedback?.restart()
     }
 
     /// A new source is played: a sender report or capture time of another source no longer holds.
@@ -229,7 +365,7 @@ public struct TrackReceiver {
 
     /// Takes one RTCP datagram (SRTCP when the track is encrypted): sender reports give the
     /// mapping from RTP time to the sender's wall clock that end-to-end latency is measured with.
-    public mutating func receiveControl(_ bytes: UnsafeMutableRawBufferPointer, length: Int) {
+    public mutating func receiveControl(_ bytes: UnsafeMutableRawBufferPointer, length: Int, arrival: MonotonicInstant? = nil) {
         var length = min(max(length, 0), bytes.count)
         if let session {
             guard let plain = try? session.unprotectRTCP(bytes, length: length) else {
@@ -253,6 +389,11 @@ public struct TrackReceiver {
                     continue
                 }
                 senderReport = report
+                senderReportsReceived += 1
+                if let arrival {
+                    startFeedback(now: arrival)
+                    feedback?.receivedSenderReport(report, at: arrival)
+                }
                 // A frame's own capture time beats the sender's clock at the report's instant.
                 if captureClock?.source != .absoluteCaptureTime {
                     captureClock = CaptureClock(senderReport: report)
@@ -264,6 +405,12 @@ public struct TrackReceiver {
                 } else {
                     intakeStatistics.controlPacketsFromOtherSources += 1
                 }
+            case .extendedReport(let report):
+                guard played == nil || report.ssrc == played else {
+                    intakeStatistics.controlPacketsFromOtherSources += 1
+                    continue
+                }
+                if let arrival { feedback?.receivedExtendedReport(report, at: arrival) }
             default: break
             }
         }
@@ -302,6 +449,39 @@ public struct TrackReceiver {
         var network = buffer.statistics
         network.bytesReceived += assembledBytes
         return network
+    }
+
+    // MARK: Feedback
+
+    /// The RTCP to send at `now` (compound packets, reports first) and when to ask again; nil
+    /// when the track stays silent. `waitingForKeyFrame`: decoding waits for one.
+    public mutating func pollFeedback(now: MonotonicInstant, waitingForKeyFrame: Bool) -> (packets: [[RTCPPacket]], next: MonotonicInstant)? {
+        guard feedbackConfiguration != nil else { return nil }
+        startFeedback(now: now)
+        let counted = reception.map { counted in
+            ReceiverFeedback.Reception(
+                ssrc: validator.playedSSRC ?? 0, firstSequenceNumber: counted.first, highestSequenceNumber: counted.highest,
+                received: counted.received, jitter: buffer.statistics.jitter
+            )
+        }
+        return feedback?.poll(now: now, reception: validator.playedSSRC == nil ? nil : counted, waitingForKeyFrame: waitingForKeyFrame)
+    }
+
+    /// The bandwidth limit in effect (nil: none), told to the sender as REMB/TMMBR where it
+    /// accepts them.
+    public mutating func setBandwidthLimit(_ bitsPerSecond: UInt64?) {
+        bandwidthLimit = bitsPerSecond
+        feedback?.setBandwidthLimit(bitsPerSecond)
+    }
+
+    /// What the feedback decided so far: NACK messages, PLIs, FIRs, compound packets sent, and the
+    /// round-trip time (nil when silent).
+    public var feedbackStatistics: (nackCount: Int, pliCount: Int, firCount: Int, packetsSent: Int, roundTripTime: Duration?)? {
+        guard feedbackConfiguration != nil else { return nil }
+        return (
+            feedback?.nacks.statistics.nackCount ?? 0, feedback?.keyFrames.pliCount ?? 0, feedback?.keyFrames.firCount ?? 0,
+            feedback?.compoundPacketsSent ?? 0, feedback?.roundTripTime
+        )
     }
 
     /// SRTP counters, when the track is encrypted.

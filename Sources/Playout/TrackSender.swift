@@ -54,9 +54,30 @@ public struct TrackSender {
         try base.send(frame, captureTime: captureTime, emit: emit)
     }
 
+    /// As ``send(_:captureTime:emit:)``, keeping the packets with `now` for retransmission.
+    public mutating func send(_ frame: EncodedFrame, captureTime: Int64?, now: MonotonicInstant, emit: ([UInt8]) throws -> Void) throws {
+        try base.send(frame, captureTime: captureTime, now: now, emit: emit)
+    }
+
+    /// Keeps what is sent and answers NACKs with RTX (RFC 4588) of `payloadType` on `ssrc`.
+    public mutating func enableRetransmission(payloadType: UInt8, ssrc: UInt32 = .random(in: 1...UInt32.max)) {
+        base.enableRetransmission(payloadType: payloadType, ssrc: ssrc)
+    }
+
+    /// Sends RTX packets for `sequenceNumbers` still kept; returns how many.
+    @discardableResult
+    public mutating func retransmit(_ sequenceNumbers: [UInt16], now: MonotonicInstant, emit: ([UInt8]) throws -> Void) throws -> Int {
+        try base.retransmit(sequenceNumbers, now: now, emit: emit)
+    }
+
+    /// RTX packets sent and their bytes; the RTX SSRC (nil: retransmission off).
+    public var retransmittedPacketsSent: Int { base.retransmittedPacketsSent }
+    public var retransmittedBytesSent: Int { base.retransmittedBytesSent }
+    public var retransmissionSSRC: UInt32? { base.retransmissionSSRC }
+
     /// A sender report for wall-clock instant `wallClock` (nanoseconds since 1970), which is
     /// media time `ticks` of this track: SRTCP-protected when encrypted.
-    public func senderReport(wallClock: Int64, ticks: Int64) throws -> [UInt8] {
-        try base.senderReport(wallClock: wallClock, ticks: ticks)
+    public func senderReport(wallClock: Int64, ticks: Int64, extras: [RTCPPacket] = []) throws -> [UInt8] {
+        try base.senderReport(wallClock: wallClock, ticks: ticks, extras: extras)
     }
 }

@@ -109,33 +109,14 @@ struct BitRateArgument: ArgumentValue, Equatable {
     }
 
     init(parsing text: String) throws(ValidationError) {
-        let multipliers: [Character: Double] = ["k": 1e3, "K": 1e3, "M": 1e6, "m": 1e6, "G": 1e9]
-        var number = Substring(text)
-        var multiplier = 1.0
-        if let last = number.last, let factor = multipliers[last] {
-            multiplier = factor
-            number.removeLast()
-        }
-        let digitsOnly = !number.isEmpty && number.allSatisfy { $0.isASCII && ($0.isNumber || $0 == ".") }
-        guard digitsOnly, let value = Double(number), value.isFinite, value * multiplier >= 1, value * multiplier <= 1e12 else {
+        guard let rate = ScheduledBandwidthLimit.bitsPerSecond(parsing: Substring(text)) else {
             throw ValidationError("write bits per second from 1 to 1T, with an optional k, M or G, e.g. 2M or 800k")
         }
-        bitsPerSecond = Int(value * multiplier)
+        bitsPerSecond = rate
     }
 
     /// `2.5M`, `800k`, `1234567`: the shortest form with at most three decimals.
-    var defaultValueDescription: String {
-        for (factor, suffix) in [(1_000_000_000, "G"), (1_000_000, "M"), (1_000, "k")] where bitsPerSecond >= factor {
-            guard bitsPerSecond % (factor / 1_000) == 0 else { continue }
-            let whole = bitsPerSecond / factor
-            var decimals = String(bitsPerSecond % factor / (factor / 1_000))
-            guard decimals != "0" else { return "\(whole)\(suffix)" }
-            decimals = String(repeating: "0", count: 3 - decimals.count) + decimals
-            while decimals.last == "0" { decimals.removeLast() }
-            return "\(whole).\(decimals)\(suffix)"
-        }
-        return "\(bitsPerSecond)"
-    }
+    var defaultValueDescription: String { ScheduledBandwidthLimit.text(bitsPerSecond: bitsPerSecond) }
 }
 
 /// Bursty loss, `RATE/MEAN-BURST-LENGTH`: `10%/8` loses 10 % of packets in bursts of 8 on average.
@@ -248,6 +229,22 @@ struct OverrideArgument: ArgumentValue, Equatable {
     }
 
     var defaultValueDescription: String { override.description }
+}
+
+/// A scheduled bandwidth limit, `RATE@AT[/FOR]` (the `--override` timetable).
+struct BandwidthLimitArgument: ArgumentValue, Equatable {
+    static let valueName = "rate@at[/for]"
+    var limit: ScheduledBandwidthLimit
+
+    init(parsing text: String) throws(ValidationError) {
+        do {
+            limit = try ScheduledBandwidthLimit(parsing: text)
+        } catch {
+            throw ValidationError(error.message)
+        }
+    }
+
+    var defaultValueDescription: String { limit.description }
 }
 
 /// An SRTP master key and salt in base64 (AES_CM_128_HMAC_SHA1_80: 30 bytes). Never repeated in

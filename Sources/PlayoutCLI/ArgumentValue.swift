@@ -46,7 +46,7 @@ extension PlayoutCommand {
     /// Every ``ArgumentValue`` type the commands use, for ``userMessage(for:)``.
     static let argumentValueTypes: [any ArgumentValue.Type] = [
         DurationArgument.self, RunLength.self, PercentageArgument.self, BitRateArgument.self, BurstLossArgument.self,
-        VideoCodecArgument.self, PictureSizeArgument.self, SinkArgument.self, OverrideArgument.self, SRTPKeyArgument.self,
+        VideoCodecArgument.self, PictureSizeArgument.self, SinkArgument.self, OverrideArgument.self, BandwidthLimitArgument.self, SRTPKeyArgument.self,
         DestinationArgument.self, TelemetrySpec.self, TagArgument.self, ScheduleArgument.self, TransitionArgument.self,
         OutputPathArgument.self, SVGPathArgument.self,
     ]

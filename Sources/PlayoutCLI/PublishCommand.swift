@@ -97,7 +97,14 @@ extension Publisher.Statistics {
     /// A short human summary.
     var table: String {
         var lines = tracks.sorted { $0.key.rawValue > $1.key.rawValue }.map { kind, track in
-            "\(kind.rawValue) \(track.codec.rawValue): \(track.framesSent) frames, \(track.packetsSent) packets"
+            var line = "\(kind.rawValue) \(track.codec.rawValue): \(track.framesSent) frames, \(track.packetsSent) packets"
+            let feedback = track.feedback
+            if feedback.receiverReportsReceived > 0 || feedback.nacksReceived > 0 || feedback.pliReceived + feedback.firReceived > 0 {
+                line += ", \(feedback.nacksReceived) NACKs → \(track.retransmittedPacketsSent) RTX, \(feedback.pliReceived) PLI + \(feedback.firReceived) FIR → \(track.keyFramesForced) key frames"
+                if let rtt = feedback.roundTripTime { line += ", RTT \(fixed(rtt.seconds * 1_000, 1)) ms" }
+                if let lost = feedback.fractionLost { line += ", reported loss \(fixed(lost * 100, 1)) %" }
+            }
+            return line
         }
         lines.append("network: \(network.datagramsSent) sent, \(network.datagramsLost) lost, \(network.datagramsDroppedByBandwidth) over the bandwidth cap, \(network.datagramsDuplicated) duplicated, \(network.datagramsReordered) reordered")
         return lines.joined(separator: "\n")

@@ -52,6 +52,18 @@ struct SubscriptionOptions<Defaults: SubscriptionDefaults>: ParsableArguments {
     @Flag(help: "Write JSON Lines on stdout (also when stdout is not a terminal).")
     var json = false
 
+    @Flag(
+        name: .customLong("no-feedback"),
+        help: "Stay silent: no RTCP receiver reports, NACKs, PLI/FIR or bandwidth limits (by default they are sent, each kind only where the sender's SDP announces it)."
+    )
+    var noFeedback = false
+
+    @Option(
+        name: .customLong("limit-bandwidth"),
+        help: BandwidthLimitArgument.help("Limit the video bandwidth the sender may use (REMB and TMMBR, where it announces them): RATE@AT[/FOR], e.g. 1M@5s/10s (1 Mbit/s from 5 s after the start, for 10 s). Repeatable; the last set wins.")
+    )
+    var limitBandwidth: [BandwidthLimitArgument] = []
+
     @Option(help: TelemetrySpec.help("Send telemetry (player events, heartbeats, session KPIs) to \(TelemetrySpec.forms). Repeatable."))
     var telemetry: [TelemetrySpec] = []
 
@@ -72,6 +84,9 @@ struct SubscriptionOptions<Defaults: SubscriptionDefaults>: ParsableArguments {
         var keys: Set<String> = []
         for tag in tag where !keys.insert(tag.key).inserted {
             throw ValidationError("--tag \(tag.key)=…: the key \(tag.key) is given twice; give each key once")
+        }
+        if noFeedback, let limit = limitBandwidth.first {
+            throw ValidationError("--limit-bandwidth \(limit.defaultValueDescription) is told to the sender as feedback: drop --no-feedback or the limit")
         }
         if !tag.isEmpty, telemetry.isEmpty {
             throw ValidationError("--tag needs --telemetry: tags go on telemetry records, e.g. --telemetry jsonl:run.jsonl --tag run=1")
@@ -98,7 +113,8 @@ struct SubscriptionOptions<Defaults: SubscriptionDefaults>: ParsableArguments {
     func subscriberOptions(srtpKey: SRTPKeyingMaterial? = nil, telemetry: TelemetryInstrument? = nil) -> Subscriber.Options {
         Subscriber.Options(
             playoutDelay: .init(delay: playoutDelay.duration), duration: duration.duration, qosInterval: qosInterval.duration,
-            srtpKey: srtpKey, overrides: overrides.map(\.override), telemetry: telemetry
+            srtpKey: srtpKey, overrides: overrides.map(\.override), telemetry: telemetry, feedback: !noFeedback,
+            bandwidthLimits: limitBandwidth.map(\.limit)
         )
     }
 

@@ -119,6 +119,9 @@ struct LiveView {
             row("freezes", { "\($0.freezeCount) (\(fixed($0.totalFreezesDuration.seconds, 2)) s)" }),
             row("delay pauses", { "\($0.delayPauseCount) (\(fixed($0.totalDelayPausesDuration.seconds, 2)) s)" }),
             row("packets lost", { "\($0.packetsLost) of \($0.packetsReceived + $0.packetsLost)" }),
+            row("feedback", { "NACK \($0.nackCount), PLI \($0.pliCount), FIR \($0.firCount)" }),
+            row("retransmitted", { "\($0.retransmittedPacketsReceived) (late \($0.retransmittedPacketsLate), dup \($0.retransmittedPacketsDuplicated))" }),
+            row("round trip", { $0.roundTripTime.map(Self.milliseconds) ?? "–" }),
             row("latency p50", { $0.endToEndLatency.percentile(0.5).map(Self.milliseconds) ?? "–" }),
             row("buffer", { "\(Self.milliseconds($0.bufferedDuration)), \($0.bufferedFrames) frames" }),
         ]

@@ -92,6 +92,12 @@ public final class FFmpegEncoder {
         context.pointee.time_base = AVRational(num: 1, den: 90_000)
         context.pointee.framerate = AVRational(num: Int32(settings.frameRate), den: 1)
         context.pointee.bit_rate = Int64(settings.bitrate)
+        if settings.codec == .h264 {
+            // A half-second VBV at the bit rate: the rate a receiver's limit asks for holds over
+            // any second, key frames included (ABR alone averages over the whole stream).
+            context.pointee.rc_max_rate = Int64(settings.bitrate)
+            context.pointee.rc_buffer_size = Int32(clamping: settings.bitrate / 2)
+        }
         context.pointee.gop_size = Int32(settings.keyframeInterval)
         context.pointee.max_b_frames = 0
         context.pointee.thread_count = 2
@@ -156,7 +162,9 @@ public final class FFmpegEncoder {
 
     /// Encodes one packed YUV 4:2:0 picture (e.g. from ``TestPattern``) presented at `timestamp`
     /// (90 kHz ticks); calls `body` with each frame the encoder emits.
-    public func encode(picture: [UInt8], timestamp: Int64, _ body: (EncodedFrame) -> Void) throws(CodecError) {
+    /// With `forceKeyFrame`, the picture is encoded as a key frame (an IDR for H.264) — what a
+    /// sender does for a receiver's PLI or FIR.
+    public func encode(picture: [UInt8], timestamp: Int64, forceKeyFrame: Bool = false, _ body: (EncodedFrame) -> Void) throws(CodecError) {
         let width = Int(context.pointee.width)
         let height = Int(context.pointee.height)
         guard picture.count == width * height * 3 / 2 else {
@@ -175,7 +183,23 @@ public final class FFmpegEncoder {
             }
         }
         frame.pointee.pts = timestamp
+        frame.pointee.pict_type = forceKeyFrame ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE
         try send(frame, body)
+    }
+
+    /// The video bit rate the encoder aims at, bits per second.
+    public var bitrate: Int { Int(context.pointee.bit_rate) }
+
+    /// Aims at `bitsPerSecond` from the next picture on (H.264: libx264 reconfigures its rate
+    /// control, VBV included; VP8 keeps the rate it opened with). What a sender does for a
+    /// receiver's REMB or TMMBR.
+    public func setBitrate(_ bitsPerSecond: Int) {
+        let rate = Int64(max(bitsPerSecond, 10_000))
+        context.pointee.bit_rate = rate
+        if codec == .h264 {
+            context.pointee.rc_max_rate = rate
+            context.pointee.rc_buffer_size = Int32(clamping: rate / 2)
+        }
     }
 
     /// Encodes one block of interleaved float samples (``audioFrameSize`` per channel) whose first

@@ -16,7 +16,9 @@ struct PublishSubscribeTests {
     }
 
     /// Publishes 640×360 H.264 + Opus over SRTP for `seconds` through `impairment`; the
-    /// subscriber plays a second longer so everything sent is counted.
+    /// subscriber plays a second longer so everything sent is counted. The publisher takes no
+    /// feedback, so what arrives is what the simulated network made of the first sending
+    /// (repair is FeedbackLoopbackTests').
     static func run(
         port: UInt16, seconds: Int = 4, impairment: NetworkImpairment.Configuration, overrides: [ScheduledOverride] = [],
         linger: Duration = .milliseconds(1_200), sink: SinkSpec = .null
@@ -24,7 +26,7 @@ struct PublishSubscribeTests {
         let publisher = try Publisher(options: .init(
             destination: try SocketAddress(host: "127.0.0.1", port: port),
             video: .init(codec: .h264, width: 640, height: 360, frameRate: 30, bitrate: 800_000, keyframeInterval: 30),
-            keyingMaterial: .random(for: .aesCM128HMACSHA1_80), impairment: impairment, duration: .seconds(seconds)
+            keyingMaterial: .random(for: .aesCM128HMACSHA1_80), impairment: impairment, duration: .seconds(seconds), feedback: false
         ))
         let subscriber = try Subscriber(
             sessionDescription: publisher.sessionDescription,

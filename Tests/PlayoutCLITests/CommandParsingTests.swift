@@ -53,6 +53,7 @@ struct HelpTextTests {
         ("--playout-delay <duration>", "(default: 230ms)"), ("--sink <sink>", "(default: null)"),
         ("--duration <duration>", "(default: until Ctrl-C)"), ("--qos-interval <duration>", "(default: 1s)"),
         ("--override <delay@at[/for]>", "DELAY@AT[/FOR]"), ("--srtp-key <base64>", "base64"), ("--json", "JSON Lines"),
+        ("--no-feedback", "Stay silent"), ("--limit-bandwidth <rate@at[/for]>", "RATE@AT[/FOR]"),
     ])
     func subscribe(option: String, expected: String) {
         let line = Self.line(option, in: Self.help(SubscribeCommand.self))
@@ -152,6 +153,20 @@ struct TypedOptionTests {
         #expect(try DemoCommand.parse(["--duration", "3s"]).subscription.subscriberOptions().duration == .seconds(3))
     }
 
+    @Test("feedback is on by default; --no-feedback silences it; --limit-bandwidth takes the --override timetable, on subscribe and demo")
+    func feedback() throws {
+        #expect(try SubscribeCommand.parse(["stream.sdp"]).subscription.subscriberOptions().feedback)
+        #expect(try SubscribeCommand.parse(["stream.sdp"]).subscription.subscriberOptions().bandwidthLimits.isEmpty)
+        #expect(try !SubscribeCommand.parse(["stream.sdp", "--no-feedback"]).subscription.subscriberOptions().feedback)
+        let subscribe = try SubscribeCommand.parse(["stream.sdp", "--limit-bandwidth", "1M@5s/10s", "--limit-bandwidth", "800k@2s"])
+        #expect(subscribe.subscription.subscriberOptions().bandwidthLimits == [
+            .init(bitsPerSecond: 1_000_000, at: .seconds(5), hold: .seconds(10)), .init(bitsPerSecond: 800_000, at: .seconds(2)),
+        ])
+        let demo = try DemoCommand.parse(["--limit-bandwidth", "2.5M@1s"])
+        #expect(demo.subscription.subscriberOptions().bandwidthLimits == [.init(bitsPerSecond: 2_500_000, at: .seconds(1))])
+        #expect(demo.subscription.limitBandwidth.first?.defaultValueDescription == "2.5M@1s")
+    }
+
     @Test("publish parses its destination, key and network")
     func publish() throws {
         let key = SRTPKeyingMaterial.random(for: .aesCM128HMACSHA1_80)
@@ -181,6 +196,10 @@ struct TypedOptionTests {
         (["subscribe", "x.sdp", "--playout-delay", "forever"], "--playout-delay forever: duration 'forever' is not a number with a unit, e.g. 230ms or 1.5s"),
         (["subscribe", "x.sdp", "--duration", "30"], "--duration 30: duration '30' has no unit: write 30ms or 30s"),
         (["subscribe", "x.sdp", "--override", "soon"], "--override soon: 'soon' is not an override: write DELAY@AT[/FOR]"),
+        (["subscribe", "x.sdp", "--limit-bandwidth", "fast@1s"], "--limit-bandwidth fast@1s: 'fast@1s' is not a bandwidth limit: RATE 'fast' is not 1 to 1T bits per second; write RATE@AT[/FOR], e.g. 1M@5s/10s"),
+        (["demo", "--limit-bandwidth", "1M"], "--limit-bandwidth 1M: '1M' is not a bandwidth limit: write RATE@AT[/FOR]"),
+        (["demo", "--limit-bandwidth", "1M@soon"], "--limit-bandwidth 1M@soon: '1M@soon' is not a bandwidth limit: AT 'soon' is not a duration ≥ 0"),
+        (["demo", "--limit-bandwidth", "1M@1s", "--no-feedback"], "--limit-bandwidth 1M@1s is told to the sender as feedback: drop --no-feedback or the limit"),
         (["subscribe", "x.sdp", "--sink", "ftp:out"], "--sink ftp:out: unknown sink 'ftp:out': use null or file:PATH, e.g. file:out.y4m"),
         (["subscribe", "x.sdp", "--sink", "file:"], "--sink file:: sink 'file:' needs a path after file:, e.g. file:out.y4m"),
         (["demo", "--loss", "150%"], "--loss 150%: '150%' is not between 0% and 100%"),

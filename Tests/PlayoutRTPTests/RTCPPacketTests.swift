@@ -61,7 +61,7 @@ struct RTCPPacketTests {
         ]),
         .goodbye(RTCPGoodbye(ssrcs: [])),
         .goodbye(RTCPGoodbye(ssrcs: [1, 2, 3], reason: "")),
-        .other(packetType: 207, count: 1, length: 16),
+        .other(packetType: 204, count: 1, length: 16),  // APP (XR, 207, is parsed: RTCPExtendedReport)
     ])
     func roundTrip(packet: RTCPPacket) throws {
         let bytes = packet.serialized

@@ -90,3 +90,56 @@ struct ScheduledOverrideTests {
         #expect(seen.withLock { $0 } == [.milliseconds(230), .seconds(2), .milliseconds(500), .seconds(9), .milliseconds(230)])
     }
 }
+
+@Suite("Bandwidth limits: the timetable, last wins")
+struct BandwidthLimitTests {
+    @Test("RATE@AT[/FOR] parses as --override does; what is not one says what to type", arguments: [
+        ("1M@5s/10s", ScheduledBandwidthLimit(bitsPerSecond: 1_000_000, at: .seconds(5), hold: .seconds(10))),
+        ("800k@0s", ScheduledBandwidthLimit(bitsPerSecond: 800_000, at: .zero)),
+        ("2.5M@1500ms/2s", ScheduledBandwidthLimit(bitsPerSecond: 2_500_000, at: .milliseconds(1_500), hold: .seconds(2))),
+    ])
+    func parsing(text: String, expected: ScheduledBandwidthLimit) throws {
+        #expect(try ScheduledBandwidthLimit(parsing: text) == expected)
+        #expect(try ScheduledBandwidthLimit(parsing: expected.description) == expected)
+    }
+
+    @Test("refused", arguments: ["1M", "0@1s", "-1M@1s", "1M@1s/2s/3s", "fastM@1s", "1M@later", "2T@1s", ""])
+    func refused(text: String) {
+        #expect(throws: PlayoutError.self) { try ScheduledBandwidthLimit(parsing: text) }
+    }
+
+    @Test("limits and overrides share one timetable: each set and released at its instant, in order")
+    func timetable() {
+        let start = MonotonicInstant(nanoseconds: 1_000_000_000)
+        var table = OverrideTimetable(
+            [ScheduledOverride(delay: .seconds(1), at: .seconds(2))],
+            bandwidthLimits: [ScheduledBandwidthLimit(bitsPerSecond: 800_000, at: .seconds(2), hold: .seconds(3)), .init(bitsPerSecond: 500_000, at: .seconds(4))],
+            start: start
+        )
+        #expect(table.take(now: start.advanced(by: .milliseconds(1_999))).isEmpty)
+        #expect(table.take(now: start.advanced(by: .seconds(2))) == [.setOverride(index: 0), .setBandwidthLimit(index: 0)])
+        #expect(table.next == start.advanced(by: .seconds(4)))
+        #expect(table.take(now: start.advanced(by: .seconds(5))) == [.setBandwidthLimit(index: 1), .releaseBandwidthLimit(index: 0)])
+        #expect(table.next == nil)
+    }
+
+    @Test("limitBandwidth: the last limit wins; releasing an earlier one changes nothing; releasing the one in effect returns to none")
+    func lastWins() throws {
+        let publisher = try Publisher(options: .init(destination: try Publisher.freeLoopbackDestination(), video: .init(width: 320, height: 240), sendsAudio: false))
+        let subscriber = try Subscriber(sessionDescription: publisher.sessionDescription)
+        #expect(subscriber.bandwidthLimit == nil)
+        let first = try subscriber.limitBandwidth(2_000_000)
+        let second = try subscriber.limitBandwidth(500_000)
+        #expect(subscriber.bandwidthLimit == 500_000)
+        first.dispose()
+        #expect(subscriber.bandwidthLimit == 500_000)
+        second.dispose()
+        #expect(subscriber.bandwidthLimit == nil)
+        second.dispose()
+        #expect(throws: PlayoutError.self) { try subscriber.limitBandwidth(0) }
+        do {
+            _ = try subscriber.limitBandwidth(1_000_000)  // dropped at once: released
+        }
+        #expect(subscriber.bandwidthLimit == nil)
+    }
+}

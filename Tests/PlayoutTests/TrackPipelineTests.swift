@@ -62,8 +62,12 @@ struct TrackPipelineTests {
 
     /// ``receive(_:key:delay:)`` for any media section (a rendered frame's bytes are recycled
     /// after decoding, as the playout loop does).
-    static func receive(_ datagrams: [Datagram], media: MediaDescription, delay: Duration = .milliseconds(230)) throws -> (frames: [(number: UInt32, at: MonotonicInstant)], pipeline: TrackPipeline) {
-        var pipeline = try TrackPipeline(track: 1, media: media, delay: delay)
+    /// With `feedback`, the pipeline talks back and `step` sees it at every instant it is polled.
+    static func receive(
+        _ datagrams: [Datagram], media: MediaDescription, delay: Duration = .milliseconds(230), feedback: TrackReceiver.FeedbackSettings? = nil,
+        step: (inout TrackPipeline, MonotonicInstant) -> Void = { _, _ in }
+    ) throws -> (frames: [(number: UInt32, at: MonotonicInstant)], pipeline: TrackPipeline) {
+        var pipeline = try TrackPipeline(track: 1, media: media, delay: delay, feedback: feedback)
         let decoder = try FFmpegDecoder(codec: .h264, configuration: .init(threadCount: 1))
         var rendered: [(UInt32, MonotonicInstant)] = []
         var now = datagrams[0].arrival
@@ -76,6 +80,7 @@ struct TrackPipelineTests {
                 next += 1
             }
             var wake: MonotonicInstant?
+            step(&pipeline, now)
             polling: while true {
                 switch pipeline.poll(now: now) {
                 case .render(let frame, renderAt: let at):

@@ -88,6 +88,23 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // Feedback on: every packet also counts for the receiver's reports and NACK decisions, and
+    // the feedback is polled every 10 ms of stream time (as the feedback thread does). Budget:
+    // still 0 allocations per packet (a report every few seconds allocates its few packets).
+    let feedback = Run<TrackPipeline>(batchSize: packets, feedback: true)
+    for _ in 0..<warmUpBatches {
+        feedback.stream.next()
+        feedback.feed(feedbackEvery: .milliseconds(10))
+    }
+    Benchmark("receive, AES_CM_128_HMAC_SHA1_80: TrackPipeline with feedback (receive + poll when due + feedback every 10 ms + recycle)") { benchmark in
+        feedback.stream.next()
+        benchmark.startMeasurement()
+        feedback.feed(feedbackEvery: .milliseconds(10))
+        benchmark.stopMeasurement()
+        precondition(feedback.receiver.statistics.network.packetsLost == 0 && feedback.feedbackBytes > 0)
+        precondition(feedback.receiver.feedbackStatistics?.nackCount == 0)
+    }
+
     // Both paths on their own streams in each iteration, in alternating order, each timed by this
     // thread's CPU time: the ratio holds when the machine's speed drifts between the benchmarks.
     let pairedIntake = Run<IntakePath>(batchSize: packets)

@@ -15,6 +15,9 @@ public final class Run<Receiver>: @unchecked Sendable {
     public private(set) var frames = 0
     /// When the receiver asked to be polled again (the pipeline's playout thread sleeps until then).
     var wake: MonotonicInstant?
+    /// When the receiver's feedback is polled next, and the RTCP bytes it decided so far.
+    var feedbackDue: MonotonicInstant?
+    public private(set) var feedbackBytes = 0
 
     public init(stream: ContinuousProtectedStream, receiver: Receiver) {
         self.stream = stream
@@ -65,13 +68,22 @@ extension Run<IntakePath> {
 
 extension Run<TrackPipeline> {
     /// A pipeline for the stream's SRTP H.264 track, with a playout delay of `delay` (by default
-    /// the subscriber's 230 ms).
-    public convenience init(batchSize: Int, delay: Duration = .milliseconds(230)) {
+    /// the subscriber's 230 ms). With `feedback`, the track is announced as the built-in
+    /// publisher does (NACK, PLI, FIR, REMB, TMMBR, RTX) and its receiver counts for reports and
+    /// NACKs — ``feed(pollEveryPacket:feedbackEvery:)`` then polls its feedback too.
+    public convenience init(batchSize: Int, delay: Duration = .milliseconds(230), feedback: Bool = false) {
         let stream = ContinuousProtectedStream(suite: .aesCM128HMACSHA1_80, batchSize: batchSize)
         var media = MediaDescription(kind: .video, port: 5_004, proto: .rtpSAVP, payloadTypes: [96])
         media.rtpMaps = [RTPMap(payloadType: 96, encodingName: "H264", clockRate: 90_000)]
         media.crypto = [CryptoAttribute(suite: .aesCM128HMACSHA1_80, keys: [.init(keyAndSalt: stream.keys.concatenated)])]
-        self.init(stream: stream, receiver: try! TrackPipeline(track: 1, media: media, delay: delay))
+        if feedback {
+            media.payloadTypes.append(98)
+            media.rtpMaps.append(RTPMap(payloadType: 98, encodingName: "rtx", clockRate: 90_000))
+            media.formatParameters.append(FormatParameters(payloadType: 98, parameters: [.init(name: "apt", value: "96")]))
+            media.attributes += ["96 nack", "96 nack pli", "96 ccm fir", "96 goog-remb", "96 ccm tmmbr"].map { SDPAttribute(name: "rtcp-fb", value: $0) }
+        }
+        let settings = feedback ? TrackReceiver.FeedbackSettings(ssrc: 7, cname: "benchmark") : nil
+        self.init(stream: stream, receiver: try! TrackPipeline(track: 1, media: media, delay: delay, feedback: settings))
     }
 
     /// Receives the current batch as the subscriber does: each datagram into the pipeline at its
@@ -79,7 +91,11 @@ extension Run<TrackPipeline> {
     /// (the playout thread wakes then: about once a frame), or at an arrival when the pipeline was
     /// idle (new data wakes it); every frame due is rendered (here: recycled at once). With
     /// `pollEveryPacket`, a poll follows every datagram instead: the most a pipeline is asked.
-    public func feed(pollEveryPacket: Bool = false) {
+    ///
+    /// With `feedbackEvery`, the receiver's feedback is polled at that stream-time interval (the
+    /// subscriber's feedback thread does so every 10 ms at most), and what it decides is
+    /// serialized as it would be sent.
+    public func feed(pollEveryPacket: Bool = false, feedbackEvery: Duration? = nil) {
         let lengths = stream.lengths
         let arrivals = stream.arrivals
         var frames = 0
@@ -89,6 +105,13 @@ extension Run<TrackPipeline> {
                     let arrival = arrivals[index]
                     if !pollEveryPacket {
                         while let wake, wake <= arrival { frames += poll(at: wake) }
+                    }
+                    if let feedbackEvery {
+                        let due = feedbackDue ?? arrival
+                        if due <= arrival {
+                            for compound in receiver.pollFeedback(now: arrival)?.packets ?? [] { feedbackBytes += RTCPPacket.serializeCompound(compound).count }
+                            feedbackDue = due.advanced(by: feedbackEvery)
+                        }
                     }
                     let length = Int(lengths[index])
                     buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: packets[index * StreamShape.stride..<index * StreamShape.stride + length]))

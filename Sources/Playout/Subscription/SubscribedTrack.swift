@@ -66,6 +66,17 @@ final class SubscribedTrack: @unchecked Sendable {
     private var transition = PlayoutDelayTransition.immediate  // wake
     private var source = PlayoutDelaySource.configured  // wake
     private var stopping = false  // wake
+    /// Where the sender's RTCP comes from: feedback goes back there (symmetric RTCP, RFC 4961),
+    /// unless the subscriber was told where (`fixedDestination`).
+    private var feedbackDestination: SocketAddress?  // intake
+    private let fixedDestination: Bool
+    /// The socket feedback leaves from (the RTCP port, or the RTP port with rtcp-mux).
+    private var feedbackSocket: UDPReceiver?
+    /// SRTCP for the feedback, when the track is encrypted (feedback thread only).
+    private let feedbackSession: SRTPSession?
+    /// RTCP datagrams the feedback thread sent, and could not send (no destination known yet, a
+    /// socket error).
+    private var feedbackCounters = (sent: 0, unsent: 0)  // intake
     /// Bumped by everything that can change what a poll returns (packets, a delay change, a
     /// stop), so the playout loop never sleeps through one.
     private var generation = 0  // wake
@@ -76,13 +87,19 @@ final class SubscribedTrack: @unchecked Sendable {
     /// or was silent for `switchAfterSilence`.
     init(
         index: Int, kind: MediaKind, media: MediaDescription, session: SessionDescription?, delay: Duration,
-        switchAfterSilence: Duration = .seconds(1), bind: Bool = true
+        switchAfterSilence: Duration = .seconds(1), feedback: TrackReceiver.FeedbackSettings? = nil, feedbackDestination: SocketAddress? = nil,
+        bind: Bool = true
     ) throws {
+        self.feedbackDestination = feedbackDestination
+        fixedDestination = feedbackDestination != nil
         self.index = index
         self.kind = kind
         port = media.port
-        let pipeline = try TrackPipeline(track: TrackID(rawValue: UInt32(index)), media: media, delay: delay, switchAfterSilence: switchAfterSilence)
+        let pipeline = try TrackPipeline(
+            track: TrackID(rawValue: UInt32(index)), media: media, delay: delay, switchAfterSilence: switchAfterSilence, feedback: feedback
+        )
         receiver = pipeline.receiver
+        feedbackSession = try feedback == nil ? nil : pipeline.receiver.keyingMaterial.map { try SRTPSession(keyingMaterial: $0, direction: .outbound) }
         playout = pipeline.playout
         codec = pipeline.codec
         self.delay = delay
@@ -100,6 +117,7 @@ final class SubscribedTrack: @unchecked Sendable {
                 receivers.append(Socket(receiver: control, isControl: true))
             }
         }
+        if feedback != nil { feedbackSocket = receivers.last?.receiver }
     }
 
     /// A track of a libavformat input: no sockets, frames come assembled.
@@ -111,6 +129,8 @@ final class SubscribedTrack: @unchecked Sendable {
         self.kind = kind
         self.codec = codec
         port = 0
+        feedbackSession = nil
+        fixedDestination = false
         let pipeline = try TrackPipeline(track: TrackID(rawValue: UInt32(index)), codec: codec, clockRate: stream.clockRate, delay: delay)
         receiver = pipeline.receiver
         playout = pipeline.playout
@@ -146,12 +166,51 @@ final class SubscribedTrack: @unchecked Sendable {
             signal()
         }
         try socket.receiver.receive(timeout: .zero) { datagram in
+            let reports = receiver.senderReportsReceived
             if socket.isControl {
-                receiver.receiveControl(datagram.mutableBytes, length: datagram.bytes.count)
+                receiver.receiveControl(datagram.mutableBytes, length: datagram.bytes.count, arrival: datagram.arrival)
             } else {
                 receiver.receive(datagram.mutableBytes, length: datagram.bytes.count, arrival: datagram.arrival)
             }
+            // The played source's RTCP comes from where it takes feedback (read once a report:
+            // the address costs an allocation, so never per packet).
+            if receiver.senderReportsReceived != reports, feedbackSocket != nil, !fixedDestination { feedbackDestination = datagram.source }
         }
+    }
+
+    /// Sends the RTCP this track's receiver decided at `now` (feedback thread): reports and
+    /// feedback, SRTCP-protected when encrypted, from the track's RTCP socket to where the
+    /// sender's reports come from. Returns when to call again (nil: the track stays silent).
+    /// Off the media path: the intake lock is held only while the decisions are made.
+    func sendFeedback(now: MonotonicInstant) -> MonotonicInstant? {
+        let waiting = playoutLock.withLock { playout.isWaitingForKeyframe }
+        let (polled, destination) = intake.withLock { (receiver.pollFeedback(now: now, waitingForKeyFrame: waiting), feedbackDestination) }
+        guard let decided = polled else { return nil }
+        var (sent, unsent) = (0, 0)
+        for compound in decided.packets {
+            var bytes = RTCPPacket.serializeCompound(compound)
+            guard let destination, let socket = feedbackSocket else {
+                unsent += 1
+                continue
+            }
+            do {
+                if let feedbackSession { bytes = try feedbackSession.protectRTCP(bytes) }
+                try bytes.withUnsafeBytes { try socket.send($0, to: destination) }
+                sent += 1
+            } catch {
+                unsent += 1
+            }
+        }
+        if sent + unsent > 0 { intake.withLock { feedbackCounters = (feedbackCounters.sent + sent, feedbackCounters.unsent + unsent) } }
+        return decided.next
+    }
+
+    /// Whether the track talks back to its sender.
+    var sendsFeedback: Bool { feedbackSocket != nil }
+
+    /// The bandwidth limit told to the sender (any thread).
+    func setBandwidthLimit(_ bitsPerSecond: UInt64?) {
+        intake.withLock { receiver.setBandwidthLimit(bitsPerSecond) }
     }
 
     /// Takes one datagram that arrived at `arrival` (as ``receive(from:)`` does for each datagram
@@ -159,7 +218,7 @@ final class SubscribedTrack: @unchecked Sendable {
     func deliver(_ bytes: UnsafeMutableRawBufferPointer, length: Int, arrival: MonotonicInstant, control: Bool = false) {
         intake.withLock {
             if control {
-                receiver.receiveControl(bytes, length: length)
+                receiver.receiveControl(bytes, length: length, arrival: arrival)
             } else {
                 receiver.receive(bytes, length: length, arrival: arrival)
             }
@@ -296,6 +355,7 @@ final class SubscribedTrack: @unchecked Sendable {
         let (intakeNetwork, srtp, refused, sources, ssrc, rtcpUndecodable) = intake.withLock {
             (receiver.statistics(), receiver.srtpStatistics, receiver.intakeStatistics, receiver.sourceStatistics, receiver.playedSSRC, receiver.controlPacketsIgnored)
         }
+        let (retransmissions, feedback, rtcp) = intake.withLock { (receiver.retransmissionStatistics, receiver.feedbackStatistics, feedbackCounters) }
         return playoutLock.withLock {
             var network = intakeNetwork
             network.bytesReceived += playout.assembledBytesReceived
@@ -366,6 +426,19 @@ final class SubscribedTrack: @unchecked Sendable {
             qos.sourceSwitches = sources.sourceSwitches
             qos.sourceResyncs = sources.resyncs
             qos.playedSSRC = ssrc
+            qos.retransmittedPacketsReceived = retransmissions.packetsReceived
+            qos.retransmittedBytesReceived = retransmissions.bytesReceived
+            qos.retransmittedPacketsLate = retransmissions.packetsLate
+            qos.retransmittedPacketsDuplicated = retransmissions.packetsDuplicated
+            qos.retransmittedPacketsDropped = retransmissions.packetsDropped
+            if let feedback {
+                qos.nackCount = feedback.nackCount
+                qos.pliCount = feedback.pliCount
+                qos.firCount = feedback.firCount
+                qos.rtcpPacketsSent = rtcp.sent
+                qos.rtcpPacketsUnsent = rtcp.unsent
+                qos.roundTripTime = feedback.roundTripTime
+            }
             return qos
         }
     }

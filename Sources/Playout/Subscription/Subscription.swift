@@ -22,6 +22,9 @@ final class Subscription<C: PlayoutClock>: @unchecked Sendable {
     private let logger = Logger(label: "playout.subscriber")
     /// The scheduled overrides held now (control thread).
     private var held: [Int: PlayoutDelayOverride] = [:]
+    /// The scheduled bandwidth limits held now (control thread), and where they are held.
+    private var limitsHeld: [Int: any Disposable] = [:]
+    let bandwidthLimiter: BandwidthLimiter
     /// The last periodic sample (rates are measured against it).
     private let previousSample = LockedValue<SubscriberQoS?>(nil)
     private var delayWatch: (any Disposable)?
@@ -31,8 +34,10 @@ final class Subscription<C: PlayoutClock>: @unchecked Sendable {
     /// - Throws: ``PlayoutError`` when a decoder cannot be opened.
     init(
         clock: C, start: MonotonicInstant, options: Subscriber.Options, delayController: PlayoutDelayController, delivery: ObserverDelivery,
-        tracks: [SubscribedTrack], renderer: Renderer, wallClock: @escaping @Sendable () -> Int64
+        tracks: [SubscribedTrack], renderer: Renderer, wallClock: @escaping @Sendable () -> Int64,
+        bandwidthLimiter: BandwidthLimiter = BandwidthLimiter()
     ) throws {
+        self.bandwidthLimiter = bandwidthLimiter
         self.clock = clock
         self.options = options
         self.delayController = delayController
@@ -48,7 +53,8 @@ final class Subscription<C: PlayoutClock>: @unchecked Sendable {
             )
         }
         var machine = SubscriptionStateMachine(configuration: .init(
-            qosInterval: options.qosInterval, stallTimeout: options.stallTimeout, duration: options.duration, overrides: options.overrides
+            qosInterval: options.qosInterval, stallTimeout: options.stallTimeout, duration: options.duration, overrides: options.overrides,
+            bandwidthLimits: options.bandwidthLimits
         ))
         let actions = machine.start(now: start) + machine.opened()
         self.machine = LockedValue(machine)
@@ -74,6 +80,12 @@ final class Subscription<C: PlayoutClock>: @unchecked Sendable {
         let step = machine.withLock { $0.poll(now: now, tracks: statuses) }
         perform(step.actions, now: now)
         return step.wake
+    }
+
+    /// Sends each track's RTCP due at `now` (the feedback thread); returns when to call again
+    /// (nil: no track talks back).
+    func sendFeedback(now: MonotonicInstant) -> MonotonicInstant? {
+        tracks.compactMap { $0.sendFeedback(now: now) }.min()
     }
 
     /// ``Subscriber/stop()``: the next ``control(now:)`` finishes.
@@ -157,6 +169,12 @@ final class Subscription<C: PlayoutClock>: @unchecked Sendable {
                 }
             case .releaseOverride(let index):
                 held.removeValue(forKey: index)?.dispose()
+            case .setBandwidthLimit(let index):
+                let planned = options.bandwidthLimits[index]
+                logger.info("bandwidth limit \(planned)")
+                limitsHeld[index] = bandwidthLimiter.hold(planned.bitsPerSecond)
+            case .releaseBandwidthLimit(let index):
+                limitsHeld.removeValue(forKey: index)?.dispose()
             case .finish:
                 for track in tracks { track.requestStop() }
             }

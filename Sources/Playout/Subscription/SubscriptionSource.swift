@@ -102,15 +102,32 @@ enum SubscriptionSource {
 
     /// The tracks, in order; `bind` binds their sockets (an RTP source). A track plays another
     /// valid RTP source once its own said BYE or was silent for `switchAfterSilence`.
-    func makeTracks(delay: Duration, switchAfterSilence: Duration = .seconds(1), bind: Bool = true) throws -> [SubscribedTrack] {
+    /// With `feedback`, each track talks back to its sender in the kinds its SDP announces (one
+    /// receiver SSRC per track, one CNAME for all).
+    func makeTracks(
+        delay: Duration, switchAfterSilence: Duration = .seconds(1), bind: Bool = true, feedback: Bool = false,
+        feedbackDestinations: [MediaKind: SocketAddress] = [:]
+    ) throws -> [SubscribedTrack] {
         switch self {
         case .rtp(let session, let media):
+            let cname = "playout-\(String(UInt64.random(in: 1...UInt64.max), radix: 16))@\(Self.hostName)"
             return try media.enumerated().map { index, entry in
-                try SubscribedTrack(index: index, kind: entry.kind, media: entry.description, session: session, delay: delay, switchAfterSilence: switchAfterSilence, bind: bind)
+                try SubscribedTrack(
+                    index: index, kind: entry.kind, media: entry.description, session: session, delay: delay, switchAfterSilence: switchAfterSilence,
+                    feedback: feedback ? TrackReceiver.FeedbackSettings(cname: cname) : nil, feedbackDestination: feedbackDestinations[entry.kind],
+                    bind: bind
+                )
             }
         case .demuxer(let input):
             return try input.streams.enumerated().map { index, stream in try SubscribedTrack(index: index, stream: stream, delay: delay) }
         }
+    }
+
+    /// This host's name, for the SDES CNAME.
+    private static var hostName: String {
+        var name = [CChar](repeating: 0, count: 256)
+        guard gethostname(&name, name.count - 1) == 0 else { return "localhost" }
+        return String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// The tracks as encoded streams, in track order (for a remux sink): what the SDP or the

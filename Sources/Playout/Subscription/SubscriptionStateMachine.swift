@@ -25,6 +25,8 @@ struct SubscriptionStateMachine {
         var duration: Duration?
         /// Overrides to set and release at instants after the start.
         var overrides: [ScheduledOverride] = []
+        /// Bandwidth limits to set and release at instants after the start.
+        var bandwidthLimits: [ScheduledBandwidthLimit] = []
         /// How often the tracks' render status is looked at (the state follows within this).
         var stateCheckInterval: Duration = .milliseconds(20)
         /// Every SRTP packet failing authentication this many times, nothing received: a wrong key.
@@ -55,6 +57,10 @@ struct SubscriptionStateMachine {
         case setOverride(index: Int)
         /// Release the scheduled override `index`.
         case releaseOverride(index: Int)
+        /// Set the scheduled bandwidth limit `index` (of ``Configuration/bandwidthLimits``).
+        case setBandwidthLimit(index: Int)
+        /// Release the scheduled bandwidth limit `index`.
+        case releaseBandwidthLimit(index: Int)
         /// The subscription is over: stop the threads, drain, publish the final sample.
         case finish
     }
@@ -99,7 +105,7 @@ struct SubscriptionStateMachine {
         start = now
         nextSample = Self.later(now, by: configuration.qosInterval)
         nextStateCheck = now
-        overrides = OverrideTimetable(configuration.overrides, start: now)
+        overrides = OverrideTimetable(configuration.overrides, bandwidthLimits: configuration.bandwidthLimits, start: now)
         return transition(to: .connecting)
     }
 
@@ -209,18 +215,22 @@ struct SubscriptionStateMachine {
     }
 }
 
-/// Scheduled overrides in time order, sans-IO: says which to set and which to release at `now`.
+/// Scheduled overrides and bandwidth limits in time order, sans-IO: says which to set and which
+/// to release at `now`.
 struct OverrideTimetable {
-    private var steps: [(at: MonotonicInstant, index: Int, set: Bool)]
+    private var steps: [(at: MonotonicInstant, index: Int, set: Bool, limit: Bool)]
 
-    /// The timetable of `planned`, counted from `start`.
-    init(_ planned: [ScheduledOverride], start: MonotonicInstant = .zero) {
-        steps = planned.enumerated().flatMap { index, override in
-            [(start.advanced(by: override.at), index, true)]
-                + (override.hold.map { [(start.advanced(by: override.at + $0), index, false)] } ?? [])
+    /// The timetable of `planned` overrides and `bandwidthLimits`, counted from `start`.
+    init(_ planned: [ScheduledOverride], bandwidthLimits: [ScheduledBandwidthLimit] = [], start: MonotonicInstant = .zero) {
+        func entries(_ times: [(at: Duration, hold: Duration?)], limit: Bool) -> [(at: MonotonicInstant, index: Int, set: Bool, limit: Bool)] {
+            times.enumerated().flatMap { index, time in
+                [(start.advanced(by: time.at), index, true, limit)] + (time.hold.map { [(start.advanced(by: time.at + $0), index, false, limit)] } ?? [])
+            }
+        }
         // At one instant, sets go before releases: a new override takes over before an older one
         // lets go (no brief return to the configured delay), and `D@T/0s` sets then releases.
-        }.sorted { ($0.at, $0.set ? 0 : 1, $0.index) < ($1.at, $1.set ? 0 : 1, $1.index) }
+        steps = (entries(planned.map { ($0.at, $0.hold) }, limit: false) + entries(bandwidthLimits.map { ($0.at, $0.hold) }, limit: true))
+            .sorted { ($0.at, $0.set ? 0 : 1, $0.limit ? 1 : 0, $0.index) < ($1.at, $1.set ? 0 : 1, $1.limit ? 1 : 0, $1.index) }
     }
 
     /// When the next step is due.
@@ -231,7 +241,12 @@ struct OverrideTimetable {
         var actions: [SubscriptionStateMachine.Action] = []
         while let step = steps.first, step.at <= now {
             steps.removeFirst()
-            actions.append(step.set ? .setOverride(index: step.index) : .releaseOverride(index: step.index))
+            switch (step.limit, step.set) {
+            case (false, true): actions.append(.setOverride(index: step.index))
+            case (false, false): actions.append(.releaseOverride(index: step.index))
+            case (true, true): actions.append(.setBandwidthLimit(index: step.index))
+            case (true, false): actions.append(.releaseBandwidthLimit(index: step.index))
+            }
         }
         return actions
     }

@@ -25,7 +25,8 @@ public struct NACKTracker: Sendable {
         /// The least time between two requests for one packet (default 20 ms; the round-trip
         /// time when it is longer).
         public var minimumRetryInterval: Duration = .milliseconds(20)
-        /// Requests per packet at most (default 10).
+        /// Requests per packet at most (default 10; 0 tracks losses without asking for them, to
+        /// learn when one cannot be repaired).
         public var maximumRetries = 10
         /// How long after a gap is seen a retransmission is still useful: the playout delay in
         /// effect less a decode margin (set from it; default 200 ms).
@@ -48,6 +49,9 @@ public struct NACKTracker: Sendable {
         public var packetsReordered = 0
         /// Missing packets given up: too late to be useful, retries exhausted, or over the limit.
         public var packetsAbandoned = 0
+        /// Of those, given up by ``NACKTracker/poll(now:roundTripTime:)`` (too late or retries
+        /// exhausted): losses of the stream that repair could not fix, so decoding will need a key frame.
+        public var packetsUnrepairable = 0
 
         public init() {}
     }
@@ -87,7 +91,7 @@ public struct NACKTracker: Sendable {
             let gap = sequenceNumber - last - 1
             if gap > Int64(configuration.maximumMissing) {
                 statistics.packetsAbandoned += missing.count
-                missing.removeAll()
+                missing.removeAll(keepingCapacity: true)
             } else if gap > 0 {
                 for sequence in (last + 1)..<sequenceNumber {
                     missing.append(Missing(sequence: sequence, detected: now, lastRequest: nil, requests: 0))
@@ -116,27 +120,32 @@ public struct NACKTracker: Sendable {
         let transit = roundTripTime ?? .zero
         var nack: [UInt16] = []
         var next: MonotonicInstant?
-        var kept: [Missing] = []
-        kept.reserveCapacity(missing.count)
-        for var entry in missing {
+        var kept = 0  // entries still tracked are moved to the front, in place
+        for index in missing.indices {
+            var entry = missing[index]
             let usefulUntil = entry.detected.advanced(by: configuration.usefulFor)
-            // A request now is useful only if the retransmission can arrive before the frame is due.
-            guard entry.requests < configuration.maximumRetries, now.advanced(by: transit) < usefulUntil else {
+            // Given up once the last request's answer had its round trip to come (with no
+            // requests allowed, once the reorder wait has passed: the loss is then certain), or
+            // once a retransmission asked for now could not arrive before the frame is due.
+            let waitedOut = now >= (entry.lastRequest.map { $0.advanced(by: retry) } ?? entry.detected.advanced(by: configuration.reorderWait))
+            guard entry.requests < configuration.maximumRetries || !waitedOut, now.advanced(by: transit) < usefulUntil else {
                 statistics.packetsAbandoned += 1
+                statistics.packetsUnrepairable += 1
                 continue
             }
             let due = entry.lastRequest.map { $0.advanced(by: retry) } ?? entry.detected.advanced(by: configuration.reorderWait)
-            if now >= due {
+            if now >= due, entry.requests < configuration.maximumRetries {
                 nack.append(UInt16(truncatingIfNeeded: entry.sequence))
                 entry.requests += 1
                 entry.lastRequest = now
                 statistics.packetsRequested += 1
             }
-            let again = entry.requests < configuration.maximumRetries ? (entry.lastRequest.map { $0.advanced(by: retry) } ?? due) : usefulUntil
+            let again = entry.lastRequest.map { $0.advanced(by: retry) } ?? due
             next = min(next ?? again, again, usefulUntil)
-            kept.append(entry)
+            missing[kept] = entry
+            kept += 1
         }
-        missing = kept
+        missing.removeLast(missing.count - kept)
         if !nack.isEmpty { statistics.nackCount += 1 }
         return (nack, next)
     }
@@ -144,7 +153,7 @@ public struct NACKTracker: Sendable {
     /// The stream restarted (new source or sequence base): nothing is missing any more.
     public mutating func reset() {
         statistics.packetsAbandoned += missing.count
-        missing.removeAll()
+        missing.removeAll(keepingCapacity: true)
         highest = nil
     }
 

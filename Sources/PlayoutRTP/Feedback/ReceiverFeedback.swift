@@ -31,11 +31,15 @@ public struct ReceiverFeedback: Sendable {
         public var sendsREMB: Bool
         /// TMMBR (`ccm tmmbr`).
         public var sendsTMMBR: Bool
+        /// RFC 3611 receiver reference times (`a=rtcp-xr:rcvr-rtt=all`), so that a sender that
+        /// answers with DLRR lets this receiver measure its round-trip time.
+        public var sendsReceiverReferenceTime: Bool
 
         /// Everything explicit.
         public init(
             ssrc: UInt32, cname: String, clockRate: Int32, sessionBandwidth: Double = 4_000_000, sendsNACK: Bool = false,
-            keyFrameRequests: KeyFrameRequester.Mode = .none, sendsREMB: Bool = false, sendsTMMBR: Bool = false
+            keyFrameRequests: KeyFrameRequester.Mode = .none, sendsREMB: Bool = false, sendsTMMBR: Bool = false,
+            sendsReceiverReferenceTime: Bool = false
         ) {
             self.ssrc = ssrc
             self.cname = cname
@@ -45,6 +49,7 @@ public struct ReceiverFeedback: Sendable {
             self.keyFrameRequests = keyFrameRequests
             self.sendsREMB = sendsREMB
             self.sendsTMMBR = sendsTMMBR
+            self.sendsReceiverReferenceTime = sendsReceiverReferenceTime
         }
 
         /// What `media`'s `a=rtcp-fb` lines allow for `payloadType` (its `b=AS` or 4 Mbit/s as
@@ -56,7 +61,8 @@ public struct ReceiverFeedback: Sendable {
                 sendsNACK: media.acceptsFeedback(.nack(nil), payloadType: payloadType),
                 keyFrameRequests: KeyFrameRequester.mode(for: media, payloadType: payloadType),
                 sendsREMB: media.acceptsFeedback(.receiverEstimatedMaximumBitrate(nil), payloadType: payloadType),
-                sendsTMMBR: media.acceptsFeedback(.temporaryMaximumBitrate(nil), payloadType: payloadType)
+                sendsTMMBR: media.acceptsFeedback(.temporaryMaximumBitrate(nil), payloadType: payloadType),
+                sendsReceiverReferenceTime: media.acceptsReceiverReferenceTime
             )
         }
     }
@@ -90,11 +96,19 @@ public struct ReceiverFeedback: Sendable {
     public private(set) var keyFrames: KeyFrameRequester
     /// Compound RTCP packets sent (reports, and feedback sent early).
     public private(set) var compoundPacketsSent = 0
+    /// The latest round-trip time measured (RFC 3611 RRTR answered by DLRR; nil before one).
+    public private(set) var roundTripTime: Duration?
+    /// The receiver reference times sent lately (the middle 32 bits, and when), to match DLRRs.
+    private var referenceTimes: [(middle: UInt32, sent: MonotonicInstant)] = []
     private var reports: ReceptionReportBuilder?
     private let interval: RTCPReportInterval
     private var nextReport: MonotonicInstant
     private var averagePacketSize = 100.0
     private var random: SeededRandomNumberGenerator
+    /// Whether losses are tracked: to NACK them, or to ask for a key frame when one cannot be repaired.
+    private var tracksLosses: Bool { configuration.sendsNACK || configuration.keyFrameRequests != .none }
+    /// A loss could not be repaired: the next poll asks for a key frame (rate-limited).
+    private var keyFrameNeeded = false
     /// The bandwidth limit in effect (nil: none), and whether the sender has been told.
     private var limit: UInt64?
     private var limitAnnounced = true
@@ -103,7 +117,11 @@ public struct ReceiverFeedback: Sendable {
     /// A receiver that starts at `now`; `seed` makes the report times' randomization repeatable.
     public init(configuration: Configuration, now: MonotonicInstant, seed: UInt64 = 0x5EED) {
         self.configuration = configuration
-        nacks = NACKTracker()
+        var tracker = NACKTracker()
+        // Without NACK the losses are still tracked: one that waited out reordering cannot be
+        // repaired, and asks for a key frame at once instead of when decoding finds the hole.
+        if !configuration.sendsNACK { tracker.configuration.maximumRetries = 0 }
+        nacks = tracker
         keyFrames = KeyFrameRequester(mode: configuration.keyFrameRequests)
         interval = RTCPReportInterval(sessionBandwidth: configuration.sessionBandwidth)
         random = SeededRandomNumberGenerator(seed: seed)
@@ -113,7 +131,7 @@ public struct ReceiverFeedback: Sendable {
 
     /// Packet `sequenceNumber` (extended) of the played source arrived at `now`.
     public mutating func received(sequenceNumber: Int64, now: MonotonicInstant) {
-        guard configuration.sendsNACK else { return }
+        guard tracksLosses else { return }
         nacks.received(sequenceNumber: sequenceNumber, now: now)
     }
 
@@ -143,20 +161,40 @@ public struct ReceiverFeedback: Sendable {
         limitAnnounced = false
     }
 
+    /// A DLRR block of the played source's extended report arrived at `now`: the round-trip time
+    /// is the time since the RRTR it names less the sender's delay (RFC 3611 §4.5). DLRRs about
+    /// other receivers, or naming an RRTR not sent lately, are ignored.
+    public mutating func receivedExtendedReport(_ report: RTCPExtendedReport, at now: MonotonicInstant) {
+        for case .delaySinceLastReceiverReport(let items) in report.blocks {
+            for item in items where item.ssrc == configuration.ssrc {
+                guard let sent = referenceTimes.last(where: { $0.middle == item.lastReceiverReport })?.sent else { continue }
+                let delay = Duration.nanoseconds(Int64(item.delay) * 1_000_000_000 / 65_536)
+                let measured = sent.duration(to: now) - delay
+                if measured >= .zero { roundTripTime = measured }
+            }
+        }
+    }
+
     /// What to send at `now`: `reception` is the played source's counts (nil before one is
-    /// played), `waitingForKeyFrame` whether decoding waits for one, `roundTripTime` the latest
-    /// measured. Returns compound packets (each one datagram, a report or SDES first) and when to
-    /// poll again.
+    /// played), `waitingForKeyFrame` whether decoding waits for one. Requests are spaced by the
+    /// round-trip time measured (``roundTripTime``), or `roundTripTime` when given. Returns
+    /// compound packets (each one datagram, a report and SDES first) and when to poll again.
     public mutating func poll(
         now: MonotonicInstant, reception: Reception?, waitingForKeyFrame: Bool, roundTripTime: Duration? = nil
     ) -> (packets: [[RTCPPacket]], next: MonotonicInstant) {
+        let roundTripTime = roundTripTime ?? self.roundTripTime
         var feedback: [RTCPPacket] = []
+        var nackAgain: MonotonicInstant?
         let media = reception?.ssrc ?? 0
-        if configuration.sendsNACK, reception != nil {
-            let (lost, _) = nacks.poll(now: now, roundTripTime: roundTripTime)
+        if tracksLosses, reception != nil {
+            let unrepairable = nacks.statistics.packetsUnrepairable
+            let (lost, again) = nacks.poll(now: now, roundTripTime: roundTripTime)
             if !lost.isEmpty { feedback.append(.feedback(RTCPFeedback(senderSSRC: configuration.ssrc, mediaSSRC: media, message: .nack(lost)))) }
+            if nacks.statistics.packetsUnrepairable > unrepairable { keyFrameNeeded = true }
+            nackAgain = again
         }
-        if reception != nil, let request = keyFrames.poll(waitingForKeyFrame: waitingForKeyFrame, now: now, roundTripTime: roundTripTime) {
+        if reception != nil, let request = keyFrames.poll(waitingForKeyFrame: waitingForKeyFrame || keyFrameNeeded, now: now, roundTripTime: roundTripTime) {
+            keyFrameNeeded = false
             switch request {
             case .pictureLoss:
                 feedback.append(.feedback(RTCPFeedback(senderSSRC: configuration.ssrc, mediaSSRC: media, message: .pictureLoss)))
@@ -176,6 +214,13 @@ public struct ReceiverFeedback: Sendable {
             // carries SDES CNAME; feedback sent early rides in a compound of its own.
             var compound: [RTCPPacket] = [.receiverReport(RTCPReceiverReport(ssrc: configuration.ssrc, reports: reportBlocks(reception, now: now, advance: reportDue)))]
             compound.append(.sourceDescription([RTCPSourceDescriptionChunk(ssrc: configuration.ssrc, items: [(RTCPSourceDescriptionChunk.ItemType.cname.rawValue, Array(configuration.cname.utf8))])]))
+            if reportDue, configuration.sendsReceiverReferenceTime {
+                // The receiver's own clock in NTP form: the sender only echoes its middle bits.
+                let ntp = NTPTime.ntp(unixNanoseconds: now.nanoseconds)
+                if referenceTimes.count >= 4 { referenceTimes.removeFirst() }
+                referenceTimes.append((UInt32(truncatingIfNeeded: ntp >> 16), now))
+                compound.append(.extendedReport(RTCPExtendedReport(ssrc: configuration.ssrc, blocks: [.receiverReferenceTime(ntp: ntp)])))
+            }
             compound += feedback
             let size = Double(RTCPPacket.serializeCompound(compound).count + 28)  // with UDP and IPv4 headers
             averagePacketSize = averagePacketSize * 15 / 16 + size / 16  // RFC 3550 A.7's avg_rtcp_size
@@ -186,9 +231,9 @@ public struct ReceiverFeedback: Sendable {
             nextReport = now.advanced(by: interval.next(members: 2, senders: 1, averagePacketSize: averagePacketSize, initial: false, random: random.nextFraction()))
         }
         var next = nextReport
-        if configuration.sendsNACK, reception != nil, let again = nacks.poll(now: now, roundTripTime: roundTripTime).next { next = min(next, again) }
-        if waitingForKeyFrame, let again = keyFrames.nextAllowed(roundTripTime: roundTripTime) { next = min(next, max(again, now)) }
-        return (packets, next)
+        if let nackAgain { next = min(next, nackAgain) }
+        if waitingForKeyFrame || keyFrameNeeded, let again = keyFrames.nextAllowed(roundTripTime: roundTripTime) { next = min(next, max(again, now)) }
+        return (packets, max(next, now))
     }
 
     private mutating func reportBlocks(_ reception: Reception?, now: MonotonicInstant, advance: Bool) -> [RTCPReportBlock] {

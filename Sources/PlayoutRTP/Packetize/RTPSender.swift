@@ -40,6 +40,15 @@ public struct RTPSender {
     private var header: RTPPacketBuilder
     private let firstTimestamp: UInt32
     private let session: SRTPSession?
+    /// What is kept to answer NACKs (nil: retransmission off).
+    private var retransmissions: RetransmissionBuffer?
+    /// The RTX stream (RFC 4588): its payload type, SSRC and next sequence number.
+    private var retransmissionStream: (payloadType: UInt8, ssrc: UInt32, sequenceNumber: UInt16)?
+    /// The instant the packets being sent are kept with.
+    private var sendInstant = MonotonicInstant(nanoseconds: 0)
+    /// RTX packets sent (RFC 4588), and their bytes (headers and OSN included, before SRTP).
+    public private(set) var retransmittedPacketsSent = 0
+    public private(set) var retransmittedBytesSent = 0
     /// One packet being written: room for the largest payload, the header (CSRCs and an
     /// abs-capture-time extension at most) and the SRTP tag.
     private var buffer: [UInt8]
@@ -94,6 +103,13 @@ public struct RTPSender {
     /// - Throws: what the packetizer, the RTP writer or SRTP throw; nothing is emitted for a
     ///   frame that fails to packetize.
     public mutating func send(_ frame: EncodedFrame, captureTime: Int64?, emit: ([UInt8]) throws -> Void) throws {
+        try send(frame, captureTime: captureTime, now: sendInstant, emit: emit)
+    }
+
+    /// As ``send(_:captureTime:emit:)``, keeping each packet with `now` for retransmission when
+    /// ``enableRetransmission(payloadType:ssrc:buffer:)`` turned it on.
+    public mutating func send(_ frame: EncodedFrame, captureTime: Int64?, now: MonotonicInstant, emit: ([UInt8]) throws -> Void) throws {
+        sendInstant = now
         header.timestamp = RTPTimestamp(rawValue: rtpTimestamp(ticks: frame.mediaTime.ticks))
         var first = true
         var packetizer = self.packetizer
@@ -118,21 +134,80 @@ public struct RTPSender {
     private mutating func emitPacket(payload: UnsafeRawBufferPointer, emit: ([UInt8]) throws -> Void) throws {
         let header = self.header
         let session = self.session
+        let sequenceNumber = header.sequenceNumber.rawValue
+        let now = sendInstant
         try buffer.withUnsafeMutableBytes { raw in
             var length = try header.write(payload: payload, into: raw)
+            retransmissions?.store(UnsafeRawBufferPointer(rebasing: raw[0..<length]), sequenceNumber: sequenceNumber, now: now)
             if let session { length = try session.protectRTP(raw, length: length) }
             try emit(Array(raw[0..<length]))
         }
     }
 
+    /// Keeps every packet sent from now on in `buffer` and answers NACKs with RTX packets
+    /// (RFC 4588) of payload type `payloadType` on SSRC `ssrc`.
+    public mutating func enableRetransmission(payloadType: UInt8, ssrc: UInt32, buffer: RetransmissionBuffer = RetransmissionBuffer()) {
+        retransmissions = buffer
+        retransmissionStream = (payloadType, ssrc, .random(in: 0...UInt16.max))
+    }
+
+    /// The RTX stream's SSRC, when retransmission is on.
+    public var retransmissionSSRC: UInt32? { retransmissionStream?.ssrc }
+    /// What the retransmission buffer did (nil: retransmission off).
+    public var retransmissionStatistics: RetransmissionBuffer.Statistics? { retransmissions?.statistics }
+
+    /// Answers a NACK at `now`: calls `emit` with an RTX packet (SRTP-protected when encrypted)
+    /// for each of `sequenceNumbers` still kept and not resent within the resend interval.
+    /// Returns how many were sent; none when retransmission is off.
+    @discardableResult
+    public mutating func retransmit(_ sequenceNumbers: [UInt16], now: MonotonicInstant, emit: ([UInt8]) throws -> Void) throws -> Int {
+        guard var kept = retransmissions, var stream = retransmissionStream else { return 0 }
+        var scratch = buffer
+        // Moved out while in use, so neither the ring nor the packet buffer is copied.
+        retransmissions = nil
+        buffer = []
+        var sent = 0
+        var bytes = 0
+        defer {
+            retransmissions = kept
+            retransmissionStream = stream
+            buffer = scratch
+            retransmittedPacketsSent += sent
+            retransmittedBytesSent += bytes
+        }
+        let session = self.session
+        var failure: (any Error)?
+        for sequenceNumber in sequenceNumbers {
+            kept.withPacket(sequenceNumber, now: now) { original in
+                do {
+                    try scratch.withUnsafeMutableBytes { raw in
+                        guard var length = RTPRetransmission.packetize(
+                            original, into: raw, payloadType: stream.payloadType, ssrc: stream.ssrc, sequenceNumber: stream.sequenceNumber
+                        ) else { return }
+                        bytes += length
+                        if let session { length = try session.protectRTP(raw, length: length) }
+                        stream.sequenceNumber &+= 1
+                        sent += 1
+                        try emit(Array(raw[0..<length]))
+                    }
+                } catch {
+                    failure = error
+                }
+            }
+            if let failure { throw failure }
+        }
+        return sent
+    }
+
     /// A sender report for wall-clock instant `wallClock` (nanoseconds since 1970), which is
-    /// media time `ticks` of this stream: SRTCP-protected when encrypted.
-    public func senderReport(wallClock: Int64, ticks: Int64) throws -> [UInt8] {
+    /// media time `ticks` of this stream, followed in its compound by `extras` (e.g. a DLRR
+    /// block): SRTCP-protected when encrypted.
+    public func senderReport(wallClock: Int64, ticks: Int64, extras: [RTCPPacket] = []) throws -> [UInt8] {
         let report = RTCPPacket.senderReport(RTCPSenderReport(
             ssrc: ssrc, ntpTimestamp: NTPTime.ntp(unixNanoseconds: wallClock), rtpTimestamp: rtpTimestamp(ticks: ticks),
             packetCount: UInt32(truncatingIfNeeded: packetsSent), octetCount: UInt32(truncatingIfNeeded: payloadBytesSent)
         ))
-        let bytes = RTCPPacket.serializeCompound([report])
+        let bytes = RTCPPacket.serializeCompound([report] + extras)
         guard let session else { return bytes }
         return try session.protectRTCP(bytes)
     }

@@ -60,6 +60,10 @@ extension RTCPPacket {
             let written = feedback.serializedBody()
             count = Int(written.format)
             body = written.body
+        case .extendedReport(let report):
+            type = RTCPExtendedReport.packetType
+            count = 0
+            body = report.serializedBody()
         case .other(let packetType, let otherCount, let length):
             type = packetType
             count = Int(otherCount & 0x1F)

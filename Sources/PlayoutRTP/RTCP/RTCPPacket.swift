@@ -134,7 +134,9 @@ public enum RTCPPacket: Equatable, Sendable {
     case goodbye(RTCPGoodbye)
     /// A feedback message (RFC 4585 RTPFB/PSFB: NACK, PLI, FIR, TMMBR/TMMBN, REMB).
     case feedback(RTCPFeedback)
-    /// Any other type (APP, XR, …), skipped: its type, count field and length in bytes.
+    /// An extended report (RFC 3611): RRTR and DLRR blocks, for a receiver's round-trip time.
+    case extendedReport(RTCPExtendedReport)
+    /// Any other type (APP, …), skipped: its type, count field and length in bytes.
     case other(packetType: UInt8, count: UInt8, length: Int)
 
     /// RTCP packet types (RFC 3550 §12.1).
@@ -252,6 +254,8 @@ public enum RTCPPacket: Equatable, Sendable {
             return .goodbye(RTCPGoodbye(ssrcs: ssrcs, reason: reason))
         case RTCPFeedback.transportLayerType, RTCPFeedback.payloadSpecificType:
             return .feedback(try RTCPFeedback.parse(type: type, format: count, body: body, fail: fail))
+        case RTCPExtendedReport.packetType:
+            return .extendedReport(try RTCPExtendedReport.parse(body: body, fail: fail))
         default:
             return .other(packetType: type, count: count, length: length)
         }

@@ -63,6 +63,16 @@ extension MediaDescription {
         }
     }
 
+    /// Whether the sender answers RFC 3611 receiver reference times with DLRR
+    /// (`a=rtcp-xr:rcvr-rtt=all`, RFC 3611 §5.1): a receiver that sends no RTP learns its
+    /// round-trip time only so.
+    public var acceptsReceiverReferenceTime: Bool {
+        attributes.contains { attribute in
+            attribute.name.lowercased() == "rtcp-xr"
+                && (attribute.value ?? "").lowercased().split(separator: " ").contains { $0.hasPrefix("rcvr-rtt=") && !$0.hasSuffix("=sender") }
+        }
+    }
+
     /// The RTX payload types of the section (RFC 4588 §8: `a=rtpmap:PT rtx/RATE` with
     /// `a=fmtp:PT apt=ORIGINAL`), each with the payload type it retransmits.
     public var retransmissionPayloadTypes: [(rtx: UInt8, original: UInt8)] {

@@ -251,6 +251,23 @@ public final class UDPReceiver {
         return count
     }
 
+    /// Sends one datagram from this socket's bound address to `destination` — symmetric RTCP
+    /// (RFC 4961): a receiver's reports and feedback leave from the port its sender's RTCP
+    /// arrives on, and a sender's reports from the port it takes feedback on. Safe while another
+    /// thread receives on the socket.
+    public func send(_ bytes: UnsafeRawBufferPointer, to destination: SocketAddress) throws(UDPError) {
+        var storage = sockaddr_storage()
+        guard let length = SocketAddress.fill(&storage, host: destination.host, port: destination.port) else {
+            throw UDPError(.invalidAddress, "'\(destination.host)' is not an IPv4 or IPv6 address")
+        }
+        let sent = withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                sendto(descriptor, bytes.baseAddress, bytes.count, 0, $0, length)
+            }
+        }
+        if sent < 0 { throw UDPError.from(errno: errno, operation: "send to", address: destination) }
+    }
+
     private func countTruncated(_ count: Int) {
         statistics.datagramsTruncated += count
         guard !warnedTruncation else { return }

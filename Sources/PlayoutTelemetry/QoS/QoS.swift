@@ -110,6 +110,33 @@ public struct TrackQoS: Equatable, Sendable {
     public var sourceResyncs = 0
     /// The SSRC played (nil before a source passed probation, and for a libavformat input).
     public var playedSSRC: UInt32?
+    // MARK: Feedback to the sender (RFC 4585/4588/5104; W3C names where they exist)
+
+    /// Generic NACK messages sent (W3C `nackCount`).
+    public var nackCount = 0
+    /// Picture loss indications sent (W3C `pliCount`).
+    public var pliCount = 0
+    /// Full intra requests sent (W3C `firCount`).
+    public var firCount = 0
+    /// Compound RTCP packets sent to the sender (reports, and feedback sent early), one datagram each.
+    public var rtcpPacketsSent = 0
+    /// Compound RTCP packets decided but not sent: no sender report told where yet, or the
+    /// socket refused them.
+    public var rtcpPacketsUnsent = 0
+    /// The latest round-trip time to the sender (W3C `remote-inbound-rtp` `roundTripTime`; nil
+    /// until the sender answered a receiver reference time, or with feedback off).
+    public var roundTripTime: Duration?
+    /// Retransmitted (RTX) packets that filled a gap (W3C `retransmittedPacketsReceived`; in
+    /// ``packetsReceived``), and their payload bytes (`retransmittedBytesReceived`).
+    public var retransmittedPacketsReceived = 0
+    public var retransmittedBytesReceived = 0
+    /// Retransmissions that came after their packet was given up on (not in the above).
+    public var retransmittedPacketsLate = 0
+    /// Retransmissions of packets already received (not in the above).
+    public var retransmittedPacketsDuplicated = 0
+    /// RTX packets dropped: foreign SSRC, nothing played yet, no original sequence number, malformed.
+    public var retransmittedPacketsDropped = 0
+
     /// Frames not rendered because they were complete only after their render time, with no
     /// delay change (in ``framesDropped``; ``framesSkipped`` counts a delay decrease's skips only,
     /// so that it agrees with ``totalSkippedDuration``).

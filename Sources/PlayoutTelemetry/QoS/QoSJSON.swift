@@ -194,7 +194,18 @@ public struct QoSJSONWriter: Sendable {
             ("sourceSwitches", int(track.sourceSwitches)),
             ("sourceResyncs", int(track.sourceResyncs)),
             ("framesLate", int(track.framesLate)),
+            ("nackCount", int(track.nackCount)),
+            ("pliCount", int(track.pliCount)),
+            ("firCount", int(track.firCount)),
+            ("rtcpPacketsSent", int(track.rtcpPacketsSent)),
+            ("rtcpPacketsUnsent", int(track.rtcpPacketsUnsent)),
+            ("retransmittedPacketsReceived", int(track.retransmittedPacketsReceived)),
+            ("retransmittedBytesReceived", int(track.retransmittedBytesReceived)),
+            ("retransmittedPacketsLate", int(track.retransmittedPacketsLate)),
+            ("retransmittedPacketsDuplicated", int(track.retransmittedPacketsDuplicated)),
+            ("retransmittedPacketsDropped", int(track.retransmittedPacketsDropped)),
         ]
+        if let rtt = track.roundTripTime { values.append(("roundTripTime", .double(rtt.seconds))) }
         if let ssrc = track.playedSSRC { values.append(("ssrc", int(ssrc))) }
         return values
     }

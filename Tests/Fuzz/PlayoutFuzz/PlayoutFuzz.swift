@@ -11,6 +11,7 @@ public import PlayoutRTP
 public let fuzzHarnesses: [String: @Sendable (UnsafeRawBufferPointer) -> Void] = [
     "rtp": fuzzRTP,
     "rtcp": fuzzRTCP,
+    "rtx": fuzzRetransmission,
     "sdp": fuzzSDP,
     "h264": { fuzzDepacketizer($0, H264Depacketizer(track: 1, parameterSets: [[0x67, 0x42, 0xC0, 0x1E], [0x68, 0xCE]])) },
     "h265": { fuzzDepacketizer($0, H265Depacketizer(track: 1, parameterSets: [[0x40, 0x01, 0x0C], [0x42, 0x01, 0x01], [0x44, 0x01, 0xC1]])) },
@@ -44,6 +45,29 @@ public func fuzzRTCP(_ bytes: UnsafeRawBufferPointer) {
     guard let packets = try? RTCPPacket.parseCompound(bytes) else { return }
     let again = RTCPPacket.serializeCompound(packets).withUnsafeBytes { try? RTCPPacket.parseCompound($0) }
     precondition(again != nil, "a parsed RTCP packet must serialize to something parseable")
+}
+
+/// RFC 4588 RTX restore, in place: what restores is the original packet (the given payload
+/// type and SSRC, the OSN as its sequence number, the RTX payload after the OSN), and writing
+/// it as RTX again gives the same packet back (without padding).
+public func fuzzRetransmission(_ bytes: UnsafeRawBufferPointer) {
+    var datagram = Array(bytes)
+    let restored = datagram.withUnsafeMutableBytes { RTPRetransmission.restore($0, length: $0.count, payloadType: 96, ssrc: 0x1234_5678) }
+    guard let (start, length) = restored else { return }
+    precondition(start == 2 && length == bytes.count - 2, "the header moves two bytes on")
+    guard let rtx = try? RTPPacket(parsing: bytes) else { preconditionFailure("only RTP restores") }
+    let original = datagram[start..<start + length]
+    original.withUnsafeBytes { raw in
+        guard let packet = try? RTPPacket(parsing: raw) else { preconditionFailure("a restored packet parses") }
+        precondition(packet.payloadType == 96 && packet.ssrc == 0x1234_5678 && packet.marker == rtx.marker && packet.timestamp == rtx.timestamp)
+        precondition(packet.sequenceNumber.rawValue == UInt16(rtx.payload[0]) << 8 | UInt16(rtx.payload[1]))
+        precondition(Array(packet.payload) == Array(rtx.payload.dropFirst(2).prefix(packet.payload.count)))
+        var again = [UInt8](repeating: 0, count: raw.count + 2)
+        let written = again.withUnsafeMutableBytes {
+            RTPRetransmission.packetize(raw, into: $0, payloadType: rtx.payloadType, ssrc: rtx.ssrc, sequenceNumber: rtx.sequenceNumber.rawValue)
+        }
+        precondition(written != nil, "a restored packet writes back as RTX")
+    }
 }
 
 /// SDP parsing: what parses serializes and parses back to the same description.

@@ -61,7 +61,9 @@ public final class FFmpegEncoder {
     /// Samples per channel each audio input must have (the codec's frame size), 0 for video.
     public let audioFrameSize: Int
 
-    private let context: UnsafeMutablePointer<AVCodecContext>
+    private var context: UnsafeMutablePointer<AVCodecContext>
+    /// A video encoder's settings, kept to reopen it at another bit rate (VP8).
+    private var videoSettings: VideoSettings?
     private let frame: UnsafeMutablePointer<AVFrame>
     private let packet: UnsafeMutablePointer<AVPacket>
     private let track: TrackID
@@ -77,40 +79,13 @@ public final class FFmpegEncoder {
         audioFrameSize = 0
         self.track = track
         let name = settings.codec == .vp8 ? "libvpx" : settings.codec == .h264 ? "libx264" : ""
-        guard let encoder = avcodec_find_encoder_by_name(name) else {
-            throw CodecError(.decoderNotFound, "this FFmpeg has no \(name.isEmpty ? settings.codec.rawValue : name) encoder: video test streams are H.264 or VP8")
-        }
-        guard let context = avcodec_alloc_context3(encoder), let frame = av_frame_alloc(), let packet = av_packet_alloc() else {
+        guard let frame = av_frame_alloc(), let packet = av_packet_alloc() else {
             throw CodecError(.openFailed, "out of memory opening \(name)")
         }
-        self.context = context
         self.frame = frame
         self.packet = packet
-        context.pointee.width = Int32(settings.width)
-        context.pointee.height = Int32(settings.height)
-        context.pointee.pix_fmt = AV_PIX_FMT_YUV420P
-        context.pointee.time_base = AVRational(num: 1, den: 90_000)
-        context.pointee.framerate = AVRational(num: Int32(settings.frameRate), den: 1)
-        context.pointee.bit_rate = Int64(settings.bitrate)
-        if settings.codec == .h264 {
-            // A half-second VBV at the bit rate: the rate a receiver's limit asks for holds over
-            // any second, key frames included (ABR alone averages over the whole stream).
-            context.pointee.rc_max_rate = Int64(settings.bitrate)
-            context.pointee.rc_buffer_size = Int32(clamping: settings.bitrate / 2)
-        }
-        context.pointee.gop_size = Int32(settings.keyframeInterval)
-        context.pointee.max_b_frames = 0
-        context.pointee.thread_count = 2
-        if settings.codec == .h264 {
-            av_opt_set(context.pointee.priv_data, "preset", "veryfast", 0)
-            av_opt_set(context.pointee.priv_data, "tune", "zerolatency", 0)
-            // Parameter sets with every key frame, so a receiver can join at any key frame.
-            av_opt_set(context.pointee.priv_data, "x264-params", "repeat-headers=1:scenecut=0", 0)
-        } else {
-            av_opt_set(context.pointee.priv_data, "deadline", "realtime", 0)
-            av_opt_set(context.pointee.priv_data, "lag-in-frames", "0", 0)
-        }
-        try Self.open(context, encoder, name: name)
+        context = try Self.openVideo(settings)
+        videoSettings = settings
         frame.pointee.format = AV_PIX_FMT_YUV420P.rawValue
         frame.pointee.width = context.pointee.width
         frame.pointee.height = context.pointee.height
@@ -144,6 +119,47 @@ public final class FFmpegEncoder {
         av_channel_layout_copy(&frame.pointee.ch_layout, &context.pointee.ch_layout)
         frame.pointee.sample_rate = context.pointee.sample_rate
         guard av_frame_get_buffer(frame, 0) >= 0 else { throw CodecError(.openFailed, "out of memory for libopus frames") }
+    }
+
+    /// A video encoder context for `settings`, open.
+    private static func openVideo(_ settings: VideoSettings) throws(CodecError) -> UnsafeMutablePointer<AVCodecContext> {
+        let name = settings.codec == .vp8 ? "libvpx" : settings.codec == .h264 ? "libx264" : ""
+        guard let encoder = avcodec_find_encoder_by_name(name) else {
+            throw CodecError(.decoderNotFound, "this FFmpeg has no \(name.isEmpty ? settings.codec.rawValue : name) encoder: video test streams are H.264 or VP8")
+        }
+        guard let context = avcodec_alloc_context3(encoder) else { throw CodecError(.openFailed, "out of memory opening \(name)") }
+        context.pointee.width = Int32(settings.width)
+        context.pointee.height = Int32(settings.height)
+        context.pointee.pix_fmt = AV_PIX_FMT_YUV420P
+        context.pointee.time_base = AVRational(num: 1, den: 90_000)
+        context.pointee.framerate = AVRational(num: Int32(settings.frameRate), den: 1)
+        context.pointee.bit_rate = Int64(settings.bitrate)
+        if settings.codec == .h264 {
+            // A half-second VBV at the bit rate: the rate a receiver's limit asks for holds over
+            // any second, key frames included (ABR alone averages over the whole stream).
+            context.pointee.rc_max_rate = Int64(settings.bitrate)
+            context.pointee.rc_buffer_size = Int32(clamping: settings.bitrate / 2)
+        }
+        context.pointee.gop_size = Int32(settings.keyframeInterval)
+        context.pointee.max_b_frames = 0
+        context.pointee.thread_count = 2
+        if settings.codec == .h264 {
+            av_opt_set(context.pointee.priv_data, "preset", "veryfast", 0)
+            av_opt_set(context.pointee.priv_data, "tune", "zerolatency", 0)
+            // Parameter sets with every key frame, so a receiver can join at any key frame.
+            av_opt_set(context.pointee.priv_data, "x264-params", "repeat-headers=1:scenecut=0", 0)
+        } else {
+            av_opt_set(context.pointee.priv_data, "deadline", "realtime", 0)
+            av_opt_set(context.pointee.priv_data, "lag-in-frames", "0", 0)
+        }
+        do {
+            try open(context, encoder, name: name)
+        } catch {
+            var failed: UnsafeMutablePointer<AVCodecContext>? = context
+            avcodec_free_context(&failed)
+            throw error
+        }
+        return context
     }
 
     private static func open(_ context: UnsafeMutablePointer<AVCodecContext>, _ encoder: UnsafePointer<AVCodec>, name: String) throws(CodecError) {
@@ -190,11 +206,23 @@ public final class FFmpegEncoder {
     /// The video bit rate the encoder aims at, bits per second.
     public var bitrate: Int { Int(context.pointee.bit_rate) }
 
-    /// Aims at `bitsPerSecond` from the next picture on (H.264: libx264 reconfigures its rate
-    /// control, VBV included; VP8 keeps the rate it opened with). What a sender does for a
-    /// receiver's REMB or TMMBR.
+    /// Aims at `bitsPerSecond` from the next picture on. What a sender does for a receiver's
+    /// REMB or TMMBR. H.264: libx264 reconfigures its rate control, VBV included. VP8: this
+    /// FFmpeg's libvpx wrapper reads the rate only when it opens, so the encoder is reopened at
+    /// the new rate (libvpx starts again with a key frame; with no lag nothing is held); if that
+    /// fails it goes on at the old rate.
     public func setBitrate(_ bitsPerSecond: Int) {
         let rate = Int64(max(bitsPerSecond, 10_000))
+        guard rate != context.pointee.bit_rate else { return }
+        if codec == .vp8, var settings = videoSettings {
+            settings.bitrate = Int(rate)
+            guard let reopened = try? Self.openVideo(settings) else { return }
+            var old: UnsafeMutablePointer<AVCodecContext>? = context
+            avcodec_free_context(&old)
+            context = reopened
+            videoSettings = settings
+            return
+        }
         context.pointee.bit_rate = rate
         if codec == .h264 {
             context.pointee.rc_max_rate = rate

@@ -148,5 +148,28 @@ extension PublishSubscribeTests {
             let sent = try #require(run.sent.tracks[.video])
             #expect(sent.feedback.rembReceived > 0 && sent.feedback.tmmbrReceived > 0 && sent.feedback.bitrateLimit == nil)
         }
+
+        @Test("VP8 follows a limit too: the publisher reopens libvpx at the limited rate, and again at its own after release")
+        func bandwidthLimitVP8() throws {
+            let video = FFmpegEncoder.VideoSettings(codec: .vp8, width: 640, height: 360, frameRate: 30, bitrate: 1_500_000, keyframeInterval: 60)
+            let limitAt = Duration.seconds(3)
+            let releaseAt = Duration.seconds(7)
+            let run = try Self.run(seconds: 11, impairment: .init(), feedback: true, video: video) { subscriber in
+                Thread.sleep(forTimeInterval: limitAt.seconds)
+                let limit = try subscriber.limitBandwidth(600_000)
+                Thread.sleep(forTimeInterval: (releaseAt - limitAt).seconds)
+                limit.dispose()
+            }
+            let rates = zip(run.samples, run.samples.dropFirst(4)).map { earlier, later in
+                (at: later.elapsed, bitrate: Double((later.video?.bytesReceived ?? 0) - (earlier.video?.bytesReceived ?? 0)) * 8 / (later.elapsed - earlier.elapsed).seconds)
+            }
+            // libvpx's rate control settles more loosely than libx264's VBV: under the limit plus
+            // a fifth within 2 s, well above it again after release.
+            let limited = rates.filter { $0.at >= limitAt + .seconds(2) && $0.at <= releaseAt }
+            let released = rates.filter { $0.at >= releaseAt + .seconds(2) && $0.at <= .seconds(11) }
+            #expect(!limited.isEmpty && limited.allSatisfy { $0.bitrate < 720_000 }, "\(rates.map { "\(Int($0.at.seconds * 10))/\(Int($0.bitrate / 1000))" })")
+            #expect(!released.isEmpty && released.allSatisfy { $0.bitrate > 1_000_000 }, "\(released.map { Int($0.bitrate) })")
+            #expect(run.renderedShare > 0.9, "each reopening starts with a key frame: nothing waits for one")
+        }
     }
 }

@@ -326,16 +326,24 @@ public final class Subscriber: @unchecked Sendable {
     /// The bandwidth limit in effect (nil: none).
     public var bandwidthLimit: UInt64? { bandwidthLimiter.value }
 
-    /// The feedback thread: sends what each track's receiver decided, when it decided it. It
-    /// looks at least every ``feedbackPollInterval`` (the NACK reorder wait): a gap the intake
-    /// saw is asked for on time without the intake thread waking anyone.
+    /// The feedback thread: sends what each track's receiver decided, when it decided it. Where
+    /// the sender announced feedback messages it looks at least every ``feedbackPollInterval``
+    /// (the NACK reorder wait): a gap the intake saw is asked for on time without the intake
+    /// thread waking anyone. Where it announced none (ffmpeg), it sleeps until the next receiver
+    /// report is due (a second or more), so a report-only receiver costs next to nothing.
     private func feedback(_ subscription: Subscription<MonotonicClock>) {
+        let looksOften = subscription.sendsFeedbackMessages
         while !subscription.isFinished, !lifecycle.isStopRequested {
             let now = clock.now
             let next = subscription.sendFeedback(now: now) ?? now.advanced(by: .seconds(1))
-            _ = lifecycle.sleep(until: min(next, now.advanced(by: Self.feedbackPollInterval)))
+            let cap = looksOften ? Self.feedbackPollInterval : Self.reportOnlyPollInterval
+            _ = lifecycle.sleep(until: min(next, now.advanced(by: cap)))
         }
     }
+
+    /// The longest the feedback thread sleeps when a sender announced no feedback messages (the
+    /// end of the subscription is noticed within it).
+    static let reportOnlyPollInterval: Duration = .milliseconds(250)
 
     /// The longest the feedback thread sleeps.
     static let feedbackPollInterval: Duration = .milliseconds(10)

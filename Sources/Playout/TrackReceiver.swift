@@ -453,6 +453,10 @@ public struct TrackReceiver {
 
     // MARK: Feedback
 
+    /// Whether the track sends feedback messages beyond its reports (what its SDP announces), so
+    /// that its feedback is looked at often rather than at the report interval only.
+    public var sendsFeedbackMessages: Bool { feedbackConfiguration?.sendsFeedbackMessages ?? false }
+
     /// The RTCP to send at `now` (compound packets, reports first) and when to ask again; nil
     /// when the track stays silent. `waitingForKeyFrame`: decoding waits for one.
     public mutating func pollFeedback(now: MonotonicInstant, waitingForKeyFrame: Bool) -> (packets: [[RTCPPacket]], next: MonotonicInstant)? {

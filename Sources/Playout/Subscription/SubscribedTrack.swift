@@ -208,6 +208,9 @@ final class SubscribedTrack: @unchecked Sendable {
     /// Whether the track talks back to its sender.
     var sendsFeedback: Bool { feedbackSocket != nil }
 
+    /// Whether it sends more than reports (NACK, key-frame requests, REMB/TMMBR): looked at often.
+    var sendsFeedbackMessages: Bool { feedbackSocket != nil && intake.withLock { receiver.sendsFeedbackMessages } }
+
     /// The bandwidth limit told to the sender (any thread).
     func setBandwidthLimit(_ bitsPerSecond: UInt64?) {
         intake.withLock { receiver.setBandwidthLimit(bitsPerSecond) }

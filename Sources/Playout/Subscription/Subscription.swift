@@ -84,6 +84,10 @@ final class Subscription<C: PlayoutClock>: @unchecked Sendable {
 
     /// Sends each track's RTCP due at `now` (the feedback thread); returns when to call again
     /// (nil: no track talks back).
+    /// Whether any track sends feedback messages beyond its reports (the feedback thread then
+    /// looks every ``Subscriber`` poll interval; else it sleeps until the next report is due).
+    var sendsFeedbackMessages: Bool { tracks.contains { $0.sendsFeedbackMessages } }
+
     func sendFeedback(now: MonotonicInstant) -> MonotonicInstant? {
         tracks.compactMap { $0.sendFeedback(now: now) }.min()
     }

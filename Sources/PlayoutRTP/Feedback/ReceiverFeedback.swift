@@ -35,6 +35,11 @@ public struct ReceiverFeedback: Sendable {
         /// answers with DLRR lets this receiver measure its round-trip time.
         public var sendsReceiverReferenceTime: Bool
 
+        /// Whether anything beyond the reports is sent (NACK, key-frame requests, REMB, TMMBR):
+        /// then a receiver looks often (a gap, a key frame to ask for, a new limit); a sender
+        /// that announces none gets reports only, at their interval.
+        public var sendsFeedbackMessages: Bool { sendsNACK || keyFrameRequests != .none || sendsREMB || sendsTMMBR }
+
         /// Everything explicit.
         public init(
             ssrc: UInt32, cname: String, clockRate: Int32, sessionBandwidth: Double = 4_000_000, sendsNACK: Bool = false,

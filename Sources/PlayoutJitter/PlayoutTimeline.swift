@@ -28,12 +28,21 @@ public struct PlayoutTimeline: Sendable {
         /// (not that the network got faster): the timeline starts afresh from that arrival
         /// (default 1 s). Transits above the path are queuing and never reset it.
         public var discontinuityThreshold: Duration
+        /// The largest drift the fit may conclude, in parts per million (default 1000: real
+        /// clocks stay within ±100 ppm, cheap ones within ±1000). A few windows of a jittery path
+        /// fit any slope — two minima 10 ms apart are 10,000 ppm — and extrapolating it moves
+        /// render times by tens of milliseconds when the next window corrects it; bounded, a
+        /// window change moves them by at most this × the history's span.
+        public var maximumDriftPPM: Double
 
         /// A configuration; the defaults track drift over 30 one-second windows.
-        public init(windowDuration: Duration = .seconds(1), windowCount: Int = 30, discontinuityThreshold: Duration = .seconds(1)) {
+        public init(
+            windowDuration: Duration = .seconds(1), windowCount: Int = 30, discontinuityThreshold: Duration = .seconds(1), maximumDriftPPM: Double = 1_000
+        ) {
             self.windowDuration = windowDuration
             self.windowCount = max(2, windowCount)
             self.discontinuityThreshold = discontinuityThreshold
+            self.maximumDriftPPM = max(0, maximumDriftPPM)
         }
     }
 
@@ -129,8 +138,9 @@ public struct PlayoutTimeline: Sendable {
         fit()
     }
 
-    /// Least squares through the window minima (media time → transit). With one point, a flat
-    /// line through it.
+    /// Least squares through the window minima (media time → transit), its slope bounded by
+    /// ``Configuration/maximumDriftPPM`` (the line then passes through the minima's centroid).
+    /// With one point, a flat line through it.
     private mutating func fit() {
         guard let first = history.first else { return }
         origin = first.media
@@ -146,7 +156,8 @@ public struct PlayoutTimeline: Sendable {
         }
         let denominator = count * sumXX - sumX * sumX
         if history.count >= 2, abs(denominator) > 1e-9 {
-            slope = (count * sumXY - sumX * sumY) / denominator
+            let bound = configuration.maximumDriftPPM / 1e6
+            slope = min(bound, max(-bound, (count * sumXY - sumX * sumY) / denominator))
             intercept = (sumY - slope * sumX) / count
         } else {
             slope = 0

@@ -147,22 +147,19 @@ struct PublishSubscribeTests {
         Self.expectRecovers(run)
     }
 
-    /// Known flake since the feedback merge (issue 18, open): in a third to a half of the runs
-    /// one frame of 120 counts as late (`framesLate` 1, one dropped) although the frame log
-    /// shows all 120 rendered with ≥ 83 ms to spare — with or without the subscriber's receiver
-    /// reports (5 runs each: 3 and 0 late after the feedback thread stopped polling every 10 ms
-    /// for report-only senders; 0 and 2 before). Before the merge: 0 in 6 runs. Bounded at one
-    /// frame here so it cannot get worse unnoticed.
-    @Test("30 ms jitter, 1 % reordering and 1 % duplication are absorbed by the buffer (at most one frame late)", arguments: [false, true])
+    @Test("30 ms jitter, 1 % reordering and 1 % duplication are absorbed by the buffer", arguments: [false, true])
     func jitterReorderDuplicate(reports: Bool) throws {
         let run = try Self.run(
             port: reports ? 47_435 : 47_430, impairment: .init(jitter: .milliseconds(30), reorder: 0.01, duplicate: 0.01, seed: 9), feedback: reports)
         #expect(run.sent.network.datagramsReordered > 0)
         #expect(run.sent.network.datagramsDuplicated > 0)
         Self.expectCountsAgree(run)
-        let video = try #require(run.final.tracks[.video])
-        let sent = try #require(run.sent.tracks[.video]?.framesSent)
-        #expect(video.framesRendered >= sent - 1 && video.framesLate <= 1 && video.framesRendered + video.framesDropped == sent, "\(video)")
+        // Nothing late: the path's jitter at the start must not move render times (it did, by
+        // up to 114 ms, before the timeline bounded its drift fit).
+        for kind in [MediaKind.video, .audio] {
+            let track = try #require(run.final.tracks[kind])
+            #expect(track.framesRendered == run.sent.tracks[kind]?.framesSent && track.framesLate == 0, "\(kind): \(track)")
+        }
     }
 
     @Test("overrides 230 ms → 2 s → 500 ms pause rendering 1.77 s and skip 1.5 s, within a frame interval + 10 ms")

@@ -1,3 +1,4 @@
+import Foundation
 import PlayoutCore
 import PlayoutJitter
 import PlayoutTesting
@@ -46,6 +47,45 @@ struct PlayoutTimelineTests {
         }
         // Transit = local − media shrinks by 500 µs per second of media: about −500 ppm.
         #expect(abs(timeline.driftPPM + 500) < 5, "\(timeline.driftPPM)")
+    }
+
+    /// The largest move of a buffered frame's local time from one arrival to the next over the
+    /// first `seconds` of a 30 fps stream on a jittery path — after the first window, before
+    /// which the fastest arrival so far is the path — with half-normal queuing of standard
+    /// deviation `jitter`, order kept (``NetworkImpairment``'s model), and no drift.
+    func largestMove(seconds: Int, jitter: Double, configuration: PlayoutTimeline.Configuration, seed: UInt64) -> Duration {
+        var timeline = PlayoutTimeline(configuration: configuration)
+        var random = SeededRandomNumberGenerator(seed: seed)
+        let frameInterval: Int64 = 33_333_333
+        let scale = jitter / (1 - 2 / Double.pi).squareRoot()
+        var arrival: Int64 = 0
+        var largest: Int64 = 0
+        for index in 0..<(Int64(seconds) * 30) {
+            let media = Duration.nanoseconds(index * frameInterval)
+            // Box–Muller: a standard normal from two uniforms.
+            let normal = (-2 * log(Double.random(in: .ulpOfOne..<1, using: &random))).squareRoot() * cos(2 * .pi * Double.random(in: 0..<1, using: &random))
+            arrival = max(arrival, 10_000_000 + index * frameInterval + Int64(abs(normal) * scale * 1e9))
+            let buffered = media + .milliseconds(230)  // a frame still waiting to be rendered
+            let before = timeline.isEmpty ? nil : timeline.localTime(for: buffered)
+            timeline.observe(mediaTime: media, arrival: MonotonicInstant(nanoseconds: arrival))
+            if let before, index >= 31 { largest = max(largest, abs(timeline.localTime(for: buffered).nanoseconds - before.nanoseconds)) }
+        }
+        return .nanoseconds(largest)
+    }
+
+    /// A loopback test with 30 ms jitter rendered one of 120 frames late in about half its runs:
+    /// three or four jittery window minima fitted slopes of thousands of ppm, and when the next
+    /// window corrected the fit a buffered frame's render time jumped back by up to 114 ms. The
+    /// fit's slope is bounded by ``PlayoutTimeline/Configuration/maximumDriftPPM`` now.
+    @Test("30 ms of jitter in the first seconds moves a buffered frame's render time by under 10 ms (unbounded drift: tens of ms)")
+    func jitterAtStartup() {
+        var bounded: Duration = .zero, unbounded: Duration = .zero
+        for seed in UInt64(1)...20 {
+            bounded = max(bounded, largestMove(seconds: 8, jitter: 0.030, configuration: .init(), seed: seed))
+            unbounded = max(unbounded, largestMove(seconds: 8, jitter: 0.030, configuration: .init(maximumDriftPPM: 1e12), seed: seed))
+        }
+        #expect(bounded < .milliseconds(10), "\(bounded.compactDescription)")
+        #expect(unbounded > .milliseconds(20), "the case this guards against: \(unbounded.compactDescription)")
     }
 
     @Test("a burst after a stall arrives late and does not move the mapping")

@@ -20,7 +20,7 @@ struct TelemetryDeliveryStateMachineTests {
         #expect(machine.nextAction(now: Self.at(200)) == .idle)  // one batch in flight at a time
         machine.deliverySucceeded(now: Self.at(210))
         for seq in 1...4 { machine.enqueue(Self.record(UInt64(seq)), now: Self.at(300)) }
-        #expect(machine.nextAction(now: Self.at(300)) == .deliver([1, 2, 3].map { Self.record($0) }))
+        #expect(machine.nextAction(now: Self.at(300)) == .deliver(TelemetryBatch([1, 2, 3].map { Self.record($0) })))
         machine.deliverySucceeded(now: Self.at(301))
         #expect(machine.nextAction(now: Self.at(301)) == .wait(until: Self.at(500)))
         #expect(machine.statistics.delivered == 4)
@@ -35,7 +35,44 @@ struct TelemetryDeliveryStateMachineTests {
         for seq in 0..<5 { machine.enqueue(Self.record(UInt64(seq)), now: Self.at(0)) }
         #expect(machine.statistics.drops == [.queueFull: 2])
         #expect(machine.depth == 3)
-        #expect(machine.nextAction(now: Self.at(0)) == .deliver([2, 3, 4].map { Self.record($0) }))
+        #expect(machine.nextAction(now: Self.at(0)) == .deliver(TelemetryBatch([2, 3, 4].map { Self.record($0) })))
+    }
+
+    @Test("the engine's arrays pass through uncopied: a batch of one whole array is that array; batches cut across arrays in order")
+    func arraysKept() {
+        var machine = TelemetryDeliveryStateMachine(configuration: .init(capacity: 100, maximumBatchSize: 4, linger: .zero), seed: 1)
+        let whole = (0..<4).map { Self.record(UInt64($0)) }
+        machine.enqueue(whole, now: Self.at(0))
+        guard case .deliver(let batch) = machine.nextAction(now: Self.at(0)) else { Issue.record("no batch"); return }
+        let storage = { (records: [TelemetryRecord]) in records.withUnsafeBufferPointer { $0.baseAddress } }
+        #expect(storage(batch.records) == storage(whole), "the engine's array itself, not a copy")
+        machine.deliverySucceeded(now: Self.at(1))
+        // 3 + 3 records in two arrays, batches of 4: [4 5 6 7] across both, then [8 9].
+        machine.enqueue((4..<7).map { Self.record(UInt64($0)) }, now: Self.at(2))
+        machine.enqueue((7..<10).map { Self.record(UInt64($0)) }, now: Self.at(2))
+        #expect(machine.depth == 6)
+        #expect(machine.nextAction(now: Self.at(2)) == .deliver(TelemetryBatch((4..<8).map { Self.record(UInt64($0)) })))
+        machine.deliverySucceeded(now: Self.at(3))
+        guard case .deliver(let rest) = machine.nextAction(now: Self.at(3)) else { Issue.record("no second batch"); return }
+        #expect(rest.map(\.seq) == [8, 9] && rest.count == 2)
+        machine.deliverySucceeded(now: Self.at(4))
+        #expect(machine.statistics.delivered == 10 && machine.isEmpty)
+    }
+
+    @Test("drop-oldest across arrays: a full queue drops the oldest records of the oldest arrays; an array larger than the queue keeps its newest")
+    func dropOldestArrays() {
+        var machine = TelemetryDeliveryStateMachine(configuration: .init(capacity: 5, maximumBatchSize: 10, linger: .zero), seed: 1)
+        #expect(machine.enqueue((0..<3).map { Self.record(UInt64($0)) }, now: Self.at(0)) == 0)
+        #expect(machine.enqueue((3..<7).map { Self.record(UInt64($0)) }, now: Self.at(0)) == 2)
+        #expect(machine.depth == 5 && machine.statistics.drops == [.queueFull: 2])
+        #expect(machine.nextAction(now: Self.at(0)) == .deliver(TelemetryBatch((2..<7).map { Self.record(UInt64($0)) })))
+        machine.deliverySucceeded(now: Self.at(1))
+        #expect(machine.enqueue((0..<12).map { Self.record(UInt64($0)) }, now: Self.at(2)) == 7)
+        #expect(machine.nextAction(now: Self.at(2)) == .deliver(TelemetryBatch((7..<12).map { Self.record(UInt64($0)) })))
+        #expect(machine.statistics.drops == [.queueFull: 9])
+        // Every record handed in is delivered or counted dropped.
+        machine.deliverySucceeded(now: Self.at(3))
+        #expect(machine.statistics.delivered + machine.statistics.dropped == 19)
     }
 
     @Test("a retryable failure is retried after a jittered, doubling backoff, the same for the same seed")

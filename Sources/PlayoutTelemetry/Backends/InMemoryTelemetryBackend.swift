@@ -25,7 +25,10 @@ public final class InMemoryTelemetryBackend: TelemetryBackend {
     private let state = LockedValue(State())
 
     private struct State {
+        /// Records read so far as one array, then the batches delivered since (kept as the
+        /// engine built them: a delivery copies no record).
         var records: [TelemetryRecord] = []
+        var batches: [TelemetryBatch] = []
         var failure: TelemetryDeliveryError?
         var deliveries = 0
         var closed = false
@@ -37,10 +40,14 @@ public final class InMemoryTelemetryBackend: TelemetryBackend {
     }
 
     public func deliver(_ batch: [TelemetryRecord]) throws(TelemetryDeliveryError) {
+        try deliver(TelemetryBatch(batch))
+    }
+
+    public func deliver(_ batch: TelemetryBatch) throws(TelemetryDeliveryError) {
         let failure = state.withLock { state -> TelemetryDeliveryError? in
             state.deliveries += 1
             if let failure = state.failure { return failure }
-            state.records += batch
+            state.batches.append(batch)
             return nil
         }
         if let failure { throw failure }
@@ -52,7 +59,20 @@ public final class InMemoryTelemetryBackend: TelemetryBackend {
     public func setFailure(_ failure: TelemetryDeliveryError?) { state.withLock { $0.failure = failure } }
 
     /// Every record received, in delivery order.
-    public var records: [TelemetryRecord] { state.withLock { $0.records } }
+    public var records: [TelemetryRecord] {
+        state.withLock { state in
+            if !state.batches.isEmpty {
+                if state.records.isEmpty, state.batches.count == 1 {
+                    state.records = state.batches[0].records
+                } else {
+                    state.records.reserveCapacity(state.records.count + state.batches.reduce(0) { $0 + $1.count })
+                    for batch in state.batches { state.records.append(contentsOf: batch) }
+                }
+                state.batches.removeAll()
+            }
+            return state.records
+        }
+    }
     /// Calls of ``deliver(_:)`` so far (failed ones included).
     public var deliveries: Int { state.withLock { $0.deliveries } }
     /// Whether the engine closed the backend.
@@ -122,7 +142,12 @@ public final class InMemoryTelemetryBackend: TelemetryBackend {
     }
 
     /// Removes every record.
-    public func removeAll() { state.withLock { $0.records.removeAll() } }
+    public func removeAll() {
+        state.withLock { state in
+            state.records.removeAll()
+            state.batches.removeAll()
+        }
+    }
 }
 
 /// An analytics test's expectation that did not hold, saying what was expected and what came.

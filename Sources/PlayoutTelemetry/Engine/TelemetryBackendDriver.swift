@@ -35,12 +35,12 @@ final class TelemetryBackendDriver: @unchecked Sendable {
         }
     }
 
-    /// Queues `records` (drop-oldest when full) and wakes the thread.
-    func enqueue(_ records: some Collection<TelemetryRecord>) {
+    /// Queues `records` (the array itself, drop-oldest when full) and wakes the thread.
+    func enqueue(_ records: [TelemetryRecord]) {
         guard !records.isEmpty else { return }
         let now = clock.now
         condition.withLock {
-            for record in records { machine.enqueue(record, now: now) }
+            machine.enqueue(records, now: now)
             enqueued += records.count
             // Handed in after the backend was removed or shut down: undelivered, and counted.
             if ended { machine.abandon() }
@@ -135,7 +135,7 @@ final class TelemetryBackendDriver: @unchecked Sendable {
     }
 
     /// The next batch to deliver; nil when finishing and nothing is left (or the deadline passed).
-    private func next() -> [TelemetryRecord]? {
+    private func next() -> TelemetryBatch? {
         condition.withLock {
             while true {
                 let now = clock.now

@@ -7,7 +7,7 @@ public import PlayoutCore
 ///
 /// ```swift
 /// var machine = TelemetryDeliveryStateMachine(configuration: .init(), seed: 1)
-/// machine.enqueue(record, now: t0)
+/// machine.enqueue(records, now: t0)   // the engine's array, kept as it is
 /// if case .deliver(let batch) = machine.nextAction(now: t0 + linger) {
 ///     do { try backend.deliver(batch); machine.deliverySucceeded(now: t1) }
 ///     catch { machine.deliveryFailed(error, now: t1) }   // retried after a jittered backoff
@@ -16,7 +16,8 @@ public import PlayoutCore
 ///
 /// The queue holds at most ``Configuration/capacity`` records besides the batch being delivered
 /// (at most ``Configuration/maximumBatchSize``); when full, the oldest queued record is dropped
-/// and counted (``TelemetryDropReason/queueFull``).
+/// and counted (``TelemetryDropReason/queueFull``). It keeps the arrays it is given and hands
+/// out parts of them (``TelemetryBatch``): no record is copied on its way through.
 public struct TelemetryDeliveryStateMachine: Sendable {
     /// Queue, batching and retry settings, with documented defaults.
     public struct Configuration: Sendable, Equatable {
@@ -68,7 +69,7 @@ public struct TelemetryDeliveryStateMachine: Sendable {
     /// What the backend's thread does next.
     public enum Action: Sendable, Equatable {
         /// Deliver `batch`, then report with ``deliverySucceeded(now:)`` or ``deliveryFailed(_:now:)``.
-        case deliver([TelemetryRecord])
+        case deliver(TelemetryBatch)
         /// Nothing before `instant` (a batch lingers, or a retry backs off), unless a record comes.
         case wait(until: MonotonicInstant)
         /// Nothing queued.
@@ -80,9 +81,12 @@ public struct TelemetryDeliveryStateMachine: Sendable {
     /// What happened so far (``TelemetryBackendStatistics/name`` left empty).
     public private(set) var statistics = TelemetryBackendStatistics(name: "")
 
-    private var queue: [(record: TelemetryRecord, at: MonotonicInstant)] = []
+    /// Queued arrays, oldest first from `head`; each with the index of its first record not yet
+    /// taken and when it was queued.
+    private var queue: [(records: [TelemetryRecord], start: Int, at: MonotonicInstant)] = []
     private var head = 0
-    private var pending: [TelemetryRecord]?
+    private var queued = 0  // records in `queue`
+    private var pending: TelemetryBatch?
     private var attempts = 0
     private var retryAt: MonotonicInstant?
     private var inFlight = false
@@ -97,25 +101,51 @@ public struct TelemetryDeliveryStateMachine: Sendable {
     }
 
     /// Records waiting, the batch in flight or backing off included.
-    public var depth: Int { queue.count - head + (pending?.count ?? 0) }
+    public var depth: Int { queued + (pending?.count ?? 0) }
 
     /// Queues `record`; when the queue is full the oldest queued record is dropped and counted.
     /// Returns false when it dropped one.
     @discardableResult
     public mutating func enqueue(_ record: TelemetryRecord, now: MonotonicInstant) -> Bool {
-        var kept = true
-        if queue.count - head >= configuration.capacity {
-            head += 1
-            statistics.drops[.queueFull, default: 0] += 1
-            kept = false
+        enqueue([record], now: now) == 0
+    }
+
+    /// Queues `records` as they are (the array is kept, not copied); when the queue is full the
+    /// oldest queued records are dropped and counted. Returns how many were dropped.
+    @discardableResult
+    public mutating func enqueue(_ records: [TelemetryRecord], now: MonotonicInstant) -> Int {
+        guard !records.isEmpty else { return 0 }
+        // Of an array larger than the queue, only its newest records fit.
+        let start = max(0, records.count - configuration.capacity)
+        var dropped = start
+        var excess = queued + records.count - start - configuration.capacity
+        while excess > 0 {
+            let available = queue[head].records.count - queue[head].start
+            let taken = min(available, excess)
+            queue[head].start += taken
+            queued -= taken
+            excess -= taken
+            dropped += taken
+            if taken == available { popHead() }
         }
-        if head > configuration.capacity / 2 + 16 {
+        if dropped > 0 { statistics.drops[.queueFull, default: 0] += dropped }
+        queue.append((records, start, now))
+        queued += records.count - start
+        statistics.queueDepth = depth
+        return dropped
+    }
+
+    /// Forgets the head array (every record of it taken or dropped).
+    private mutating func popHead() {
+        queue[head].records = []
+        head += 1
+        if head == queue.count {
+            queue.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head > 64, head * 2 > queue.count {
             queue.removeFirst(head)
             head = 0
         }
-        queue.append((record, now))
-        statistics.queueDepth = depth
-        return kept
     }
 
     /// From now on every queued record is sent without lingering (shutdown).
@@ -136,20 +166,25 @@ public struct TelemetryDeliveryStateMachine: Sendable {
             inFlight = true
             return .deliver(batch)
         }
-        let count = queue.count - head
+        let count = queued
         guard count > 0 else {
             flushing = false
             return .idle
         }
         let due = queue[head].at.advanced(by: configuration.linger)
         guard draining || flushing || count >= configuration.maximumBatchSize || now >= due else { return .wait(until: due) }
-        let size = min(count, configuration.maximumBatchSize)
-        let batch = queue[head..<(head + size)].map(\.record)
-        head += size
-        if head == queue.count {
-            queue.removeAll(keepingCapacity: true)
-            head = 0
+        // The oldest records, up to a batch, as parts of the arrays that hold them.
+        var remaining = min(count, configuration.maximumBatchSize)
+        var parts: [TelemetryBatch.Part] = []
+        while remaining > 0 {
+            let (records, start, _) = queue[head]
+            let end = min(records.count, start + remaining)
+            parts.append(TelemetryBatch.Part(array: records, range: start..<end))
+            remaining -= end - start
+            queued -= end - start
+            if end == records.count { popHead() } else { queue[head].start = end }
         }
+        let batch = TelemetryBatch(parts: parts)
         pending = batch
         attempts = 0
         retryAt = nil
@@ -196,6 +231,7 @@ public struct TelemetryDeliveryStateMachine: Sendable {
         statistics.drops[.shutdown, default: 0] += count
         queue.removeAll()
         head = 0
+        queued = 0
         pending = nil
         retryAt = nil
         statistics.queueDepth = 0

@@ -380,8 +380,9 @@ public final class TelemetryInstrument: Sendable {
     /// Turns `entries` into records, sends due heartbeats, and (when `closing`) ends every
     /// session; hands the records to every backend. Returns whether anything happened.
     private func step(_ entries: [TelemetryRingEntry], hubs: inout [TelemetrySessionHub?], closing: Bool) -> Bool {
-        var records: [TelemetryRecord] = []
-        var outputs: [TelemetrySessionHub.Output] = []
+        // The hubs append their records straight to the array every backend gets (as it is).
+        var sink = TelemetrySessionHub.Sink()
+        sink.records.reserveCapacity(entries.count)
         var rejected = 0
         var ignored = 0
         var removed: [Int32] = []
@@ -389,33 +390,33 @@ public final class TelemetryInstrument: Sendable {
         // Each tracker's attribute getters, read once a step (called after unlocking).
         var getters: [Int32: [(name: String, filter: TelemetryEventFilter, getter: @Sendable () -> TelemetryValue?)]] = [:]
         var current: (index: Int32, tracker: TelemetryTracker?, attributes: [(name: String, filter: TelemetryEventFilter, getter: @Sendable () -> TelemetryValue?)])?
-        func collect(tracker index: Int32) {
+        /// Completes the records a tracker's hub appended from `first` on (its attribute getters,
+        /// the tags) and logs what it refused.
+        func collect(tracker index: Int32, from first: Int) {
             if current?.index != index {  // one lookup per run of a tracker's events
                 let tracker = trackers[index]
                 if getters[index] == nil { getters[index] = tracker?.registration.withLock { $0.attributes } ?? [] }
                 current = (index, tracker, getters[index]!)
             }
             let (_, tracker, attributes) = current!
-            for index in outputs.indices {
-                // Moved out of the buffer (a record is not copied on its way to the backends).
-                var output = TelemetrySessionHub.Output.ignored(event: "")
-                swap(&output, &outputs[index])
-                switch consume output {
-                case .record(var record):
-                    for attribute in attributes where attribute.filter.includes(record.name) {
-                        if let value = attribute.getter() { record.fields.append(TelemetryField(attribute.name, value)) }
-                    }
-                    record.tags = tags
-                    records.append(record)
-                case .rejected(let reason):
-                    rejected += 1
-                    logger.notice("telemetry: \(tracker?.name ?? "tracker") rejected \(reason)")
-                case .ignored(let event):
-                    ignored += 1
+            for position in first..<sink.records.count {
+                for attribute in attributes where attribute.filter.includes(sink.records[position].name) {
+                    if let value = attribute.getter() { sink.records[position].fields.append(TelemetryField(attribute.name, value)) }
+                }
+                if !tags.isEmpty { sink.records[position].tags = tags }
+            }
+            if !sink.rejected.isEmpty {
+                rejected += sink.rejected.count
+                for reason in sink.rejected { logger.notice("telemetry: \(tracker?.name ?? "tracker") rejected \(reason)") }
+                sink.rejected.removeAll(keepingCapacity: true)
+            }
+            if !sink.ignored.isEmpty {
+                ignored += sink.ignored.count
+                for event in sink.ignored {
                     logger.debug("telemetry: \(tracker?.name ?? "tracker") ignored \(event) in the error state (until a new load)")
                 }
+                sink.ignored.removeAll(keepingCapacity: true)
             }
-            outputs.removeAll(keepingCapacity: true)
         }
         func hubIndex(_ tracker: Int32) -> Int {
             let index = Int(tracker)
@@ -427,8 +428,9 @@ public final class TelemetryInstrument: Sendable {
         }
         for entry in entries {
             let index = hubIndex(entry.tracker)
-            hubs[index]!.handle(entry.event, now: entry.time, wallTime: wall(entry.time), into: &outputs)
-            collect(tracker: entry.tracker)
+            let first = sink.records.count
+            hubs[index]!.handle(entry.event, now: entry.time, wallTime: wall(entry.time), into: &sink)
+            collect(tracker: entry.tracker, from: first)
             if entry.removesTracker {
                 hubs[index] = nil
                 removed.append(entry.tracker)
@@ -439,15 +441,19 @@ public final class TelemetryInstrument: Sendable {
             let tracker = Int32(index)
             // No provider: the tracker sends its own heartbeats (no empty ones on a timer).
             guard let provider = trackers[tracker]?.registration.withLock({ $0.heartbeatProvider }) else { continue }
-            outputs.append(contentsOf: hubs[index]!.heartbeat(provider(), now: now, wallTime: wall(now)))
-            collect(tracker: tracker)
+            let first = sink.records.count
+            hubs[index]!.handle(.heartbeat(provider()), now: now, wallTime: wall(now), into: &sink)
+            collect(tracker: tracker, from: first)
         }
         if closing {
             for index in hubs.indices where hubs[index] != nil && hubs[index]!.state != .closed {
-                hubs[index]!.handle(.viewEnd, now: now, wallTime: wall(now), into: &outputs)
-                collect(tracker: Int32(index))
+                let first = sink.records.count
+                hubs[index]!.handle(.viewEnd, now: now, wallTime: wall(now), into: &sink)
+                collect(tracker: Int32(index), from: first)
             }
         }
+        var records = sink.records
+        sink = TelemetrySessionHub.Sink()  // `records` uniquely referenced while the KPIs are added
         guard !records.isEmpty || rejected > 0 || ignored > 0 || !removed.isEmpty else { return !entries.isEmpty }
         let drivers = shared.withLock { shared -> [TelemetryBackendDriver] in
             for index in removed { shared.trackers[index] = nil }

@@ -35,7 +35,8 @@ public struct TelemetryMetricCalculator: Sendable {
     private var bitrateSum: Double = 0
     private var bitrateTime: Duration = .zero
     private var delay: Duration?
-    private var delayWeights: [Int64: Int64] = [:]  // delay (ns) → playing time (ns)
+    private var delayWeights: [Int64: Int64] = [:]  // delay (ns) → playing time (ns), but for…
+    private var delayPlayed: Int64 = 0  // …the playing time under `delay` since it took effect (no hashing per record)
     private var framesDropped: Double?
     private var framesRendered: Double?
     private var latency = DurationHistogram()
@@ -91,7 +92,11 @@ public struct TelemetryMetricCalculator: Sendable {
             if let value = record[field: "bitrate"]?.number, value > 0 { bitrate = value }
         case .playoutdelaychange:
             advance(to: now)
-            if let seconds = record[field: "delay"]?.number { delay = Duration(exactlySeconds: seconds) }
+            if let seconds = record[field: "delay"]?.number {
+                let next = Duration(exactlySeconds: seconds)
+                if next != delay { commitDelayWeight() }
+                delay = next
+            }
         case .error:
             if record[field: "severity"]?.description == TelemetryError.Severity.fatal.rawValue {
                 fatal = true
@@ -116,6 +121,7 @@ public struct TelemetryMetricCalculator: Sendable {
             copy.advance(to: end)
             copy.closeFreeze(at: end)
         }
+        copy.commitDelayWeight()
         return copy.result()
     }
 
@@ -167,10 +173,17 @@ public struct TelemetryMetricCalculator: Sendable {
                 bitrateSum += bitrate * elapsed.seconds
                 bitrateTime += elapsed
             }
-            if let delay { delayWeights[delay.nanoseconds, default: 0] += elapsed.nanoseconds }
+            if delay != nil { delayPlayed += elapsed.nanoseconds }
         case .rebuffering: rebuffering += elapsed
         case .idle, .startup, .excluded, .paused, .stopped: break
         }
+    }
+
+    /// Adds the playing time under the current delay to its weight.
+    private mutating func commitDelayWeight() {
+        guard let delay, delayPlayed > 0 else { return }
+        delayWeights[delay.nanoseconds, default: 0] += delayPlayed
+        delayPlayed = 0
     }
 
     private mutating func closeFreeze(at now: Duration) {

@@ -196,6 +196,10 @@ public protocol TelemetryBackend: AnyObject, Sendable {
     var name: String { get }
     /// Delivers `batch` (records in emission order; one session's records never reordered).
     func deliver(_ batch: [TelemetryRecord]) throws(TelemetryDeliveryError)
+    /// Delivers `batch` as the engine built it. The default gives ``deliver(_:)-([TelemetryRecord])``
+    /// the batch's ``TelemetryBatch/records`` (the engine's own array when the batch is one whole
+    /// array of it); a backend that keeps or walks records implements this one and copies none.
+    func deliver(_ batch: TelemetryBatch) throws(TelemetryDeliveryError)
     /// Called once, after the last delivery: flush and release what the backend holds.
     func close()
 }
@@ -203,4 +207,9 @@ public protocol TelemetryBackend: AnyObject, Sendable {
 extension TelemetryBackend {
     /// Nothing to release.
     public func close() {}
+
+    /// The batch as one array, to ``deliver(_:)-([TelemetryRecord])``.
+    public func deliver(_ batch: TelemetryBatch) throws(TelemetryDeliveryError) {
+        try deliver(batch.records)
+    }
 }

@@ -135,7 +135,25 @@ public struct TelemetrySessionHub: Sendable {
 
     /// ``handle(_:now:wallTime:)`` appending to `outputs` (a buffer the caller reuses).
     public mutating func handle(_ event: TelemetryEvent, now: MonotonicInstant, wallTime: Int64, into outputs: inout [Output]) {
-        process(event, now: now, wallTime: wallTime, into: &outputs)
+        var sink = Sink()
+        process(event, now: now, wallTime: wallTime, into: &sink)
+        // One event's records come first; a rejection or an ignore ends its handling.
+        outputs.append(contentsOf: sink.records.map(Output.record))
+        outputs.append(contentsOf: sink.rejected.map { .rejected(reason: $0) })
+        outputs.append(contentsOf: sink.ignored.map { .ignored(event: $0) })
+    }
+
+    /// What handling produced, apart: the engine appends records straight to the array it hands
+    /// to the backends (no ``Output`` per record).
+    struct Sink {
+        var records: [TelemetryRecord] = []
+        var rejected: [String] = []
+        var ignored: [String] = []
+    }
+
+    /// ``handle(_:now:wallTime:)`` appending to `sink`.
+    mutating func handle(_ event: TelemetryEvent, now: MonotonicInstant, wallTime: Int64, into sink: inout Sink) {
+        process(event, now: now, wallTime: wallTime, into: &sink)
     }
 
     /// Sends a heartbeat with `fields` (the tracker's QoS sample) when the state allows one.
@@ -149,27 +167,27 @@ public struct TelemetrySessionHub: Sendable {
         return now >= next ? .heartbeatDue : .wait(until: next)
     }
 
-    private mutating func process(_ event: TelemetryEvent, now: MonotonicInstant, wallTime: Int64, into outputs: inout [Output]) {
+    private mutating func process(_ event: TelemetryEvent, now: MonotonicInstant, wallTime: Int64, into sink: inout Sink) {
         let name = event.name
         if case .attribute(let key, let value) = event {
-            guard state != .closed || !begun else { return reject("attribute \(key) after viewend (state closed)", &outputs) }
+            guard state != .closed || !begun else { return reject("attribute \(key) after viewend (state closed)", &sink) }
             attributes.removeAll { $0.name == key }
             if let value { attributes.append(TelemetryField(key, value)) }
             return
         }
         if case .viewInit = event {
-            guard !begun || state == .closed else { return reject("viewinit while \(state.rawValue): the view has begun", &outputs) }
-            begin(now: now, wallTime: wallTime, into: &outputs)
+            guard !begun || state == .closed else { return reject("viewinit while \(state.rawValue): the view has begun", &sink) }
+            begin(now: now, wallTime: wallTime, into: &sink)
             return
         }
-        if !begun { begin(now: now, wallTime: wallTime, into: &outputs) }
-        if state == .closed { return reject("\(name) after viewend (state closed)", &outputs) }
+        if !begun { begin(now: now, wallTime: wallTime, into: &sink) }
+        if state == .closed { return reject("\(name) after viewend (state closed)", &sink) }
         if state == .error {
             switch event {
             case .videoChange, .viewEnd: break
             default:
                 ignoredCount += 1
-                outputs.append(.ignored(event: name))
+                sink.ignored.append(name)
                 return
             }
         }
@@ -178,7 +196,7 @@ public struct TelemetrySessionHub: Sendable {
         var isViewEnd = false
         if case .viewEnd = event { isViewEnd = true }
         if !isHeartbeat, !isViewEnd, let last = lastActivity, last.duration(to: now) >= configuration.inactivityTimeout {
-            split(now: now, wallTime: wallTime, into: &outputs)
+            split(now: now, wallTime: wallTime, into: &sink)
         }
 
         // One array per record: the event's fields, then the attributes and `timeSince<Action>`s.
@@ -188,43 +206,43 @@ public struct TelemetrySessionHub: Sendable {
         case .viewInit, .attribute: return
         case .playerReady:
             guard !playerReady, state == .initial || state == .loading else {
-                return reject("playerready while \(state.rawValue)\(playerReady ? ": the player was ready already" : "")", &outputs)
+                return reject("playerready while \(state.rawValue)\(playerReady ? ": the player was ready already" : "")", &sink)
             }
             playerReady = true
         case .play:
-            guard [.initial, .paused, .ended].contains(state) else { return reject("play while \(state.rawValue)", &outputs) }
+            guard [.initial, .paused, .ended].contains(state) else { return reject("play while \(state.rawValue)", &sink) }
             state = .loading
         case .playing:
             switch state {
             case .loading, .paused, .initial: break
-            case .rebuffering: emitInternal(.rebufferEnd, now: now, wallTime: wallTime, into: &outputs)
-            default: return reject("playing while \(state.rawValue)", &outputs)
+            case .rebuffering: emitInternal(.rebufferEnd, now: now, wallTime: wallTime, into: &sink)
+            default: return reject("playing while \(state.rawValue)", &sink)
             }
             state = .playing
             nextHeartbeat = now.advanced(by: configuration.heartbeatInterval)
         case .pause:
             switch state {
             case .loading, .playing: break
-            case .rebuffering: emitInternal(.rebufferEnd, now: now, wallTime: wallTime, into: &outputs)
-            default: return reject("pause while \(state.rawValue)", &outputs)
+            case .rebuffering: emitInternal(.rebufferEnd, now: now, wallTime: wallTime, into: &sink)
+            default: return reject("pause while \(state.rawValue)", &sink)
             }
-            endFreeze(now: now, wallTime: wallTime, into: &outputs)
+            endFreeze(now: now, wallTime: wallTime, into: &sink)
             state = .paused
         case .seeking:
             guard !seeking, [.loading, .playing, .paused, .rebuffering, .ended].contains(state) else {
-                return reject("seeking while \(seeking ? "seeking" : state.rawValue)", &outputs)
+                return reject("seeking while \(seeking ? "seeking" : state.rawValue)", &sink)
             }
             seeking = true
         case .seeked:
-            guard seeking else { return reject("seeked while \(state.rawValue), not seeking", &outputs) }
+            guard seeking else { return reject("seeked while \(state.rawValue), not seeking", &sink) }
             seeking = false
         case .rebufferStart(let cause):
-            guard state == .playing else { return reject("rebufferstart while \(state.rawValue)", &outputs) }
-            endFreeze(now: now, wallTime: wallTime, into: &outputs)
+            guard state == .playing else { return reject("rebufferstart while \(state.rawValue)", &sink) }
+            endFreeze(now: now, wallTime: wallTime, into: &sink)
             fields.append(TelemetryField("cause", .string((seeking ? .seek : cause).rawValue)))
             state = .rebuffering
         case .rebufferEnd:
-            guard state == .rebuffering else { return reject("rebufferend while \(state.rawValue)", &outputs) }
+            guard state == .rebuffering else { return reject("rebufferend while \(state.rawValue)", &sink) }
             state = .playing
         case .renditionChange(let bitrate, let width, let height):
             fields.append(TelemetryField("bitrate", .int(bitrate)))
@@ -235,11 +253,11 @@ public struct TelemetrySessionHub: Sendable {
             fields.append(TelemetryField("requested", .bool(requested)))
         case .freezeStart:
             guard state == .playing, !freezing else {
-                return reject("freezestart while \(freezing ? "frozen" : state.rawValue)", &outputs)
+                return reject("freezestart while \(freezing ? "frozen" : state.rawValue)", &sink)
             }
             freezing = true
         case .freezeEnd(let duration):
-            guard freezing || duration != nil else { return reject("freezeend while \(state.rawValue), not frozen", &outputs) }
+            guard freezing || duration != nil else { return reject("freezeend while \(state.rawValue), not frozen", &sink) }
             freezing = false
             if let duration { fields.append(TelemetryField("duration", .double(duration.seconds))) }
         case .error(let error):
@@ -248,52 +266,52 @@ public struct TelemetrySessionHub: Sendable {
             fields.append(TelemetryField("message", .string(error.message)))
             fields.append(TelemetryField("businessException", .bool(error.businessException)))
             if error.severity == .fatal {
-                endFreeze(now: now, wallTime: wallTime, into: &outputs)
+                endFreeze(now: now, wallTime: wallTime, into: &sink)
                 state = .error
             }
         case .ended:
-            guard [.loading, .playing, .paused, .rebuffering].contains(state) else { return reject("ended while \(state.rawValue)", &outputs) }
-            endFreeze(now: now, wallTime: wallTime, into: &outputs)
+            guard [.loading, .playing, .paused, .rebuffering].contains(state) else { return reject("ended while \(state.rawValue)", &sink) }
+            endFreeze(now: now, wallTime: wallTime, into: &sink)
             state = .ended
         case .videoChange(let videoId):
-            endFreeze(now: now, wallTime: wallTime, into: &outputs)
+            endFreeze(now: now, wallTime: wallTime, into: &sink)
             attributes.removeAll { $0.name == "videoId" }
             attributes.append(TelemetryField("videoId", .string(videoId)))
             state = .initial
             seeking = false
         case .viewEnd:
-            endFreeze(now: now, wallTime: wallTime, into: &outputs)
-            emit(.event, "viewend", .viewend, [], now: now, wallTime: wallTime, into: &outputs)
+            endFreeze(now: now, wallTime: wallTime, into: &sink)
+            emit(.event, "viewend", .viewend, [], now: now, wallTime: wallTime, into: &sink)
             state = .closed
             nextHeartbeat = nil
             return
         case .heartbeat(let sample):
             guard state != .closed else { return }
-            emit(.heartbeat, "heartbeat", .heartbeat, sample, now: now, wallTime: wallTime, into: &outputs)
+            emit(.heartbeat, "heartbeat", .heartbeat, sample, now: now, wallTime: wallTime, into: &sink)
             if state == .playing || state == .rebuffering { nextHeartbeat = now.advanced(by: configuration.heartbeatInterval) }
             return
         case .action(let action, let context):
             guard !action.isEmpty, !Self.reservedNames.contains(action) else {
-                return reject("action \"\(action)\" while \(state.rawValue): \(action.isEmpty ? "an action needs a name" : "the name is the player vocabulary's; emit the event itself")", &outputs)
+                return reject("action \"\(action)\" while \(state.rawValue): \(action.isEmpty ? "an action needs a name" : "the name is the player vocabulary's; emit the event itself")", &sink)
             }
             fields.append(contentsOf: context)
         case .metric(_, let value):
             lastActivity = now
             fields.append(TelemetryField("value", value))
-            emit(.metric, name, event.vocabulary, &fields, now: now, wallTime: wallTime, into: &outputs)
+            emit(.metric, name, event.vocabulary, &fields, now: now, wallTime: wallTime, into: &sink)
             return
         }
-        emit(.event, name, event.vocabulary, &fields, now: now, wallTime: wallTime, into: &outputs)
+        emit(.event, name, event.vocabulary, &fields, now: now, wallTime: wallTime, into: &sink)
     }
 
     // MARK: - Sessions and records
 
-    private mutating func reject(_ reason: String, _ outputs: inout [Output]) {
+    private mutating func reject(_ reason: String, _ sink: inout Sink) {
         rejectedCount += 1
-        outputs.append(.rejected(reason: reason))
+        sink.rejected.append(reason)
     }
 
-    private mutating func begin(now: MonotonicInstant, wallTime: Int64, into outputs: inout [Output]) {
+    private mutating func begin(now: MonotonicInstant, wallTime: Int64, into sink: inout Sink) {
         sessionCount += 1
         sessionId = "\(sessionIdPrefix)-\(sessionCount)"
         seq = 0
@@ -304,42 +322,42 @@ public struct TelemetrySessionHub: Sendable {
         seeking = false
         freezing = false
         nextHeartbeat = nil
-        emit(.event, "viewinit", .viewinit, [], now: now, wallTime: wallTime, into: &outputs)
+        emit(.event, "viewinit", .viewinit, [], now: now, wallTime: wallTime, into: &sink)
     }
 
     /// Ends the session after inactivity and goes on in a new one, in the same state.
-    private mutating func split(now: MonotonicInstant, wallTime: Int64, into outputs: inout [Output]) {
+    private mutating func split(now: MonotonicInstant, wallTime: Int64, into sink: inout Sink) {
         let carried = (state: state, ready: playerReady)
-        emit(.event, "viewend", .viewend, [TelemetryField("reason", .string("inactivity"))], now: now, wallTime: wallTime, into: &outputs)
-        begin(now: now, wallTime: wallTime, into: &outputs)
+        emit(.event, "viewend", .viewend, [TelemetryField("reason", .string("inactivity"))], now: now, wallTime: wallTime, into: &sink)
+        begin(now: now, wallTime: wallTime, into: &sink)
         state = carried.state
         playerReady = carried.ready
         if state == .playing || state == .rebuffering { nextHeartbeat = now.advanced(by: configuration.heartbeatInterval) }
     }
 
-    private mutating func endFreeze(now: MonotonicInstant, wallTime: Int64, into outputs: inout [Output]) {
+    private mutating func endFreeze(now: MonotonicInstant, wallTime: Int64, into sink: inout Sink) {
         guard freezing else { return }
         freezing = false
-        emit(.event, "freezeend", .freezeend, [], now: now, wallTime: wallTime, into: &outputs)
+        emit(.event, "freezeend", .freezeend, [], now: now, wallTime: wallTime, into: &sink)
     }
 
-    private mutating func emitInternal(_ event: TelemetryEvent, now: MonotonicInstant, wallTime: Int64, into outputs: inout [Output]) {
-        emit(.event, event.name, event.vocabulary, [], now: now, wallTime: wallTime, into: &outputs)
+    private mutating func emitInternal(_ event: TelemetryEvent, now: MonotonicInstant, wallTime: Int64, into sink: inout Sink) {
+        emit(.event, event.name, event.vocabulary, [], now: now, wallTime: wallTime, into: &sink)
     }
 
     private mutating func emit(
         _ kind: TelemetryRecord.Kind, _ name: String, _ vocabulary: TelemetryVocabulary, _ fields: [TelemetryField],
-        now: MonotonicInstant, wallTime: Int64, into outputs: inout [Output]
+        now: MonotonicInstant, wallTime: Int64, into sink: inout Sink
     ) {
         var all = fields
-        emit(kind, name, vocabulary, &all, now: now, wallTime: wallTime, into: &outputs)
+        emit(kind, name, vocabulary, &all, now: now, wallTime: wallTime, into: &sink)
     }
 
     /// Adds the attributes and `timeSince<Action>`s to `all` in place (the caller reserved room
     /// for them, so the record's one array is never reallocated) and emits the record.
     private mutating func emit(
         _ kind: TelemetryRecord.Kind, _ name: String, _ vocabulary: TelemetryVocabulary, _ all: inout [TelemetryField],
-        now: MonotonicInstant, wallTime: Int64, into outputs: inout [Output]
+        now: MonotonicInstant, wallTime: Int64, into sink: inout Sink
     ) {
         if !attributes.isEmpty { all.append(contentsOf: attributes) }
         var previous: Int?
@@ -358,9 +376,9 @@ public struct TelemetrySessionHub: Sendable {
                 actionTimes.append(ActionTime(name: name, vocabulary: vocabulary, key: "timeSince" + Self.capitalized(name), time: now))
             }
         }
-        outputs.append(.record(TelemetryRecord(
+        sink.records.append(TelemetryRecord(
             sessionId: sessionId, seq: seq, monotonic: .nanoseconds(now.nanoseconds &- origin.nanoseconds), wallTimeNanoseconds: wallTime,
-            kind: kind, name: name, vocabulary: vocabulary, fields: all)))
+            kind: kind, name: name, vocabulary: vocabulary, fields: all))
         seq += 1
     }
 

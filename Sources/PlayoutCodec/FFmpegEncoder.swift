@@ -22,15 +22,25 @@ public final class FFmpegEncoder {
         public var bitrate: Int
         /// Frames between key frames.
         public var keyframeInterval: Int
+        /// Encoder threads (default 2). With more than one, libx264's slices share the VBV's
+        /// row-level rate control, so the bytes depend on how the threads were scheduled (seen:
+        /// different sizes from the same pictures on a busy machine); 1 gives the same bytes for
+        /// the same pictures, as a test fixture needs.
+        public var threadCount: Int
 
-        /// Settings with the defaults: 720p30 H.264 at 2.5 Mbit/s, a key frame every 60 frames.
-        public init(codec: Codec = .h264, width: Int = 1280, height: Int = 720, frameRate: Int = 30, bitrate: Int = 2_500_000, keyframeInterval: Int = 60) {
+        /// Settings with the defaults: 720p30 H.264 at 2.5 Mbit/s, a key frame every 60 frames,
+        /// two threads.
+        public init(
+            codec: Codec = .h264, width: Int = 1280, height: Int = 720, frameRate: Int = 30, bitrate: Int = 2_500_000, keyframeInterval: Int = 60,
+            threadCount: Int = 2
+        ) {
             self.codec = codec
             self.width = width
             self.height = height
             self.frameRate = frameRate
             self.bitrate = bitrate
             self.keyframeInterval = keyframeInterval
+            self.threadCount = max(1, threadCount)
         }
     }
 
@@ -142,7 +152,7 @@ public final class FFmpegEncoder {
         }
         context.pointee.gop_size = Int32(settings.keyframeInterval)
         context.pointee.max_b_frames = 0
-        context.pointee.thread_count = 2
+        context.pointee.thread_count = Int32(clamping: settings.threadCount)
         if settings.codec == .h264 {
             av_opt_set(context.pointee.priv_data, "preset", "veryfast", 0)
             av_opt_set(context.pointee.priv_data, "tune", "zerolatency", 0)

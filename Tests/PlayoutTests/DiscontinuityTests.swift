@@ -38,15 +38,18 @@ struct DiscontinuityTests {
         )
         let start = simulation.clock.now
         var datagrams = try SimulatedSender(key: nil).datagrams(video: Self.sending, audio: Self.sending, origin: start)
-        var random = SeededRandomNumberGenerator(seed: 2)
+        // One random stream per track: which packets of a track get a random sequence number
+        // does not depend on how many packets the other track has.
+        var random = [SeededRandomNumberGenerator(seed: 2), SeededRandomNumberGenerator(seed: 3)]
         let changeAt = start.advanced(by: Self.change)
         var randomized = [0, 0]
         for index in datagrams.indices {
             let after = datagrams[index].arrival >= changeAt
             switch rewrite {
             case .randomSequence2Percent:
-                if Double.random(in: 0..<1, using: &random) < 0.02 {
-                    let value = UInt16.random(in: 0...UInt16.max, using: &random)
+                let track = datagrams[index].track
+                if Double.random(in: 0..<1, using: &random[track]) < 0.02 {
+                    let value = UInt16.random(in: 0...UInt16.max, using: &random[track])
                     Self.rewrite(&datagrams[index], sequence: { _ in value }, timestamp: { $0 })
                     randomized[datagrams[index].track] += 1
                 }
@@ -77,17 +80,11 @@ struct DiscontinuityTests {
             #expect(track.packetsReceived + track.packetsLost <= sent[index] + 1, "\(name): received \(track.packetsReceived) + lost \(track.packetsLost) of \(sent[index])")
             #expect(track.packetsDuplicated <= randomized[index], "\(name): \(track.packetsDuplicated) duplicates")
             #expect(track.framesReceived <= framesSent[index] && track.framesRendered <= framesSent[index])
-            // Known intermittent failure (seen 2026-11-25 in 3 of 5 full `make test` runs, never
-            // alone: 0 of 12): with 2 % of sequence numbers randomized, `packetsFromOtherSources`
-            // is sometimes 2 though every packet has the played SSRC. Cause not found yet; kept
-            // visible as a known issue rather than failing every other run.
-            if rewrite == .randomSequence2Percent {
-                withKnownIssue("packetsFromOtherSources is sometimes 2 under randomized sequence numbers", isIntermittent: true) {
-                    #expect(track.packetsFromOtherSources == 0, "FLAKEDEBUG \(name) \(track) sent \(sent) randomized \(randomized)")
-                }
-            } else {
-                #expect(track.packetsFromOtherSources == 0)
-            }
+            // Every packet has the played SSRC, and neither track's first two packets (probation)
+            // is randomized. (With one random stream for both tracks, and video encoded on two
+            // threads whose bytes varied on a busy machine, the audio's pattern moved with the
+            // video's packet count and sometimes hit its first packets: 2 here in 3 of 5 full runs.)
+            #expect(track.packetsFromOtherSources == 0, "\(name): \(track.packetsFromOtherSources)")
             // Skipped frames and their duration agree: each skipped frame is 20–34 ms of media.
             let frame = kind == .video ? Duration.milliseconds(33) : .milliseconds(20)
             #expect(track.totalSkippedDuration >= frame * (track.framesSkipped * 9 / 10), "\(name): \(track.framesSkipped) skipped, \(track.totalSkippedDuration)")

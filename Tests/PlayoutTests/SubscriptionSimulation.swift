@@ -18,7 +18,7 @@ enum SimulatedMedia {
 
     static let video: [EncodedFrame] = {
         let pattern = TestPattern(width: 320, height: 240)
-        let encoder = try! FFmpegEncoder(video: .init(codec: .h264, width: 320, height: 240, frameRate: frameRate, bitrate: 300_000, keyframeInterval: frameRate))
+        let encoder = try! FFmpegEncoder(video: .init(codec: .h264, width: 320, height: 240, frameRate: frameRate, bitrate: 300_000, keyframeInterval: frameRate, threadCount: 1))
         var frames: [EncodedFrame] = []
         for index in 0..<(seconds * frameRate) {
             let picture = pattern.picture(frameNumber: UInt32(index), captureTimeMilliseconds: UInt32(index * 1_000 / frameRate))

@@ -23,7 +23,7 @@ struct FuzzStream: Sendable {
         FFmpegLibrary.setLogLevel(.quiet)
         let pattern = TestPattern(width: 256, height: 32)
         // swiftlint:disable:next force_try
-        let encoder = try! FFmpegEncoder(video: .init(codec: .h264, width: 256, height: 32, frameRate: 30, bitrate: 100_000, keyframeInterval: keyframeInterval))
+        let encoder = try! FFmpegEncoder(video: .init(codec: .h264, width: 256, height: 32, frameRate: 30, bitrate: 100_000, keyframeInterval: keyframeInterval, threadCount: 1))
         var encoded: [EncodedFrame] = []
         for index in 0..<frameCount {
             try! encoder.encode(picture: pattern.picture(frameNumber: UInt32(index), captureTimeMilliseconds: 0), timestamp: Int64(index) * 3_000) { encoded.append($0) }

@@ -340,15 +340,11 @@ public final class TelemetryInstrument: Sendable {
 
     private func run() {
         var hubs: [TelemetrySessionHub?] = []  // by tracker index; mutated in place (no copy on write)
-        var entries: [TelemetryRingEntry] = []
-        entries.reserveCapacity(1_024)
         var lastPublished = core.clock.now
         var idle = configuration.idleInterval
         while true {
             let stopping = shared.withLock { $0.stopping }
-            entries.removeAll(keepingCapacity: true)
-            core.ring.drain(limit: 4_096) { entries.append($0) }
-            let worked = step(entries, hubs: &hubs, closing: stopping && core.ring.approximateCount == 0)
+            let worked = step(hubs: &hubs, stopping: stopping)
             shared.withLock { $0.steps += 1 }
             passOnHandOffs(all: false)
             let now = core.clock.now
@@ -377,12 +373,13 @@ public final class TelemetryInstrument: Sendable {
         }
     }
 
-    /// Turns `entries` into records, sends due heartbeats, and (when `closing`) ends every
+    /// Turns up to 4,096 events of the ring into records (each taken straight from its slot),
+    /// sends due heartbeats, and (when `stopping` and the ring is empty) ends every
     /// session; hands the records to every backend. Returns whether anything happened.
-    private func step(_ entries: [TelemetryRingEntry], hubs: inout [TelemetrySessionHub?], closing: Bool) -> Bool {
+    private func step(hubs: inout [TelemetrySessionHub?], stopping: Bool) -> Bool {
         // The hubs append their records straight to the array every backend gets (as it is).
         var sink = TelemetrySessionHub.Sink()
-        sink.records.reserveCapacity(entries.count)
+        sink.records.reserveCapacity(min(4_096, core.ring.approximateCount))
         var rejected = 0
         var ignored = 0
         var removed: [Int32] = []
@@ -426,7 +423,7 @@ public final class TelemetryInstrument: Sendable {
             }
             return index
         }
-        for entry in entries {
+        let processed = core.ring.drain(limit: 4_096) { entry in
             let index = hubIndex(entry.tracker)
             let first = sink.records.count
             hubs[index]!.handle(entry.event, now: entry.time, wallTime: wall(entry.time), into: &sink)
@@ -436,6 +433,7 @@ public final class TelemetryInstrument: Sendable {
                 removed.append(entry.tracker)
             }
         }
+        let closing = stopping && core.ring.approximateCount == 0
         let now = core.clock.now
         for index in hubs.indices where hubs[index]?.poll(now: now) == .heartbeatDue {
             let tracker = Int32(index)
@@ -454,7 +452,7 @@ public final class TelemetryInstrument: Sendable {
         }
         var records = sink.records
         sink = TelemetrySessionHub.Sink()  // `records` uniquely referenced while the KPIs are added
-        guard !records.isEmpty || rejected > 0 || ignored > 0 || !removed.isEmpty else { return !entries.isEmpty }
+        guard !records.isEmpty || rejected > 0 || ignored > 0 || !removed.isEmpty else { return processed > 0 }
         let drivers = shared.withLock { shared -> [TelemetryBackendDriver] in
             for index in removed { shared.trackers[index] = nil }
             // A session's records come in runs: one calculator lookup per run, not per record
@@ -476,7 +474,7 @@ public final class TelemetryInstrument: Sendable {
                 shared.calculators[id] = calculator
                 start = end
             }
-            shared.counts.eventsProcessed += entries.count
+            shared.counts.eventsProcessed += processed
             shared.counts.records += records.count
             shared.counts.rejectedTransitions += rejected
             shared.counts.ignoredInErrorState += ignored

@@ -1,3 +1,5 @@
+import PlayoutCore
+
 /// A value carried by a telemetry record: an attribute, a metric or a QoS field.
 ///
 /// Integers stay integers all the way to the backends (InfluxDB's `i` suffix, JSON without a
@@ -7,8 +9,9 @@ public enum TelemetryValue: Sendable, Hashable, CustomStringConvertible {
     case int(Int64)
     /// A real number (rates, ratios, seconds).
     case double(Double)
-    /// Text (identifiers, names, reasons).
-    case string(String)
+    /// Text (identifiers, names, reasons). Boxed, so a value is 9 bytes rather than 17 and a
+    /// field 32 rather than 40: numbers are most of what records carry.
+    indirect case string(String)
     /// A flag.
     case bool(Bool)
 
@@ -69,28 +72,35 @@ public struct TelemetryRecord: Sendable, Hashable {
         case metric
     }
 
+    // Stored in this order, the narrow ones last, so a record is 88 bytes rather than 104.
+
     /// The session (one view of one video) the record belongs to.
     public var sessionId: String
+    /// The event's, heartbeat's or metric's name (lowercase Mux/HTML5 vocabulary for events).
+    public var name: String { didSet { vocabulary = TelemetryVocabulary(name) } }
     /// Gap-free sequence number within the session, from 0.
     public var seq: UInt64
     /// Monotonic time of the record, since the engine started.
-    public var monotonic: Duration
+    public var monotonic: Duration {
+        get { .nanoseconds(monotonicNanoseconds) }
+        set { monotonicNanoseconds = newValue.nanoseconds }
+    }
+    /// ``monotonic`` in nanoseconds (±292 years fit; beyond, it saturates).
+    private var monotonicNanoseconds: Int64
     /// Wall-clock time of the record, nanoseconds since the Unix epoch (for databases; never used
     /// to compute a duration).
     public var wallTimeNanoseconds: Int64
     /// The schema version the record was written with.
     public var schemaVersion: Int
-    /// Event, heartbeat or metric.
-    public var kind: Kind
-    /// The event's, heartbeat's or metric's name (lowercase Mux/HTML5 vocabulary for events).
-    public var name: String { didSet { vocabulary = TelemetryVocabulary(name) } }
-    /// ``name`` classified once, so the engine decides on it without comparing strings.
-    private(set) var vocabulary: TelemetryVocabulary
     /// The record's fields: event context, attributes (`timeSince<Action>` among them), QoS
     /// values, a metric's `value`.
     public var fields: [TelemetryField]
     /// The user's tags (`run`, `host`, `viewer` …), the same on every record of an engine.
     public var tags: [TelemetryField]
+    /// Event, heartbeat or metric.
+    public var kind: Kind
+    /// ``name`` classified once, so the engine decides on it without comparing strings.
+    private(set) var vocabulary: TelemetryVocabulary
 
     /// A record with every part given.
     public init(
@@ -100,7 +110,7 @@ public struct TelemetryRecord: Sendable, Hashable {
     ) {
         self.sessionId = sessionId
         self.seq = seq
-        self.monotonic = monotonic
+        monotonicNanoseconds = monotonic.nanoseconds
         self.wallTimeNanoseconds = wallTimeNanoseconds
         self.schemaVersion = schemaVersion
         self.kind = kind
@@ -117,7 +127,7 @@ public struct TelemetryRecord: Sendable, Hashable {
     ) {
         self.sessionId = sessionId
         self.seq = seq
-        self.monotonic = monotonic
+        monotonicNanoseconds = monotonic.nanoseconds
         self.wallTimeNanoseconds = wallTimeNanoseconds
         schemaVersion = Self.currentSchemaVersion
         self.kind = kind

@@ -47,4 +47,39 @@ struct TelemetryBackendDriverTests {
         #expect(threads.allSatisfy { pthread_equal($0, pthread_self()) == 0 })
         #expect(backend.closes.withLock { $0 } == 1)
     }
+
+    /// README's own-backend example, as written there.
+    final class EventCounter: TelemetryBackend, @unchecked Sendable {
+        let name = "counter"
+        private(set) var counts: [String: Int] = [:]   // this backend's thread only
+        func deliver(_ batch: [TelemetryRecord]) throws(TelemetryDeliveryError) { try deliver(TelemetryBatch(batch)) }
+        func deliver(_ batch: TelemetryBatch) throws(TelemetryDeliveryError) {
+            for record in batch where record.kind == .event { counts[record.name, default: 0] += 1 }
+        }
+    }
+
+    @Test("records reach a backend as the arrays handed in: a batch-taking backend walks them, an array-taking one gets the very array")
+    func arraysUncopied() throws {
+        final class Arrays: TelemetryBackend {
+            let name = "arrays"
+            let storages = LockedValue<[UnsafeRawPointer?]>([])
+            func deliver(_ batch: [TelemetryRecord]) throws(TelemetryDeliveryError) {
+                storages.withLock { $0.append(batch.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) }) }
+            }
+        }
+        let counter = EventCounter()
+        let arrays = Arrays()
+        let records = ["play", "playing", "pause"].enumerated().map {
+            TelemetryRecord(sessionId: "s", seq: UInt64($0.offset), monotonic: .zero, wallTimeNanoseconds: 0, kind: .event, name: $0.element)
+        }
+        for backend in [counter, arrays] as [any TelemetryBackend] {
+            let driver = TelemetryBackendDriver(backend: backend, configuration: .init(linger: .zero), seed: 1, clock: MonotonicClock())
+            try driver.start()
+            driver.enqueue(records)
+            driver.beginFinishing(deadline: MonotonicClock().now.advanced(by: .seconds(5)))
+            #expect(driver.waitUntilFinished().delivered == 3)
+        }
+        #expect(counter.counts == ["play": 1, "playing": 1, "pause": 1])
+        #expect(arrays.storages.withLock { $0 } == [records.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) }])
+    }
 }

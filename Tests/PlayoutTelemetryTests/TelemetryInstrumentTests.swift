@@ -184,6 +184,38 @@ struct TelemetryInstrumentTests {
         #expect(late.eventNames(session: "e-1-1") == ["viewinit", "play", "playing", "viewend"])
     }
 
+    @Test("backends added or swapped in while the engine shuts down are either part of the shutdown or refused and closed; none is left running unclosed")
+    func addingRacesShutdown() throws {
+        for _ in 0..<50 {  // without the check under the lock, 1 in 3 runs of 10 rounds left one running
+            let instrument = try makeInstrument([InMemoryTelemetryBackend(name: "first")], clock: ManualClock())
+            let started = LockedValue<[InMemoryTelemetryBackend]>([])
+            let results = LockedValue<[Bool]>([])
+            let done = LockedValue(false)
+            // Adds and swaps backends one after another until a few were refused: the shutdown
+            // below begins while one is being added (most of an addition is starting its thread).
+            try startThread(named: "adder") {
+                var index = 0
+                while results.withLock({ $0.count { !$0 } }) < 3 {
+                    let backend = InMemoryTelemetryBackend(name: "b\(index)")
+                    started.withLock { $0.append(backend) }
+                    let added = index.isMultiple(of: 2)
+                        ? (try? instrument.addBackend(backend)) != nil
+                        : (try? instrument.replaceBackend(named: "b\(index - 1)", with: backend, timeout: .zero)) != nil
+                    results.withLock { $0.append(added) }
+                    index += 1
+                }
+                done.withLock { $0 = true }
+            }
+            while results.withLock({ $0.count }) < 5 { usleep(100) }
+            instrument.shutdown(timeout: .seconds(1))
+            let deadline = MonotonicClock().now.advanced(by: .seconds(10))
+            while !done.withLock({ $0 }), MonotonicClock().now < deadline { usleep(1_000) }
+            // Every backend the thread made is closed: by the shutdown, by a swap, or refused.
+            let unclosed = started.withLock { $0 }.filter { !$0.isClosed }.map(\.name)
+            #expect(unclosed.isEmpty, "left with a running thread: \(unclosed)")
+        }
+    }
+
     @Test("flush returns once every event emitted before it is delivered, however many steps the engine needs")
     func flushMany() throws {
         let memory = InMemoryTelemetryBackend()

@@ -148,7 +148,8 @@ public final class TelemetryInstrument: Sendable {
 
     /// Adds a backend while running; it receives the records built from now on.
     ///
-    /// - Throws: ``TelemetryEngineError`` after shutdown, or when its thread cannot start.
+    /// - Throws: ``TelemetryEngineError`` after shutdown began (the backend is closed), or when
+    ///   its thread cannot start.
     public func addBackend(_ backend: any TelemetryBackend) throws(TelemetryEngineError) {
         try addBackend(backend, delivery: configuration.delivery)
     }
@@ -157,7 +158,12 @@ public final class TelemetryInstrument: Sendable {
     /// stream on standard output wants no lingering, a database bigger batches).
     public func addBackend(_ backend: any TelemetryBackend, delivery: TelemetryDeliveryStateMachine.Configuration) throws(TelemetryEngineError) {
         let driver = try startDriver(for: backend, delivery: delivery)
-        shared.withLock { $0.drivers.append(driver) }
+        let added = shared.withLock { shared -> Bool in
+            guard !shared.stopping else { return false }
+            shared.drivers.append(driver)
+            return true
+        }
+        if !added { try refuse(driver) }
     }
 
     /// Replaces the backend called `name` with `backend` in one step while running: every record
@@ -166,22 +172,33 @@ public final class TelemetryInstrument: Sendable {
     /// Returns the old one's final statistics (nil when there was no such backend: `backend` is
     /// then simply added).
     ///
-    /// - Throws: ``TelemetryEngineError`` after shutdown, or when the new one's thread cannot start.
+    /// - Throws: ``TelemetryEngineError`` after shutdown began (`backend` is closed, the old one
+    ///   stays), or when the new one's thread cannot start.
     @discardableResult
     public func replaceBackend(
         named name: String, with backend: any TelemetryBackend, timeout: Duration = .seconds(5)
     ) throws(TelemetryEngineError) -> TelemetryBackendStatistics? {
         let driver = try startDriver(for: backend, delivery: configuration.delivery)
-        let old = shared.withLock { shared -> TelemetryBackendDriver? in
+        let (added, old) = shared.withLock { shared -> (Bool, TelemetryBackendDriver?) in
+            guard !shared.stopping else { return (false, nil) }
             guard let index = shared.drivers.firstIndex(where: { $0.backend.name == name }) else {
                 shared.drivers.append(driver)
-                return nil
+                return (true, nil)
             }
             defer { shared.drivers[index] = driver }
-            return shared.drivers[index]
+            return (true, shared.drivers[index])
         }
+        if !added { try refuse(driver) }
         guard let old else { return nil }
         return retire(old, timeout: timeout)
+    }
+
+    /// A backend started while the engine began shutting down (which no longer sees it): its
+    /// thread ends and it is closed at once, and the caller learns it was not added.
+    private func refuse(_ driver: TelemetryBackendDriver) throws(TelemetryEngineError) {
+        driver.beginFinishing(deadline: core.clock.now)
+        _ = driver.waitUntilFinished()
+        throw TelemetryEngineError("telemetry: cannot add backend \(driver.backend.name) after shutdown")
     }
 
     private func startDriver(
@@ -192,7 +209,10 @@ public final class TelemetryInstrument: Sendable {
             shared.seedCounter += 1
             return configuration.seed &+ shared.seedCounter
         }
-        guard let seed else { throw TelemetryEngineError("telemetry: cannot add backend \(backend.name) after shutdown") }
+        guard let seed else {
+            backend.close()  // every backend handed in is closed, added or refused
+            throw TelemetryEngineError("telemetry: cannot add backend \(backend.name) after shutdown")
+        }
         let driver = TelemetryBackendDriver(backend: backend, configuration: delivery, seed: seed, clock: core.clock)
         try driver.start()
         return driver

@@ -22,6 +22,7 @@ struct DemoCommand: ParsableCommand {
 
     @OptionGroup var video: VideoOptions
     @OptionGroup var network: ImpairmentOptions
+    @OptionGroup var senderFeedback: SenderFeedbackOptions
 
     func validate() throws {
         try Publisher.Options.validatePort(of: try SocketAddress(host: "127.0.0.1", port: port), option: "--port \(port)", example: "\(Self.defaultPort)")
@@ -36,7 +37,7 @@ struct DemoCommand: ParsableCommand {
             let publisher = try Publisher(options: .init(
                 destination: try SocketAddress(host: "127.0.0.1", port: port), video: video.settings(),
                 keyingMaterial: .random(for: .aesCM128HMACSHA1_80), impairment: network.configuration(),
-                duration: sendFor
+                duration: sendFor, retransmission: !senderFeedback.noRetransmission
             ))
             let telemetry = try subscription.makeTelemetry()
             let subscriber = try Subscriber(sessionDescription: publisher.sessionDescription, options: subscription.subscriberOptions(telemetry: telemetry))

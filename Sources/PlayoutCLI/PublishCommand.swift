@@ -41,6 +41,11 @@ struct PublishCommand: ParsableCommand {
     @OptionGroup var video: VideoOptions
     @OptionGroup var network: ImpairmentOptions
 
+    @Flag(name: .customLong("no-feedback"), help: "Announce and answer no RTCP feedback, as ffmpeg: no a=rtcp-fb, no RTX; receivers send reports only.")
+    var noFeedback = false
+
+    @OptionGroup var feedback: SenderFeedbackOptions
+
     @Flag(help: "Print the final statistics as one JSON object on stdout.")
     var json = false
 
@@ -75,17 +80,29 @@ struct PublishCommand: ParsableCommand {
             source: source == "testsrc" ? .testPattern : .file(path: source), destination: to.address,
             video: video.settings(), sendsAudio: !noAudio,
             keyingMaterial: srtpKey?.keyingMaterial ?? (srtp ? .random(for: .aesCM128HMACSHA1_80) : nil),
-            impairment: network.configuration(), duration: duration.duration
+            impairment: network.configuration(), duration: duration.duration,
+            feedback: !noFeedback, retransmission: !feedback.noRetransmission
         )
     }
 }
 
 extension Publisher.Statistics {
-    /// One JSON object: per track frames and packets sent, and what the network did.
+    /// One JSON object: per track frames and packets sent and the feedback answered, and what
+    /// the network did.
     var json: String {
         var fields = ["\"type\":\"publisher\""]
         for (kind, track) in tracks.sorted(by: { $0.key.rawValue > $1.key.rawValue }) {
-            fields.append("\"\(kind.rawValue)\":{\"codec\":\"\(track.codec.rawValue)\",\"framesSent\":\(track.framesSent),\"packetsSent\":\(track.packetsSent),\"payloadBytesSent\":\(track.payloadBytesSent)}")
+            let feedback = track.feedback
+            var answered = [
+                "\"receiverReportsReceived\":\(feedback.receiverReportsReceived)", "\"nacksReceived\":\(feedback.nacksReceived)",
+                "\"retransmittedPacketsSent\":\(track.retransmittedPacketsSent)", "\"pliReceived\":\(feedback.pliReceived)",
+                "\"firReceived\":\(feedback.firReceived)", "\"keyFramesForced\":\(track.keyFramesForced)",
+            ]
+            if let rtt = feedback.roundTripTime { answered.append("\"roundTripTime\":\(rtt.seconds)") }
+            if let lost = feedback.fractionLost { answered.append("\"fractionLost\":\(lost)") }
+            fields.append(
+                "\"\(kind.rawValue)\":{\"codec\":\"\(track.codec.rawValue)\",\"framesSent\":\(track.framesSent),\"packetsSent\":\(track.packetsSent),\"payloadBytesSent\":\(track.payloadBytesSent),\"feedback\":{\(answered.joined(separator: ","))}}"
+            )
         }
         fields.append(
             "\"network\":{\"datagramsSubmitted\":\(network.datagramsSubmitted),\"datagramsSent\":\(network.datagramsSent),\"datagramsLost\":\(network.datagramsLost),\"datagramsDroppedByBandwidth\":\(network.datagramsDroppedByBandwidth),\"datagramsDuplicated\":\(network.datagramsDuplicated),\"datagramsReordered\":\(network.datagramsReordered)}"

@@ -86,6 +86,13 @@ struct VideoOptions: ParsableArguments {
     }
 }
 
+/// How the publisher answers its receivers (`publish`; `demo` takes `--no-rtx` only, its
+/// `--no-feedback` being the subscriber's).
+struct SenderFeedbackOptions: ParsableArguments {
+    @Flag(name: .customLong("no-rtx"), help: "Answer NACKs with nothing: no nack and no RTX payload type in the SDP, so receivers repair a loss with a key-frame request (PLI/FIR).")
+    var noRetransmission = false
+}
+
 extension Publisher.Options {
     /// Checks the destination port as ``Publisher`` will, in the command line's words.
     static func validatePort(of destination: SocketAddress, option: String, example: String) throws(ValidationError) {

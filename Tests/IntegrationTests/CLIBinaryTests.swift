@@ -64,6 +64,24 @@ struct CLIBinaryTests {
         #expect(lines.contains { $0.hasPrefix("libsrtp2 2.") })
     }
 
+    @Test("`playout publish` announces the feedback it answers: all of it by default, no nack and no RTX with --no-rtx, nothing with --no-feedback; --json says what it answered", arguments: [
+        ([String](), true, true), (["--no-rtx"], true, false), (["--no-feedback"], false, false),
+    ])
+    func publishFeedback(flags: [String], announcesFeedback: Bool, announcesRetransmission: Bool) throws {
+        let port = try Publisher.freeLoopbackDestination().port
+        let sdp = FileManager.default.temporaryDirectory.appendingPathComponent("playout-publish-\(port).sdp").path
+        defer { try? FileManager.default.removeItem(atPath: sdp) }
+        let result = try runPlayout(["publish", "testsrc", "--to", "127.0.0.1:\(port)", "--sdp", sdp, "--duration", "1s", "--size", "320x240", "--json"] + flags)
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = try String(contentsOfFile: sdp, encoding: .utf8).split(whereSeparator: \.isNewline).map(String.init)
+        #expect(lines.contains("a=rtcp-fb:96 nack pli") == announcesFeedback, "\(lines)")
+        #expect(lines.contains("a=rtcp-fb:96 nack") == announcesRetransmission, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("a=rtpmap:98 rtx/") } == announcesRetransmission, "\(lines)")
+        let object = try #require(jsonObject(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let feedback = try #require((object["video"] as? [String: Any])?["feedback"] as? [String: Any], "\(result.stdout)")
+        #expect(feedback["nacksReceived"] as? Int == 0 && feedback["keyFramesForced"] as? Int == 0, "no receiver: \(feedback)")
+    }
+
     @Test("an invalid PLAYOUT_LOG_LEVEL is reported once on stderr and ignored")
     func invalidLogLevel() throws {
         let result = try runPlayout(["version"], environment: ["PLAYOUT_LOG_LEVEL": "loud"])
@@ -171,6 +189,24 @@ struct DemoBinaryTests {
         #expect(sentVideo >= 45 && sentAudio >= 75, "the publisher ran: \(result.stderr)")
         #expect(Double(video["framesRendered"] as? Int ?? 0) >= 0.6 * Double(sentVideo), "\(video), \(sentVideo) sent")
         #expect(Double(audio["framesRendered"] as? Int ?? 0) >= 0.6 * Double(sentAudio), "\(audio), \(sentAudio) sent")
+    }
+
+    @Test("`playout demo --no-rtx` on a lossy link: no NACK and no retransmission, losses repaired by key-frame requests the publisher answers")
+    func noRetransmission() throws {
+        let port = try Publisher.freeLoopbackDestination().port
+        let result = try runPlayout([
+            "demo", "--duration", "4s", "--json", "--port", "\(port)", "--size", "640x360", "--bitrate", "800k", "--loss", "2%", "--no-rtx",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let summary = try #require(result.stdout.split(separator: "\n").last.flatMap { jsonObject(String($0)) })
+        let video = try #require(summary["video"] as? [String: Any])
+        #expect(video["nackCount"] as? Int == 0 && video["retransmittedPacketsReceived"] as? Int == 0, "\(video)")
+        let requests = (video["pliCount"] as? Int ?? 0) + (video["firCount"] as? Int ?? 0)
+        #expect(requests > 0, "2 % loss over 4 s breaks some frame: \(video)")
+        // The publisher line's video part counts the requests it answered with key frames.
+        let line = try #require(result.stderr.split(separator: "\n").first { $0.hasPrefix("publisher: video") })
+        let videoPart = try #require(line.split(separator: ";").first)
+        #expect(videoPart.contains("0 NACKs → 0 RTX") && !videoPart.contains(" 0 PLI + 0 FIR → 0 key frames"), "\(line)")
     }
 
     /// The frames the demo's publisher line says it sent of `kind`: "publisher: video H264: 94 frames, …".

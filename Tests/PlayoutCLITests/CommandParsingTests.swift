@@ -66,6 +66,7 @@ struct HelpTextTests {
         ("--codec <codec>", "values: h264, vp8"), ("--size <size>", "(default: 1280x720)"), ("--fps <fps>", "(default: 30)"),
         ("--bitrate <bits/s>", "(default: 2.5M)"), ("--loss <percent>", "(default: 0%)"), ("--jitter <duration>", "(default: 0s)"),
         ("--reorder <percent>", "(default: 0%)"), ("--duplicate <percent>", "(default: 0%)"), ("--seed <seed>", "(default: 1)"),
+        ("--no-rtx", "Answer NACKs with nothing"),
     ])
     func demo(option: String, expected: String) {
         let line = Self.line(option, in: Self.help(DemoCommand.self))
@@ -74,6 +75,7 @@ struct HelpTextTests {
 
     @Test("publish", arguments: [
         ("--to <host:port>", "HOST:PORT"), ("--duration <duration>", "(default: until Ctrl-C)"), ("--size <size>", "(default: 1280x720)"),
+        ("--no-feedback", "no a=rtcp-fb, no RTX"), ("--no-rtx", "Answer NACKs with nothing"),
     ])
     func publish(option: String, expected: String) {
         let line = Self.line(option, in: Self.help(PublishCommand.self))

@@ -443,7 +443,11 @@ public final class TelemetryInstrument: Sendable {
             }
             return index
         }
-        let processed = core.ring.drain(limit: 4_096) { entry in
+        var processed = 0
+        // A loop rather than `ring.drain`'s closure: what the closure captured (the sink, the
+        // getters) was checked for exclusive access at run time, five times an event.
+        while processed < 4_096, let entry = core.ring.pop() {
+            processed += 1
             let index = hubIndex(entry.tracker)
             let first = sink.records.count
             hubs[index]!.handle(entry.event, now: entry.time, wallTime: wall(entry.time), into: &sink)

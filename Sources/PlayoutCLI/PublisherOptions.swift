@@ -86,8 +86,8 @@ struct VideoOptions: ParsableArguments {
     }
 }
 
-/// How the publisher answers its receivers (`publish`; `demo` takes `--no-rtx` only, its
-/// `--no-feedback` being the subscriber's).
+/// `--no-rtx`, which `publish` and `demo` share. (`publish` also takes `--no-feedback`, for the
+/// publisher; `demo`'s `--no-feedback` is the subscriber's.)
 struct SenderFeedbackOptions: ParsableArguments {
     @Flag(name: .customLong("no-rtx"), help: "Answer NACKs with nothing: no nack and no RTX payload type in the SDP, so receivers repair a loss with a key-frame request (PLI/FIR).")
     var noRetransmission = false

@@ -25,6 +25,14 @@ extension PublishSubscribeTests {
             var renderedShare: Double {
                 Double(final.video?.framesRendered ?? 0) / Double(max(1, sent.tracks[.video]?.framesSent ?? 0))
             }
+
+            /// Received video bit rate over one-second windows of the 250 ms samples, by when
+            /// they end (the subscriber's clock: it started just before `during`).
+            var videoRates: [(at: Duration, bitrate: Double)] {
+                zip(samples, samples.dropFirst(4)).map { earlier, later in
+                    (at: later.elapsed, bitrate: Double((later.video?.bytesReceived ?? 0) - (earlier.video?.bytesReceived ?? 0)) * 8 / (later.elapsed - earlier.elapsed).seconds)
+                }
+            }
         }
 
         /// The tests' picture; `PLAYOUT_FEEDBACK_720P=1` measures the issue's default 720p30 H.264
@@ -136,11 +144,7 @@ extension PublishSubscribeTests {
                 limit.dispose()
                 #expect(subscriber.bandwidthLimit == nil)
             }
-            // Received bit rate over one-second windows of the 250 ms samples, by when they end
-            // (the subscriber's clock: it started just before `during`).
-            let rates = zip(run.samples, run.samples.dropFirst(4)).map { earlier, later in
-                (at: later.elapsed, bitrate: Double((later.video?.bytesReceived ?? 0) - (earlier.video?.bytesReceived ?? 0)) * 8 / (later.elapsed - earlier.elapsed).seconds)
-            }
+            let rates = run.videoRates
             let limited = rates.filter { $0.at >= limitAt + .seconds(2) && $0.at <= releaseAt }
             let released = rates.filter { $0.at >= releaseAt + .seconds(3) && $0.at <= .seconds(14) }
             #expect(!limited.isEmpty && limited.allSatisfy { $0.bitrate < 800_000 }, "\(rates.map { "\(Int($0.at.seconds * 10))/\(Int($0.bitrate / 1000))" })")
@@ -160,9 +164,7 @@ extension PublishSubscribeTests {
                 Thread.sleep(forTimeInterval: (releaseAt - limitAt).seconds)
                 limit.dispose()
             }
-            let rates = zip(run.samples, run.samples.dropFirst(4)).map { earlier, later in
-                (at: later.elapsed, bitrate: Double((later.video?.bytesReceived ?? 0) - (earlier.video?.bytesReceived ?? 0)) * 8 / (later.elapsed - earlier.elapsed).seconds)
-            }
+            let rates = run.videoRates
             // libvpx's rate control settles more loosely than libx264's VBV: under the limit plus
             // a fifth within 2 s, well above it again after release.
             let limited = rates.filter { $0.at >= limitAt + .seconds(2) && $0.at <= releaseAt }

@@ -17,7 +17,7 @@ struct TelemetryEventRingTests {
         #expect(ring.pop() == 0)
         #expect(ring.push(5))
         var drained: [Int] = []
-        ring.drain { drained.append($0) }
+        while let value = ring.pop() { drained.append(value) }
         #expect(drained == [1, 2, 3, 5])
         #expect(ring.pop() == nil)
         #expect(ring.approximateCount == 0)
@@ -45,7 +45,7 @@ struct TelemetryEventRingTests {
         var inOrder = true
         while true {
             let done = counts.finished.load(ordering: .acquiring) == 4
-            ring.drain { value in
+            while let value = ring.pop() {
                 received.append(value)
                 let producer = value / 1_000_000
                 if value % 1_000_000 <= last[producer] { inOrder = false }

@@ -82,16 +82,5 @@ final class TelemetryEventRing<Element>: @unchecked Sendable {
         max(0, enqueuePosition.load(ordering: .relaxed) &- consumedCount.load(ordering: .relaxed))
     }
 
-    /// Pops up to `limit` elements into `body`, oldest first; returns how many.
-    @discardableResult
-    func drain(limit: Int = .max, _ body: (consuming Element) -> Void) -> Int {
-        var count = 0
-        while count < limit, let element = pop() {
-            body(element)
-            count += 1
-        }
-        return count
-    }
-
     private let consumedCount = Atomic<Int>(0)
 }

@@ -108,15 +108,10 @@ public struct TelemetryRecord: Sendable, Hashable {
         schemaVersion: Int = TelemetryRecord.currentSchemaVersion, kind: Kind, name: String,
         fields: [TelemetryField] = [], tags: [TelemetryField] = []
     ) {
-        self.sessionId = sessionId
-        self.seq = seq
-        monotonicNanoseconds = monotonic.nanoseconds
-        self.wallTimeNanoseconds = wallTimeNanoseconds
+        self.init(
+            sessionId: sessionId, seq: seq, monotonic: monotonic, wallTimeNanoseconds: wallTimeNanoseconds, kind: kind, name: name,
+            vocabulary: TelemetryVocabulary(name), fields: fields)
         self.schemaVersion = schemaVersion
-        self.kind = kind
-        self.name = name
-        self.vocabulary = TelemetryVocabulary(name)
-        self.fields = fields
         self.tags = tags
     }
 

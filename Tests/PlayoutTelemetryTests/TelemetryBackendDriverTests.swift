@@ -15,12 +15,12 @@ struct TelemetryBackendDriverTests {
         let memory = InMemoryTelemetryBackend()
         let driver = TelemetryBackendDriver(backend: memory, configuration: .init(linger: .zero), seed: 1, clock: MonotonicClock())
         try driver.start()
-        driver.enqueue([Self.record])
+        driver.enqueue(.records([Self.record]))
         driver.beginFinishing(deadline: MonotonicClock().now.advanced(by: .seconds(5)))
         let final = driver.waitUntilFinished()
         #expect(final.delivered == 1)
         #expect(memory.isClosed)
-        driver.enqueue([Self.record, Self.record, Self.record])
+        driver.enqueue(.records([Self.record, Self.record, Self.record]))
         let late = driver.statistics
         #expect(late.drops == [.shutdown: 3])
         #expect(late.queueDepth == 0)
@@ -39,7 +39,7 @@ struct TelemetryBackendDriverTests {
         let backend = ThreadRecorder()
         let driver = TelemetryBackendDriver(backend: backend, configuration: .init(linger: .zero), seed: 1, clock: MonotonicClock())
         try driver.start()
-        for _ in 0..<10 { driver.enqueue([Self.record]) }
+        for _ in 0..<10 { driver.enqueue(.records([Self.record])) }
         driver.beginFinishing(deadline: MonotonicClock().now.advanced(by: .seconds(5)))
         _ = driver.waitUntilFinished()
         let threads = backend.threads.withLock { $0 }
@@ -75,7 +75,7 @@ struct TelemetryBackendDriverTests {
         for backend in [counter, arrays] as [any TelemetryBackend] {
             let driver = TelemetryBackendDriver(backend: backend, configuration: .init(linger: .zero), seed: 1, clock: MonotonicClock())
             try driver.start()
-            driver.enqueue(records)
+            driver.enqueue(.records(records))
             driver.beginFinishing(deadline: MonotonicClock().now.advanced(by: .seconds(5)))
             #expect(driver.waitUntilFinished().delivered == 3)
         }

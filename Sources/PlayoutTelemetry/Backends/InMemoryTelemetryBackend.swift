@@ -26,7 +26,7 @@ public final class InMemoryTelemetryBackend: TelemetryBackend {
 
     private struct State {
         /// Records read so far as one array, then the batches delivered since (kept as the
-        /// engine built them: a delivery copies no record).
+        /// engine built them, compact: a delivery builds and copies no record; reading does).
         var records: [TelemetryRecord] = []
         var batches: [TelemetryBatch] = []
         var failure: TelemetryDeliveryError?

@@ -35,9 +35,9 @@ final class TelemetryBackendDriver: @unchecked Sendable {
         }
     }
 
-    /// Queues `records` (the array itself, drop-oldest when full) and wakes the thread.
-    func enqueue(_ records: [TelemetryRecord]) {
-        guard !records.isEmpty else { return }
+    /// Queues `records` (the block itself, drop-oldest when full) and wakes the thread.
+    func enqueue(_ records: TelemetryRecordBlock) {
+        guard records.count > 0 else { return }
         let now = clock.now
         condition.withLock {
             machine.enqueue(records, now: now)

@@ -1,10 +1,11 @@
-/// The records of one delivery, as the engine built them: parts of the engine's own arrays,
-/// passed from the engine's thread through a backend's queue to the backend without copying a
-/// record (a copy retains every string and array a record holds, on a second thread, which cost
-/// more than building the record).
+/// The records of one delivery, as the engine built them: parts of the engine's own compact
+/// blocks of records, passed from the engine's thread through a backend's queue to the backend
+/// without copying a record. A ``TelemetryRecord`` is built when it is read (subscript,
+/// iteration, ``records``): a backend that keeps the batch, like the in-memory one, builds none
+/// until a test reads them.
 ///
 /// A collection of ``TelemetryRecord``s in emission order; ``records`` gives them as one array
-/// (the engine's own, uncopied, when the batch is one whole array of it).
+/// (the caller's own array, uncopied, when the batch is one whole array handed in).
 ///
 /// ```swift
 /// func deliver(_ batch: TelemetryBatch) throws(TelemetryDeliveryError) {
@@ -22,9 +23,9 @@ public struct TelemetryBatch: Collection, Sendable, Equatable, ExpressibleByArra
         }
     }
 
-    /// One array of the engine and the range of it in this batch (never empty).
+    /// One block of records and the range of it in this batch (never empty).
     struct Part: Sendable {
-        var array: [TelemetryRecord]
+        var block: TelemetryRecordBlock
         var range: Range<Int>
     }
 
@@ -34,7 +35,7 @@ public struct TelemetryBatch: Collection, Sendable, Equatable, ExpressibleByArra
 
     /// A batch of `records` (kept as they are, not copied).
     public init(_ records: [TelemetryRecord]) {
-        self.init(parts: records.isEmpty ? [] : [Part(array: records, range: records.indices)])
+        self.init(parts: records.isEmpty ? [] : [Part(block: .records(records), range: records.indices)])
     }
 
     /// A batch of the records listed.
@@ -59,16 +60,21 @@ public struct TelemetryBatch: Collection, Sendable, Equatable, ExpressibleByArra
     }
 
     public subscript(position: Index) -> TelemetryRecord {
-        parts[position.part].array[position.offset]
+        parts[position.part].block[position.offset]
     }
 
-    /// The records as one array: the engine's own array, uncopied, when the batch is one whole
-    /// array of it; otherwise a copy.
+    /// The records as one array: the array handed in, uncopied, when the batch is one whole
+    /// array; otherwise built.
     public var records: [TelemetryRecord] {
-        if parts.count == 1, parts[0].range == parts[0].array.indices { return parts[0].array }
+        if parts.count == 1, case .records(let array) = parts[0].block, parts[0].range == array.indices { return array }
         var records: [TelemetryRecord] = []
         records.reserveCapacity(count)
-        for part in parts { records.append(contentsOf: part.array[part.range]) }
+        for part in parts {
+            switch part.block {
+            case .records(let array): records.append(contentsOf: array[part.range])
+            case .columns(let columns): for index in part.range { records.append(columns[index]) }
+            }
+        }
         return records
     }
 

@@ -7,7 +7,7 @@ public import PlayoutCore
 ///
 /// ```swift
 /// var machine = TelemetryDeliveryStateMachine(configuration: .init(), seed: 1)
-/// machine.enqueue(records, now: t0)   // the engine's array, kept as it is
+/// machine.enqueue(records, now: t0)   // the array, kept as it is
 /// if case .deliver(let batch) = machine.nextAction(now: t0 + linger) {
 ///     do { try backend.deliver(batch); machine.deliverySucceeded(now: t1) }
 ///     catch { machine.deliveryFailed(error, now: t1) }   // retried after a jittered backoff
@@ -16,8 +16,9 @@ public import PlayoutCore
 ///
 /// The queue holds at most ``Configuration/capacity`` records besides the batch being delivered
 /// (at most ``Configuration/maximumBatchSize``); when full, the oldest queued record is dropped
-/// and counted (``TelemetryDropReason/queueFull``). It keeps the arrays it is given and hands
-/// out parts of them (``TelemetryBatch``): no record is copied on its way through.
+/// and counted (``TelemetryDropReason/queueFull``). It keeps the arrays it is given (the engine's
+/// compact blocks of records) and hands out parts of them (``TelemetryBatch``): no record is
+/// copied on its way through.
 public struct TelemetryDeliveryStateMachine: Sendable {
     /// Queue, batching and retry settings, with documented defaults.
     public struct Configuration: Sendable, Equatable {
@@ -83,7 +84,7 @@ public struct TelemetryDeliveryStateMachine: Sendable {
 
     /// Queued arrays, oldest first from `head`; each with the index of its first record not yet
     /// taken and when it was queued.
-    private var queue: [(records: [TelemetryRecord], start: Int, at: MonotonicInstant)] = []
+    private var queue: [(records: TelemetryRecordBlock, start: Int, at: MonotonicInstant)] = []
     private var head = 0
     private var queued = 0  // records in `queue`
     private var pending: TelemetryBatch?
@@ -114,7 +115,13 @@ public struct TelemetryDeliveryStateMachine: Sendable {
     /// oldest queued records are dropped and counted. Returns how many were dropped.
     @discardableResult
     public mutating func enqueue(_ records: [TelemetryRecord], now: MonotonicInstant) -> Int {
-        guard !records.isEmpty else { return 0 }
+        enqueue(.records(records), now: now)
+    }
+
+    /// ``enqueue(_:now:)-([TelemetryRecord],_)`` of a block of records (the engine's columns).
+    @discardableResult
+    mutating func enqueue(_ records: TelemetryRecordBlock, now: MonotonicInstant) -> Int {
+        guard records.count > 0 else { return 0 }
         // Of an array larger than the queue, only its newest records fit.
         let start = max(0, records.count - configuration.capacity)
         var dropped = start
@@ -137,7 +144,7 @@ public struct TelemetryDeliveryStateMachine: Sendable {
 
     /// Forgets the head array (every record of it taken or dropped).
     private mutating func popHead() {
-        queue[head].records = []
+        queue[head].records = .records([])
         head += 1
         if head == queue.count {
             queue.removeAll(keepingCapacity: true)
@@ -179,7 +186,7 @@ public struct TelemetryDeliveryStateMachine: Sendable {
         while remaining > 0 {
             let (records, start, _) = queue[head]
             let end = min(records.count, start + remaining)
-            parts.append(TelemetryBatch.Part(array: records, range: start..<end))
+            parts.append(TelemetryBatch.Part(block: records, range: start..<end))
             remaining -= end - start
             queued -= end - start
             if end == records.count { popHead() } else { queue[head].start = end }

@@ -397,9 +397,8 @@ public final class TelemetryInstrument: Sendable {
     /// sends due heartbeats, and (when `stopping` and the ring is empty) ends every
     /// session; hands the records to every backend. Returns whether anything happened.
     private func step(hubs: inout [TelemetrySessionHub?], stopping: Bool) -> Bool {
-        // The hubs append their records straight to the array every backend gets (as it is).
-        var sink = TelemetrySessionHub.Sink()
-        sink.records.reserveCapacity(min(4_096, core.ring.approximateCount))
+        // The hubs write their records straight into the columns every backend gets (as they are).
+        var sink = TelemetrySessionHub.Sink(columns: .init(reservingCapacity: min(4_096, core.ring.approximateCount)))
         var rejected = 0
         var ignored = 0
         var removed: [Int32] = []
@@ -407,8 +406,8 @@ public final class TelemetryInstrument: Sendable {
         // Each tracker's attribute getters, read once a step (called after unlocking).
         var getters: [Int32: [(name: String, filter: TelemetryEventFilter, getter: @Sendable () -> TelemetryValue?)]] = [:]
         var current: (index: Int32, tracker: TelemetryTracker?, attributes: [(name: String, filter: TelemetryEventFilter, getter: @Sendable () -> TelemetryValue?)])?
-        /// Completes the records a tracker's hub appended from `first` on (its attribute getters,
-        /// the tags) and logs what it refused.
+        /// Completes the records a tracker's hub appended from `first` on (its attribute getters)
+        /// and logs what it refused.
         func collect(tracker index: Int32, from first: Int) {
             if current?.index != index {  // one lookup per run of a tracker's events
                 let tracker = trackers[index]
@@ -416,11 +415,15 @@ public final class TelemetryInstrument: Sendable {
                 current = (index, tracker, getters[index]!)
             }
             let (_, tracker, attributes) = current!
-            for position in first..<sink.records.count {
-                for attribute in attributes where attribute.filter.includes(sink.records[position].name) {
-                    if let value = attribute.getter() { sink.records[position].fields.append(TelemetryField(attribute.name, value)) }
+            if !attributes.isEmpty {
+                for position in first..<sink.columns.count {
+                    let name = sink.columns.name(ofRecord: position)
+                    var added: [TelemetryField] = []
+                    for attribute in attributes where attribute.filter.includes(name) {
+                        if let value = attribute.getter() { added.append(TelemetryField(attribute.name, value)) }
+                    }
+                    sink.columns.append(added, toRecord: position)
                 }
-                if !tags.isEmpty { sink.records[position].tags = tags }
             }
             if !sink.rejected.isEmpty {
                 rejected += sink.rejected.count
@@ -449,7 +452,7 @@ public final class TelemetryInstrument: Sendable {
         while processed < 4_096, let entry = core.ring.pop() {
             processed += 1
             let index = hubIndex(entry.tracker)
-            let first = sink.records.count
+            let first = sink.columns.count
             hubs[index]!.handle(entry.event, now: entry.time, wallTime: wall(entry.time), into: &sink)
             collect(tracker: entry.tracker, from: first)
             if entry.removesTracker {
@@ -463,48 +466,56 @@ public final class TelemetryInstrument: Sendable {
             let tracker = Int32(index)
             // No provider: the tracker sends its own heartbeats (no empty ones on a timer).
             guard let provider = trackers[tracker]?.registration.withLock({ $0.heartbeatProvider }) else { continue }
-            let first = sink.records.count
+            let first = sink.columns.count
             hubs[index]!.handle(.heartbeat(provider()), now: now, wallTime: wall(now), into: &sink)
             collect(tracker: tracker, from: first)
         }
         if closing {
             for index in hubs.indices where hubs[index] != nil && hubs[index]!.state != .closed {
-                let first = sink.records.count
+                let first = sink.columns.count
                 hubs[index]!.handle(.viewEnd, now: now, wallTime: wall(now), into: &sink)
                 collect(tracker: Int32(index), from: first)
             }
         }
-        var records = sink.records
-        sink = TelemetrySessionHub.Sink()  // `records` uniquely referenced while the KPIs are added
-        guard !records.isEmpty || rejected > 0 || ignored > 0 || !removed.isEmpty else { return processed > 0 }
+        var columns = sink.columns
+        sink = TelemetrySessionHub.Sink()  // `columns` uniquely referenced while the KPIs are added
+        let count = columns.count
+        guard count > 0 || rejected > 0 || ignored > 0 || !removed.isEmpty else { return processed > 0 }
         let drivers = shared.withLock { shared -> [TelemetryBackendDriver] in
             for index in removed { shared.trackers[index] = nil }
-            // A session's records come in runs: one calculator lookup per run, not per record
-            // (the ids of one session share their storage, so comparing them is cheap).
-            var start = records.startIndex
-            while start < records.endIndex {
-                let id = records[start].sessionId
-                var end = start + 1
-                while end < records.endIndex, records[end].sessionId == id { end += 1 }
-                var calculator = shared.calculators.removeValue(forKey: id) ?? TelemetryMetricCalculator()
-                for index in start..<end {
-                    calculator.consume(records[index])
-                    if records[index].vocabulary == .viewend, records[index].kind == .event {
-                        for (name, value) in calculator.kpis().namedValues {
-                            if let value { records[index].fields.append(TelemetryField(name, value)) }
+            // A session's records come in runs: one calculator lookup per run, not per record.
+            let viewEnds = columns.withViews { records in
+                var viewEnds: [(index: Int, kpis: [TelemetryField])] = []
+                var start = 0
+                while start < count {
+                    let session = records.entries[start].session
+                    var end = start + 1
+                    while end < count, records.entries[end].session == session { end += 1 }
+                    let id = columns.sessions[Int(session)]
+                    var calculator = shared.calculators.removeValue(forKey: id) ?? TelemetryMetricCalculator()
+                    for index in start..<end {
+                        let record = records[index]
+                        calculator.consume(record)
+                        if record.vocabulary == .viewend, record.kind == .event {
+                            viewEnds.append((index, calculator.kpis().namedValues.compactMap { name, value in value.map { TelemetryField(name, $0) } }))
                         }
                     }
+                    shared.calculators[id] = calculator
+                    start = end
                 }
-                shared.calculators[id] = calculator
-                start = end
+                return viewEnds
             }
+            for (index, kpis) in viewEnds { columns.append(kpis, toRecord: index) }
             shared.counts.eventsProcessed += processed
-            shared.counts.records += records.count
+            shared.counts.records += count
             shared.counts.rejectedTransitions += rejected
             shared.counts.ignoredInErrorState += ignored
             return shared.drivers
         }
-        for driver in drivers { driver.enqueue(records) }
+        if count > 0 {
+            let block = TelemetryRecordBlock.columns(TelemetryRecordColumns(columns, tags: tags))
+            for driver in drivers { driver.enqueue(block) }
+        }
         return true
     }
 

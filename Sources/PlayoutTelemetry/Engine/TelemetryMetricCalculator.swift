@@ -46,6 +46,15 @@ public struct TelemetryMetricCalculator: Sendable {
 
     /// Takes the session's next record into account.
     public mutating func consume(_ record: TelemetryRecord) {
+        consume(reading: record)
+    }
+
+    /// ``consume(_:)`` of the engine's column view (no record built).
+    mutating func consume(_ record: TelemetryColumnView) {
+        consume(reading: record)
+    }
+
+    private mutating func consume(reading record: some TelemetryRecordReading) {
         let now = record.monotonic
         lastTime = now
         switch record.kind {

@@ -140,7 +140,7 @@ public struct TelemetryRecord: Sendable, Hashable {
 
 /// The record names the engine decides on (the player vocabulary), so that the hub, the engine
 /// and the metric calculator switch on a byte instead of comparing strings for every record.
-enum TelemetryVocabulary: UInt8, Sendable, Hashable {
+enum TelemetryVocabulary: UInt8, Sendable, Hashable, CaseIterable {
     case other, viewinit, playerready, play, playing, pause, seeking, seeked, rebufferstart, rebufferend, renditionchange
     case playoutdelaychange, freezestart, freezeend, error, ended, videochange, viewend, heartbeat, attribute
 
@@ -202,8 +202,9 @@ public protocol TelemetryBackend: AnyObject, Sendable {
     /// Delivers `batch` (records in emission order; one session's records never reordered).
     func deliver(_ batch: [TelemetryRecord]) throws(TelemetryDeliveryError)
     /// Delivers `batch` as the engine built it. The default gives ``deliver(_:)-([TelemetryRecord])``
-    /// the batch's ``TelemetryBatch/records`` (the engine's own array when the batch is one whole
-    /// array of it); a backend that keeps or walks records implements this one and copies none.
+    /// the batch's ``TelemetryBatch/records``; a backend that keeps the batch (the in-memory one)
+    /// or walks it implements this one: a kept batch stays in the engine's compact form, each
+    /// ``TelemetryRecord`` built only when it is read.
     func deliver(_ batch: TelemetryBatch) throws(TelemetryDeliveryError)
     /// Called once, after the last delivery: flush and release what the backend holds.
     func close()

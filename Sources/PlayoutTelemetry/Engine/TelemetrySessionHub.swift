@@ -114,6 +114,21 @@ public struct TelemetrySessionHub: Sendable {
         var time: MonotonicInstant
     }
     private var attributes: [TelemetryField] = []
+    /// Changes whenever the attributes or the `timeSince<Action>` names change: with the same
+    /// version, a vocabulary event's record has the same field names as the last one.
+    private var layoutVersion = 0
+    /// The index of the current session's id in the builder the last record went into.
+    private var sessionInBuilder: (builder: Int, session: Int, index: UInt32) = (0, 0, 0)
+    /// By vocabulary: the shape its last record had, in which builder, under which layout and
+    /// with how many own fields (so the next one is written as values only).
+    private var knownShapes = [KnownShape](
+        repeating: KnownShape(builder: 0, layoutVersion: 0, ownFields: 0, shape: 0), count: TelemetryVocabulary.allCases.count)
+    private struct KnownShape {
+        var builder: Int
+        var layoutVersion: Int
+        var ownFields: Int
+        var shape: Int
+    }
 
     /// A hub whose sessions are named `<sessionIdPrefix>-<n>` (n from 1), timing records from
     /// `origin` (the engine's start).
@@ -138,17 +153,21 @@ public struct TelemetrySessionHub: Sendable {
         var sink = Sink()
         process(event, now: now, wallTime: wallTime, into: &sink)
         // One event's records come first; a rejection or an ignore ends its handling.
-        outputs.append(contentsOf: sink.records.map(Output.record))
+        for index in 0..<sink.columns.count { outputs.append(.record(sink.columns.record(index))) }
         outputs.append(contentsOf: sink.rejected.map { .rejected(reason: $0) })
         outputs.append(contentsOf: sink.ignored.map { .ignored(event: $0) })
     }
 
-    /// What handling produced, apart: the engine appends records straight to the array it hands
-    /// to the backends (no ``Output`` per record).
+    /// What handling produced, apart: the engine has the hubs write their records straight into
+    /// the columns it hands to the backends (no ``Output`` and no ``TelemetryRecord`` per record).
     struct Sink {
-        var records: [TelemetryRecord] = []
+        var columns: TelemetryColumnsBuilder
         var rejected: [String] = []
         var ignored: [String] = []
+
+        init(columns: TelemetryColumnsBuilder = .init()) {
+            self.columns = columns
+        }
     }
 
     /// ``handle(_:now:wallTime:)`` appending to `sink`.
@@ -173,6 +192,7 @@ public struct TelemetrySessionHub: Sendable {
             guard state != .closed || !begun else { return reject("attribute \(key) after viewend (state closed)", &sink) }
             attributes.removeAll { $0.name == key }
             if let value { attributes.append(TelemetryField(key, value)) }
+            layoutVersion &+= 1
             return
         }
         if case .viewInit = event {
@@ -199,9 +219,8 @@ public struct TelemetrySessionHub: Sendable {
             split(now: now, wallTime: wallTime, into: &sink)
         }
 
-        // One array per record: the event's fields, then the attributes and `timeSince<Action>`s.
-        var fields: [TelemetryField] = []
-        fields.reserveCapacity(4 + attributes.count + actionTimes.count)
+        // The event's own fields are written with its record, by `writeOwnFields` (records the
+        // event causes first, like `freezeend`, go before it).
         switch event {
         case .viewInit, .attribute: return
         case .playerReady:
@@ -236,21 +255,14 @@ public struct TelemetrySessionHub: Sendable {
         case .seeked:
             guard seeking else { return reject("seeked while \(state.rawValue), not seeking", &sink) }
             seeking = false
-        case .rebufferStart(let cause):
+        case .rebufferStart:
             guard state == .playing else { return reject("rebufferstart while \(state.rawValue)", &sink) }
             endFreeze(now: now, wallTime: wallTime, into: &sink)
-            fields.append(TelemetryField("cause", .string((seeking ? .seek : cause).rawValue)))
             state = .rebuffering
         case .rebufferEnd:
             guard state == .rebuffering else { return reject("rebufferend while \(state.rawValue)", &sink) }
             state = .playing
-        case .renditionChange(let bitrate, let width, let height):
-            fields.append(TelemetryField("bitrate", .int(bitrate)))
-            fields.append(TelemetryField("width", .int(Int64(width))))
-            fields.append(TelemetryField("height", .int(Int64(height))))
-        case .playoutDelayChange(let delay, let requested):
-            fields.append(TelemetryField("delay", .double(delay.seconds)))
-            fields.append(TelemetryField("requested", .bool(requested)))
+        case .renditionChange, .playoutDelayChange: break
         case .freezeStart:
             guard state == .playing, !freezing else {
                 return reject("freezestart while \(freezing ? "frozen" : state.rawValue)", &sink)
@@ -259,12 +271,7 @@ public struct TelemetrySessionHub: Sendable {
         case .freezeEnd(let duration):
             guard freezing || duration != nil else { return reject("freezeend while \(state.rawValue), not frozen", &sink) }
             freezing = false
-            if let duration { fields.append(TelemetryField("duration", .double(duration.seconds))) }
         case .error(let error):
-            fields.append(TelemetryField("severity", .string(error.severity.rawValue)))
-            fields.append(TelemetryField("code", .int(Int64(error.code))))
-            fields.append(TelemetryField("message", .string(error.message)))
-            fields.append(TelemetryField("businessException", .bool(error.businessException)))
             if error.severity == .fatal {
                 endFreeze(now: now, wallTime: wallTime, into: &sink)
                 state = .error
@@ -277,31 +284,30 @@ public struct TelemetrySessionHub: Sendable {
             endFreeze(now: now, wallTime: wallTime, into: &sink)
             attributes.removeAll { $0.name == "videoId" }
             attributes.append(TelemetryField("videoId", .string(videoId)))
+            layoutVersion &+= 1
             state = .initial
             seeking = false
         case .viewEnd:
             endFreeze(now: now, wallTime: wallTime, into: &sink)
-            emit(.event, "viewend", .viewend, [], now: now, wallTime: wallTime, into: &sink)
+            emit(.event, "viewend", .viewend, of: .viewEnd, now: now, wallTime: wallTime, into: &sink)
             state = .closed
             nextHeartbeat = nil
             return
-        case .heartbeat(let sample):
+        case .heartbeat:
             guard state != .closed else { return }
-            emit(.heartbeat, "heartbeat", .heartbeat, sample, now: now, wallTime: wallTime, into: &sink)
+            emit(.heartbeat, "heartbeat", .heartbeat, of: event, now: now, wallTime: wallTime, into: &sink)
             if state == .playing || state == .rebuffering { nextHeartbeat = now.advanced(by: configuration.heartbeatInterval) }
             return
-        case .action(let action, let context):
+        case .action(let action, _):
             guard !action.isEmpty, !Self.reservedNames.contains(action) else {
                 return reject("action \"\(action)\" while \(state.rawValue): \(action.isEmpty ? "an action needs a name" : "the name is the player vocabulary's; emit the event itself")", &sink)
             }
-            fields.append(contentsOf: context)
-        case .metric(_, let value):
+        case .metric:
             lastActivity = now
-            fields.append(TelemetryField("value", value))
-            emit(.metric, name, event.vocabulary, &fields, now: now, wallTime: wallTime, into: &sink)
+            emit(.metric, name, event.vocabulary, of: event, now: now, wallTime: wallTime, into: &sink)
             return
         }
-        emit(.event, name, event.vocabulary, &fields, now: now, wallTime: wallTime, into: &sink)
+        emit(.event, name, event.vocabulary, of: event, now: now, wallTime: wallTime, into: &sink)
     }
 
     // MARK: - Sessions and records
@@ -317,18 +323,19 @@ public struct TelemetrySessionHub: Sendable {
         seq = 0
         begun = true
         actionTimes.removeAll()
+        layoutVersion &+= 1
         state = .initial
         playerReady = false
         seeking = false
         freezing = false
         nextHeartbeat = nil
-        emit(.event, "viewinit", .viewinit, [], now: now, wallTime: wallTime, into: &sink)
+        emit(.event, "viewinit", .viewinit, of: .viewInit, now: now, wallTime: wallTime, into: &sink)
     }
 
     /// Ends the session after inactivity and goes on in a new one, in the same state.
     private mutating func split(now: MonotonicInstant, wallTime: Int64, into sink: inout Sink) {
         let carried = (state: state, ready: playerReady)
-        emit(.event, "viewend", .viewend, [TelemetryField("reason", .string("inactivity"))], now: now, wallTime: wallTime, into: &sink)
+        emit(.event, "viewend", .viewend, [TelemetryField("reason", .string("inactivity"))], of: .viewEnd, now: now, wallTime: wallTime, into: &sink)
         begin(now: now, wallTime: wallTime, into: &sink)
         state = carried.state
         playerReady = carried.ready
@@ -338,35 +345,53 @@ public struct TelemetrySessionHub: Sendable {
     private mutating func endFreeze(now: MonotonicInstant, wallTime: Int64, into sink: inout Sink) {
         guard freezing else { return }
         freezing = false
-        emit(.event, "freezeend", .freezeend, [], now: now, wallTime: wallTime, into: &sink)
+        emit(.event, "freezeend", .freezeend, of: .freezeEnd(duration: nil), now: now, wallTime: wallTime, into: &sink)
     }
 
     private mutating func emitInternal(_ event: TelemetryEvent, now: MonotonicInstant, wallTime: Int64, into sink: inout Sink) {
-        emit(.event, event.name, event.vocabulary, [], now: now, wallTime: wallTime, into: &sink)
+        emit(.event, event.name, event.vocabulary, of: event, now: now, wallTime: wallTime, into: &sink)
     }
 
+    /// Writes a record of `event`: its own fields (its delay, its bitrate, a heartbeat's sample …)
+    /// and `fields`, then the attributes and a `timeSince<Action>` for every action seen before.
     private mutating func emit(
-        _ kind: TelemetryRecord.Kind, _ name: String, _ vocabulary: TelemetryVocabulary, _ fields: [TelemetryField],
-        now: MonotonicInstant, wallTime: Int64, into sink: inout Sink
+        _ kind: TelemetryRecord.Kind, _ name: String, _ vocabulary: TelemetryVocabulary, _ fields: [TelemetryField] = [],
+        of event: TelemetryEvent, now: MonotonicInstant, wallTime: Int64, into sink: inout Sink
     ) {
-        var all = fields
-        emit(kind, name, vocabulary, &all, now: now, wallTime: wallTime, into: &sink)
-    }
-
-    /// Adds the attributes and `timeSince<Action>`s to `all` in place (the caller reserved room
-    /// for them, so the record's one array is never reallocated) and emits the record.
-    private mutating func emit(
-        _ kind: TelemetryRecord.Kind, _ name: String, _ vocabulary: TelemetryVocabulary, _ all: inout [TelemetryField],
-        now: MonotonicInstant, wallTime: Int64, into sink: inout Sink
-    ) {
-        if !attributes.isEmpty { all.append(contentsOf: attributes) }
+        if sessionInBuilder.builder != sink.columns.id || sessionInBuilder.session != sessionCount {
+            sessionInBuilder = (sink.columns.id, sessionCount, sink.columns.addSession(sessionId))
+        }
+        let session = sessionInBuilder.index
+        let monotonic = now.nanoseconds &- origin.nanoseconds
+        // A vocabulary event (not a heartbeat: its sample's names vary) whose last record went
+        // into this builder under the same attributes and actions has that record's shape.
+        let ownFields = Self.ownFieldCount(event)
+        let slot = Int(vocabulary.rawValue)
+        let known = fields.isEmpty && vocabulary != .other && vocabulary != .heartbeat && knownShapes[slot].builder == sink.columns.id
+            && knownShapes[slot].layoutVersion == layoutVersion && knownShapes[slot].ownFields == ownFields
+        if known {
+            sink.columns.beginRecord(
+                shape: knownShapes[slot].shape, session: session, seq: seq, monotonicNanoseconds: monotonic, wallTimeNanoseconds: wallTime)
+        } else {
+            sink.columns.beginRecord(
+                kind: kind, name: name, vocabulary: vocabulary, session: session, seq: seq, monotonicNanoseconds: monotonic,
+                wallTimeNanoseconds: wallTime)
+        }
+        writeOwnFields(of: event, into: &sink.columns)
+        for field in fields { sink.columns.append(field.name, field.value) }
+        for attribute in attributes { sink.columns.append(attribute.name, attribute.value) }
         var previous: Int?
         for index in actionTimes.indices {
-            let action = actionTimes[index]
-            if action.vocabulary == vocabulary, vocabulary != .other || action.name == name { previous = index }
+            if actionTimes[index].vocabulary == vocabulary, vocabulary != .other || actionTimes[index].name == name { previous = index }
             // Seconds from whole nanoseconds: exact for any realistic session, and no 128-bit
             // arithmetic (Duration.seconds) for every field of every record.
-            all.append(TelemetryField(action.key, .double(Double(now.nanoseconds &- action.time.nanoseconds) / 1e9)))
+            let seconds = TelemetryValue.double(Double(now.nanoseconds &- actionTimes[index].time.nanoseconds) / 1e9)
+            if known { sink.columns.append(seconds) } else { sink.columns.append(actionTimes[index].key, seconds) }
+        }
+        sink.columns.endRecord()
+        if !known, fields.isEmpty {
+            knownShapes[slot] = KnownShape(
+                builder: sink.columns.id, layoutVersion: layoutVersion, ownFields: ownFields, shape: sink.columns.lastShapeIndex)
         }
         if kind == .event {
             lastActivity = now
@@ -374,12 +399,46 @@ public struct TelemetrySessionHub: Sendable {
                 actionTimes[previous].time = now
             } else {
                 actionTimes.append(ActionTime(name: name, vocabulary: vocabulary, key: "timeSince" + Self.capitalized(name), time: now))
+                layoutVersion &+= 1
             }
         }
-        sink.records.append(TelemetryRecord(
-            sessionId: sessionId, seq: seq, monotonic: .nanoseconds(now.nanoseconds &- origin.nanoseconds), wallTimeNanoseconds: wallTime,
-            kind: kind, name: name, vocabulary: vocabulary, fields: all))
         seq += 1
+    }
+
+    /// How many fields ``writeOwnFields(of:into:)`` writes for `event` (its record's shape differs
+    /// with it: a `freezeend` with or without its duration).
+    private static func ownFieldCount(_ event: TelemetryEvent) -> Int {
+        if case .freezeEnd(let duration) = event { return duration == nil ? 0 : 1 }
+        return 0  // the same for every event of a vocabulary name but freezeend (actions are not remembered)
+    }
+
+    /// The fields an event carries itself, written straight into the open record.
+    private func writeOwnFields(of event: TelemetryEvent, into columns: inout TelemetryColumnsBuilder) {
+        switch event {
+        case .rebufferStart(let cause):
+            columns.append("cause", .string((seeking ? .seek : cause).rawValue))
+        case .renditionChange(let bitrate, let width, let height):
+            columns.append("bitrate", .int(bitrate))
+            columns.append("width", .int(Int64(width)))
+            columns.append("height", .int(Int64(height)))
+        case .playoutDelayChange(let delay, let requested):
+            columns.append("delay", .double(delay.seconds))
+            columns.append("requested", .bool(requested))
+        case .freezeEnd(let duration):
+            if let duration { columns.append("duration", .double(duration.seconds)) }
+        case .error(let error):
+            columns.append("severity", .string(error.severity.rawValue))
+            columns.append("code", .int(Int64(error.code)))
+            columns.append("message", .string(error.message))
+            columns.append("businessException", .bool(error.businessException))
+        case .action(_, let context):
+            for field in context { columns.append(field.name, field.value) }
+        case .metric(_, let value):
+            columns.append("value", value)
+        case .heartbeat(let sample):
+            for field in sample { columns.append(field.name, field.value) }
+        default: break
+        }
     }
 
     /// The vocabulary's record names, which a custom action cannot take (the KPIs read them).

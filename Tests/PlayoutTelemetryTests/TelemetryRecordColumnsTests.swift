@@ -1,0 +1,139 @@
+import PlayoutCore
+import Testing
+
+@testable import PlayoutTelemetry
+
+/// The engine's compact records: what a backend reads back is exactly what was written, whether
+/// a record's shape was matched by names, remembered by the hub, or changed afterwards.
+@Suite("Record columns: compact records read back exactly")
+struct TelemetryRecordColumnsTests {
+    /// A reproducible generator (SplitMix64).
+    struct Random: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    static func value(_ random: inout Random) -> TelemetryValue {
+        switch Int.random(in: 0..<4, using: &random) {
+        case 0: .int(Int64.random(in: -1_000...1_000, using: &random))
+        case 1: .double(Double.random(in: -1...1, using: &random))
+        case 2: .bool(Bool.random(using: &random))
+        default: .string(["", "a", "ñ\u{0}\"", String(repeating: "x", count: 40)].randomElement(using: &random)!)
+        }
+    }
+
+    static func fields(_ random: inout Random) -> [TelemetryField] {
+        (0..<Int.random(in: 0...3, using: &random)).map { _ in
+            TelemetryField(["framesRendered", "bitrate", "x", "", "timeSincePlay"].randomElement(using: &random)!, value(&random))
+        }
+    }
+
+    /// Any event, valid in the current state or not (rejections and ignores included).
+    static func event(_ random: inout Random) -> TelemetryEvent {
+        switch Int.random(in: 0..<24, using: &random) {
+        case 0: .viewInit
+        case 1: .playerReady
+        case 2, 3: .play
+        case 4, 5: .playing
+        case 6: .pause
+        case 7: .seeking
+        case 8: .seeked
+        case 9: .rebufferStart([.network, .seek, .playoutDelayIncrease].randomElement(using: &random)!)
+        case 10: .rebufferEnd
+        case 11: .renditionChange(bitrate: Int64.random(in: 0...9_000_000, using: &random), width: 640, height: 360)
+        case 12, 13: .playoutDelayChange(delay: .milliseconds(Int.random(in: 0...2_000, using: &random)), requested: Bool.random(using: &random))
+        case 14: .freezeStart
+        case 15: .freezeEnd(duration: Bool.random(using: &random) ? nil : .milliseconds(Int.random(in: 1...900, using: &random)))
+        case 16: .error(TelemetryError(severity: Bool.random(using: &random) ? .fatal : .warning, code: 7, message: "boom"))
+        case 17: .ended
+        case 18: .videoChange(videoId: ["v1", "v2"].randomElement(using: &random)!)
+        case 19: .viewEnd
+        case 20: .heartbeat(fields(&random))
+        case 21: .action(["adclick", "chapter", "", "play"].randomElement(using: &random)!, fields(&random))
+        case 22: .metric(["cpu", "memory"].randomElement(using: &random)!, value(&random))
+        default: .attribute(["viewer", "cdn", "videoId"].randomElement(using: &random)!, Bool.random(using: &random) ? value(&random) : nil)
+        }
+    }
+
+    @Test("records written event after event into one builder equal those the hub returns one event at a time", arguments: 0..<40)
+    func sameRecordsAsTheHub(seed: UInt64) {
+        var random = Random(state: seed)
+        let configuration = TelemetrySessionHub.Configuration(heartbeatInterval: .seconds(1), inactivityTimeout: .seconds(20))
+        var alone = TelemetrySessionHub(sessionIdPrefix: "s", origin: .zero, configuration: configuration)
+        var together = alone
+        var expected: [TelemetryRecord] = []
+        var expectedRejections: [String] = []
+        var sink = TelemetrySessionHub.Sink()
+        var time = MonotonicInstant.zero
+        for _ in 0..<1_000 {
+            time = time.advanced(by: .milliseconds(Int.random(in: 0...(Int.random(in: 0..<50, using: &random) == 0 ? 30_000 : 700), using: &random)))
+            let event = Self.event(&random)
+            for output in alone.handle(event, now: time, wallTime: 1_700_000_000_000_000_000 &+ time.nanoseconds) {
+                switch output {
+                case .record(let record): expected.append(record)
+                case .rejected(let reason): expectedRejections.append(reason)
+                case .ignored: break
+                }
+            }
+            together.handle(event, now: time, wallTime: 1_700_000_000_000_000_000 &+ time.nanoseconds, into: &sink)
+        }
+        let tags = [TelemetryField("run", .string("r1"))]
+        let columns = TelemetryRecordColumns(sink.columns, tags: tags)
+        let actual = (0..<columns.count).map { columns[$0] }
+        #expect(actual.count == expected.count)
+        for (index, (got, wanted)) in zip(actual, expected).enumerated() {
+            var wanted = wanted
+            wanted.tags = tags
+            #expect(got == wanted, "record \(index)")
+            if got != wanted { break }
+        }
+        #expect(sink.rejected == expectedRejections)
+    }
+
+    @Test("fields added to a record later (attribute getters, a viewend's KPIs) join its own; the others stay as they were")
+    func fieldsAddedLater() {
+        var hub = TelemetrySessionHub(sessionIdPrefix: "s", origin: .zero)
+        var sink = TelemetrySessionHub.Sink()
+        for (second, event) in [(0, TelemetryEvent.play), (1, .playing), (2, .playoutDelayChange(delay: .milliseconds(500), requested: true))] {
+            hub.handle(event, now: .zero.advanced(by: .seconds(second)), wallTime: 0, into: &sink)
+        }
+        let before = (0..<sink.columns.count).map { sink.columns.record($0) }
+        let added = [TelemetryField("cdn", .string("edge-1")), TelemetryField("buffer", .double(1.5))]
+        sink.columns.append(added, toRecord: 2)
+        sink.columns.append([], toRecord: 3)
+        hub.handle(.pause, now: .zero.advanced(by: .seconds(3)), wallTime: 0, into: &sink)
+        let after = (0..<sink.columns.count).map { sink.columns.record($0) }
+        #expect(after.map(\.name) == ["viewinit", "play", "playing", "playoutdelaychange", "pause"])
+        #expect(after[0] == before[0] && after[1] == before[1] && after[3] == before[3])
+        #expect(after[2].fields == before[2].fields + added)
+        #expect(after[2].seq == before[2].seq && after[2].monotonic == before[2].monotonic)
+        #expect(after[4][field: "timeSincePlaying"] == .double(2))
+        #expect(after[4].fields.count == before[3].fields.count - 1)  // no delay or requested; timeSincePlayoutdelaychange
+    }
+
+    @Test("a thousand records of one event share one shape and take 40 bytes plus 8 a field")
+    func compact() {
+        var hub = TelemetrySessionHub(sessionIdPrefix: "s", origin: .zero)
+        var sink = TelemetrySessionHub.Sink()
+        hub.handle(.play, now: .zero, wallTime: 0, into: &sink)
+        hub.handle(.playing, now: .zero, wallTime: 0, into: &sink)
+        let first = sink.columns.count
+        for index in 0..<1_000 {
+            hub.handle(.playoutDelayChange(delay: .milliseconds(230), requested: true), now: .zero.advanced(by: .milliseconds(index)), wallTime: 0, into: &sink)
+        }
+        let shapes = Set((first..<sink.columns.count).map { sink.columns.entries[$0].shape })
+        #expect(shapes.count == 2)  // the first has no timeSincePlayoutdelaychange yet
+        #expect(MemoryLayout<TelemetryColumnEntry>.stride == 40)
+        #expect(sink.columns.values.count == 1 + 2 + 5 + 999 * 6)  // play, playing, the first delay change, the others
+        #expect(sink.columns.strings.isEmpty)
+        let last = sink.columns.record(sink.columns.count - 1)
+        #expect(last.fields.map(\.name) == ["delay", "requested", "timeSinceViewinit", "timeSincePlay", "timeSincePlaying", "timeSincePlayoutdelaychange"])
+        #expect(last[field: "timeSincePlayoutdelaychange"] == .double(0.001))
+    }
+}

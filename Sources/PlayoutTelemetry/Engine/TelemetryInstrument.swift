@@ -405,26 +405,30 @@ public final class TelemetryInstrument: Sendable {
         let trackers = shared.withLock { $0.trackers }
         // Each tracker's attribute getters, read once a step (called after unlocking).
         var getters: [Int32: [(name: String, filter: TelemetryEventFilter, getter: @Sendable () -> TelemetryValue?)]] = [:]
-        var current: (index: Int32, tracker: TelemetryTracker?, attributes: [(name: String, filter: TelemetryEventFilter, getter: @Sendable () -> TelemetryValue?)])?
+        // The tracker of the last run of events, its getters (one lookup per run of a tracker's
+        // events, and nothing copied for an event of the same run).
+        var currentIndex: Int32 = -1
+        var currentAttributes: [(name: String, filter: TelemetryEventFilter, getter: @Sendable () -> TelemetryValue?)] = []
         /// Completes the records a tracker's hub appended from `first` on (its attribute getters)
         /// and logs what it refused.
         func collect(tracker index: Int32, from first: Int) {
-            if current?.index != index {  // one lookup per run of a tracker's events
-                let tracker = trackers[index]
-                if getters[index] == nil { getters[index] = tracker?.registration.withLock { $0.attributes } ?? [] }
-                current = (index, tracker, getters[index]!)
+            if currentIndex != index {
+                if getters[index] == nil { getters[index] = trackers[index]?.registration.withLock { $0.attributes } ?? [] }
+                currentIndex = index
+                currentAttributes = getters[index]!
             }
-            let (_, tracker, attributes) = current!
-            if !attributes.isEmpty {
+            if !currentAttributes.isEmpty {
                 for position in first..<sink.columns.count {
                     let name = sink.columns.name(ofRecord: position)
                     var added: [TelemetryField] = []
-                    for attribute in attributes where attribute.filter.includes(name) {
+                    for attribute in currentAttributes where attribute.filter.includes(name) {
                         if let value = attribute.getter() { added.append(TelemetryField(attribute.name, value)) }
                     }
                     sink.columns.append(added, toRecord: position)
                 }
             }
+            guard !sink.rejected.isEmpty || !sink.ignored.isEmpty else { return }
+            let tracker = trackers[index]
             if !sink.rejected.isEmpty {
                 rejected += sink.rejected.count
                 for reason in sink.rejected { logger.notice("telemetry: \(tracker?.name ?? "tracker") rejected \(reason)") }
@@ -449,7 +453,8 @@ public final class TelemetryInstrument: Sendable {
         var processed = 0
         // A plain loop, no closure: state a closure captures (the sink, the getters) is checked
         // for exclusive access at run time — five checks an event, 14 % of the instructions.
-        while processed < 4_096, let entry = core.ring.pop() {
+        let ring = core.ring
+        while processed < 4_096, let entry = ring.pop() {
             processed += 1
             let index = hubIndex(entry.tracker)
             let first = sink.columns.count

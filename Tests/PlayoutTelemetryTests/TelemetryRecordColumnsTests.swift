@@ -96,6 +96,31 @@ struct TelemetryRecordColumnsTests {
         #expect(sink.rejected == expectedRejections)
     }
 
+    @Test("hostile fields — a new name on every record, 10,000 fields, long and empty strings — read back exactly")
+    func hostileFields() {
+        var random = Random(state: 99)
+        var alone = TelemetrySessionHub(sessionIdPrefix: "s", origin: .zero)
+        var together = alone
+        var expected: [TelemetryRecord] = []
+        var sink = TelemetrySessionHub.Sink()
+        var events: [TelemetryEvent] = [.play, .playing]
+        for index in 0..<3_000 {
+            let context = (0..<Int.random(in: 0...4, using: &random)).map { _ in TelemetryField("k\(UInt32.random(in: 0...UInt32.max, using: &random))", Self.value(&random)) }
+            events.append(.action("a\(index % 7)", context))
+            events.append(.heartbeat(context))
+            if index % 500 == 0 { events.append(.action("big", (0..<10_000).map { TelemetryField("f\($0)", .int(Int64($0))) })) }
+            if index % 300 == 0 { events.append(.attribute("viewer", .string(String(repeating: "ü", count: 10_000)))) }
+        }
+        for (index, event) in events.enumerated() {
+            let now = MonotonicInstant.zero.advanced(by: .milliseconds(index))
+            for case .record(let record) in alone.handle(event, now: now, wallTime: 0) { expected.append(record) }
+            together.handle(event, now: now, wallTime: 0, into: &sink)
+        }
+        let actual = (0..<sink.columns.count).map { sink.columns.record($0) }
+        #expect(actual == expected)
+        #expect(sink.columns.values.count == expected.reduce(0) { $0 + $1.fields.count })
+    }
+
     @Test("fields added to a record later (attribute getters, a viewend's KPIs) join its own; the others stay as they were")
     func fieldsAddedLater() {
         var hub = TelemetrySessionHub(sessionIdPrefix: "s", origin: .zero)

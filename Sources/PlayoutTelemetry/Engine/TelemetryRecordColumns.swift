@@ -187,7 +187,7 @@ struct TelemetryColumnsBuilder: Sendable {
             index = candidate
         } else {
             divergeIfNeeded()
-            index = shapeIndex(kind: kind, name: name, vocabulary: vocabulary)
+            index = shapeIndex(kind: kind, name: name, vocabulary: vocabulary, names: divergedNames, types: divergedTypes)
             divergedNames.removeAll(keepingCapacity: true)
             divergedTypes.removeAll(keepingCapacity: true)
         }
@@ -211,11 +211,7 @@ struct TelemetryColumnsBuilder: Sendable {
             names.append(field.name)
             types.append(type)
         }
-        divergedNames = names
-        divergedTypes = types
-        let shapeIndex = shapeIndex(kind: shape.kind, name: shape.name, vocabulary: shape.vocabulary)
-        divergedNames.removeAll(keepingCapacity: true)
-        divergedTypes.removeAll(keepingCapacity: true)
+        let shapeIndex = shapeIndex(kind: shape.kind, name: shape.name, vocabulary: shape.vocabulary, names: names, types: types)
         entries[index].shape = UInt32(shapeIndex)
         entries[index].valueStart = start
     }
@@ -292,15 +288,17 @@ struct TelemetryColumnsBuilder: Sendable {
         }
     }
 
-    /// The index of the shape with the diverged names and types, added when missing.
-    private mutating func shapeIndex(kind: TelemetryRecord.Kind, name: String, vocabulary: TelemetryVocabulary) -> Int {
+    /// The index of the shape with these names and types, added when missing.
+    private mutating func shapeIndex(
+        kind: TelemetryRecord.Kind, name: String, vocabulary: TelemetryVocabulary, names: [String], types: [TelemetryValueType]
+    ) -> Int {
         let sameName = shapesByName[name] ?? []
         if let index = sameName.suffix(16).last(where: {
-            shapes[$0].kind == kind && shapes[$0].types == divergedTypes && shapes[$0].names == divergedNames
+            shapes[$0].kind == kind && shapes[$0].types == types && shapes[$0].names == names
         }) {
             return index
         }
-        shapes.append(TelemetryShape(kind: kind, name: name, vocabulary: vocabulary, names: divergedNames, types: divergedTypes))
+        shapes.append(TelemetryShape(kind: kind, name: name, vocabulary: vocabulary, names: names, types: types))
         shapesByName[name, default: []].append(shapes.count - 1)
         return shapes.count - 1
     }

@@ -7,17 +7,8 @@ import Testing
 /// a record's shape was matched by names, remembered by the hub, or changed afterwards.
 @Suite("Record columns: compact records read back exactly")
 struct TelemetryRecordColumnsTests {
-    /// A reproducible generator (SplitMix64).
-    struct Random: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
+    /// A reproducible generator (the delivery jitter's SplitMix64).
+    typealias Random = TelemetrySplitMix64
 
     static func value(_ random: inout Random) -> TelemetryValue {
         switch Int.random(in: 0..<4, using: &random) {
@@ -63,7 +54,7 @@ struct TelemetryRecordColumnsTests {
 
     @Test("records written event after event into one builder equal those the hub returns one event at a time", arguments: 0..<40)
     func sameRecordsAsTheHub(seed: UInt64) {
-        var random = Random(state: seed)
+        var random = Random(seed: seed)
         let configuration = TelemetrySessionHub.Configuration(heartbeatInterval: .seconds(1), inactivityTimeout: .seconds(20))
         var alone = TelemetrySessionHub(sessionIdPrefix: "s", origin: .zero, configuration: configuration)
         var together = alone
@@ -98,7 +89,7 @@ struct TelemetryRecordColumnsTests {
 
     @Test("hostile fields — a new name on every record, 10,000 fields, long and empty strings — read back exactly")
     func hostileFields() {
-        var random = Random(state: 99)
+        var random = Random(seed: 99)
         var alone = TelemetrySessionHub(sessionIdPrefix: "s", origin: .zero)
         var together = alone
         var expected: [TelemetryRecord] = []

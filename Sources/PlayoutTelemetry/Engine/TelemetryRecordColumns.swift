@@ -17,6 +17,11 @@ final class TelemetryShape: Sendable {
         self.names = names
         self.types = types
     }
+
+    /// The position of the field called `name`, if any.
+    func offset(of name: String) -> Int? {
+        names.firstIndex(of: name)
+    }
 }
 
 /// A ``TelemetryValue``'s case, kept in the shape so a stored value is its 8-byte payload alone.
@@ -313,7 +318,11 @@ struct TelemetryColumnViews {
 
     subscript(index: Int) -> TelemetryColumnView {
         let entry = entries[index]
-        return TelemetryColumnView(entry: entry, shape: shapes[Int(entry.shape)], values: values, strings: strings)
+        // The shape read as an unmanaged reference (the same single pointer): taking it out of
+        // the buffer as a class reference would retain and release it for every record.
+        return TelemetryColumnView(
+            entry: entry, shape: shapes.withMemoryRebound(to: Unmanaged<TelemetryShape>.self) { $0[Int(entry.shape)] },
+            values: values, strings: strings)
     }
 }
 
@@ -321,17 +330,19 @@ struct TelemetryColumnViews {
 /// nothing (see ``TelemetryColumnsBuilder/withViews(_:)``).
 struct TelemetryColumnView: TelemetryRecordReading {
     let entry: TelemetryColumnEntry
-    unowned(unsafe) let shape: TelemetryShape
+    let shape: Unmanaged<TelemetryShape>
     let values: UnsafeBufferPointer<UInt64>
     let strings: UnsafeBufferPointer<String>
 
-    var kind: TelemetryRecord.Kind { shape.kind }
-    var vocabulary: TelemetryVocabulary { shape.vocabulary }
+    var kind: TelemetryRecord.Kind { shape._withUnsafeGuaranteedRef(\.kind) }
+    var vocabulary: TelemetryVocabulary { shape._withUnsafeGuaranteedRef(\.vocabulary) }
     var monotonic: Duration { .nanoseconds(entry.monotonicNanoseconds) }
 
     subscript(field name: String) -> TelemetryValue? {
-        guard let offset = shape.names.firstIndex(of: name) else { return nil }
-        return TelemetryColumnsBuilder.load(shape.types[offset], values[entry.valueStart + offset], strings: strings)
+        shape._withUnsafeGuaranteedRef { shape in
+            guard let offset = shape.offset(of: name) else { return nil }
+            return TelemetryColumnsBuilder.load(shape.types[offset], values[entry.valueStart + offset], strings: strings)
+        }
     }
 }
 

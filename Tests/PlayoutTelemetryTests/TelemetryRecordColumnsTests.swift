@@ -47,7 +47,7 @@ struct TelemetryRecordColumnsTests {
         case 19: .viewEnd
         case 20: .heartbeat(fields(&random))
         case 21: .action(["adclick", "chapter", "", "play"].randomElement(using: &random)!, fields(&random))
-        case 22: .metric(["cpu", "memory"].randomElement(using: &random)!, value(&random))
+        case 22: .metric(["cpu", "memory", "pause", "heartbeat", "adclick"].randomElement(using: &random)!, value(&random))
         default: .attribute(["viewer", "cdn", "videoId"].randomElement(using: &random)!, Bool.random(using: &random) ? value(&random) : nil)
         }
     }
@@ -131,6 +131,54 @@ struct TelemetryRecordColumnsTests {
         #expect(after[2].seq == before[2].seq && after[2].monotonic == before[2].monotonic)
         #expect(after[4][field: "timeSincePlaying"] == .double(2))
         #expect(after[4].fields.count == before[3].fields.count - 1)  // no delay or requested; timeSincePlayoutdelaychange
+    }
+
+    @Test("a metric or an action named like another record keeps its own shape; a context or sample with other names or types gets its own")
+    func namesShared() {
+        var alone = TelemetrySessionHub(sessionIdPrefix: "s", origin: .zero)
+        var together = alone
+        var sink = TelemetrySessionHub.Sink()
+        var expected: [TelemetryRecord] = []
+        let events: [TelemetryEvent] = [
+            .play, .playing, .pause, .metric("pause", .int(1)), .play, .playing, .pause, .metric("pause", .double(2)),
+            .metric("pause", .string("three")), .metric("heartbeat", .bool(true)), .heartbeat([TelemetryField("a", .int(1))]),
+            .heartbeat([TelemetryField("a", .double(1))]), .heartbeat([TelemetryField("b", .int(1))]), .heartbeat([]),
+            .heartbeat([TelemetryField("a", .int(1)), TelemetryField("b", .int(2))]), .heartbeat([TelemetryField("a", .int(3))]),
+            .action("adclick", [TelemetryField("id", .string("x"))]), .metric("adclick", .int(4)),
+            .action("adclick", [TelemetryField("id", .int(5))]), .action("adclick", [TelemetryField("id", .string("y"))]),
+            .action("adclick", []), .metric("adclick", .int(6)),
+        ] + (0..<20).map { TelemetryEvent.metric("m\($0 % 10)", .int(Int64($0))) }  // more names than the hub remembers
+        for (index, event) in events.enumerated() {
+            let now = MonotonicInstant.zero.advanced(by: .milliseconds(index))
+            for case .record(let record) in alone.handle(event, now: now, wallTime: 0) { expected.append(record) }
+            together.handle(event, now: now, wallTime: 0, into: &sink)
+        }
+        let actual = (0..<sink.columns.count).map { sink.columns.record($0) }
+        #expect(actual.count == expected.count)
+        for (got, wanted) in zip(actual, expected) { #expect(got == wanted) }
+        #expect(actual.filter { $0.kind == .metric && $0.name == "pause" }.map { $0[field: "value"] } == [.int(1), .double(2), .string("three")])
+        #expect(sink.columns.values.count == expected.reduce(0) { $0 + $1.fields.count })
+    }
+
+    @Test("the metric calculator reads the fields of a shape where they are, whatever their position")
+    func kpiOffsets() {
+        #expect(TelemetryKPIField.allCases.enumerated().allSatisfy { $0.offset == $0.element.index })
+        #expect(TelemetryKPIField.allCases.count == TelemetryShape(kind: .event, name: "x", vocabulary: .other, names: [], types: []).kpiOffsets.count)
+        // A heartbeat whose KPI fields come after 40,000 others, and one without them.
+        let filler = (0..<40_000).map { TelemetryField("f\($0)", .int(Int64($0))) }
+        let late = filler + [TelemetryField("framesDropped", .int(3)), TelemetryField("framesRendered", .int(97)), TelemetryField("endToEndLatency", .double(0.25))]
+        var hub = TelemetrySessionHub(sessionIdPrefix: "s", origin: .zero)
+        var sink = TelemetrySessionHub.Sink()
+        var alone = TelemetryMetricCalculator()
+        var viewed = TelemetryMetricCalculator()
+        for (second, event) in [(0, TelemetryEvent.play), (1, .playing), (2, .heartbeat(late)), (3, .heartbeat(filler)), (4, .ended)] {
+            hub.handle(event, now: .zero.advanced(by: .seconds(second)), wallTime: 0, into: &sink)
+        }
+        for index in 0..<sink.columns.count { alone.consume(sink.columns.record(index)) }
+        sink.columns.withViews { views in for index in 0..<views.entries.count { viewed.consume(views[index]) } }
+        #expect(viewed.kpis() == alone.kpis())
+        #expect(viewed.kpis().droppedFramePercentage == 3)
+        #expect(viewed.kpis().endToEndLatency?.max == .milliseconds(250))
     }
 
     @Test("a thousand records of one event share one shape and take 40 bytes plus 8 a field")

@@ -360,11 +360,12 @@ public final class TelemetryInstrument: Sendable {
 
     private func run() {
         var hubs: [TelemetrySessionHub?] = []  // by tracker index; mutated in place (no copy on write)
+        var valuesPerRecord = 8  // what the next step reserves (from the last step's records)
         var lastPublished = core.clock.now
         var idle = configuration.idleInterval
         while true {
             let stopping = shared.withLock { $0.stopping }
-            let worked = step(hubs: &hubs, stopping: stopping)
+            let worked = step(hubs: &hubs, valuesPerRecord: &valuesPerRecord, stopping: stopping)
             shared.withLock { $0.steps += 1 }
             passOnHandOffs(all: false)
             let now = core.clock.now
@@ -396,9 +397,12 @@ public final class TelemetryInstrument: Sendable {
     /// Turns up to 4,096 events of the ring into records (each taken straight from its slot),
     /// sends due heartbeats, and (when `stopping` and the ring is empty) ends every
     /// session; hands the records to every backend. Returns whether anything happened.
-    private func step(hubs: inout [TelemetrySessionHub?], stopping: Bool) -> Bool {
-        // The hubs write their records straight into the columns every backend gets (as they are).
-        var sink = TelemetrySessionHub.Sink(columns: .init(reservingCapacity: min(4_096, core.ring.approximateCount)))
+    private func step(hubs: inout [TelemetrySessionHub?], valuesPerRecord: inout Int, stopping: Bool) -> Bool {
+        // The hubs write their records straight into the columns every backend gets (as they are),
+        // reserved for a quarter more values a record than the last step's had, so records with
+        // many fields (heartbeats, actions with context) fill them without growing and copying.
+        var sink = TelemetrySessionHub.Sink(
+            columns: .init(reservingCapacity: min(4_096, core.ring.approximateCount), valuesPerRecord: valuesPerRecord))
         var rejected = 0
         var ignored = 0
         var removed: [Int32] = []
@@ -485,6 +489,7 @@ public final class TelemetryInstrument: Sendable {
         var columns = sink.columns
         sink = TelemetrySessionHub.Sink()  // `columns` uniquely referenced while the KPIs are added
         let count = columns.count
+        if count > 0 { valuesPerRecord = min(64, max(8, (columns.values.count + count - 1) / count * 5 / 4 + 1)) }  // 8…64
         guard count > 0 || rejected > 0 || ignored > 0 || !removed.isEmpty else { return processed > 0 }
         let drivers = shared.withLock { shared -> [TelemetryBackendDriver] in
             for index in removed { shared.trackers[index] = nil }

@@ -60,11 +60,11 @@ public struct TelemetryMetricCalculator: Sendable {
         switch record.kind {
         case .metric: return
         case .heartbeat:
-            if let dropped = record[field: "framesDropped"]?.number, let rendered = record[field: "framesRendered"]?.number {
+            if let dropped = record[kpi: .framesDropped]?.number, let rendered = record[kpi: .framesRendered]?.number {
                 framesDropped = dropped
                 framesRendered = rendered
             }
-            if let seconds = record[field: "endToEndLatency"]?.number, let value = Duration(exactlySeconds: seconds) {
+            if let seconds = record[kpi: .endToEndLatency]?.number, let value = Duration(exactlySeconds: seconds) {
                 latency.record(value)
             }
             return
@@ -81,7 +81,7 @@ public struct TelemetryMetricCalculator: Sendable {
             enter(.playing, at: now)
         case .pause: enter(.paused, at: now)
         case .rebufferstart:
-            let cause = record[field: "cause"]?.description ?? TelemetryRebufferCause.network.rawValue
+            let cause = record[kpi: .cause]?.description ?? TelemetryRebufferCause.network.rawValue
             if cause == TelemetryRebufferCause.network.rawValue, firstPlayingAt != nil {
                 rebufferCount += 1
                 enter(.rebuffering, at: now)
@@ -90,7 +90,7 @@ public struct TelemetryMetricCalculator: Sendable {
             }
         case .freezestart: freezeStart = now
         case .freezeend:
-            if let seconds = record[field: "duration"]?.number, let measured = Duration(exactlySeconds: seconds) {
+            if let seconds = record[kpi: .duration]?.number, let measured = Duration(exactlySeconds: seconds) {
                 freezes += measured
             } else if let start = freezeStart {
                 freezes += now - start
@@ -98,16 +98,16 @@ public struct TelemetryMetricCalculator: Sendable {
             freezeStart = nil
         case .renditionchange:
             advance(to: now)
-            if let value = record[field: "bitrate"]?.number, value > 0 { bitrate = value }
+            if let value = record[kpi: .bitrate]?.number, value > 0 { bitrate = value }
         case .playoutdelaychange:
             advance(to: now)
-            if let seconds = record[field: "delay"]?.number {
+            if let seconds = record[kpi: .delay]?.number {
                 let next = Duration(exactlySeconds: seconds)
                 if next != delay { commitDelayWeight() }
                 delay = next
             }
         case .error:
-            if record[field: "severity"]?.description == TelemetryError.Severity.fatal.rawValue {
+            if record[kpi: .severity]?.description == TelemetryError.Severity.fatal.rawValue {
                 fatal = true
                 if firstPlayingAt == nil { fatalBeforeStart = true }
                 enter(.stopped, at: now)

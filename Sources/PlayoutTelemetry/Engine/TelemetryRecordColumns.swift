@@ -10,17 +10,39 @@ final class TelemetryShape: Sendable {
     let names: [String]
     let types: [TelemetryValueType]
 
+    /// The position of each field the metric calculator reads (by ``TelemetryKPIField/index``;
+    /// -1: none), found once per shape rather than by comparing names for every record; kept
+    /// inline (no second allocation per shape).
+    let kpiOffsets: InlineArray<8, Int32>
+
     init(kind: TelemetryRecord.Kind, name: String, vocabulary: TelemetryVocabulary, names: [String], types: [TelemetryValueType]) {
         self.kind = kind
         self.name = name
         self.vocabulary = vocabulary
         self.names = names
         self.types = types
+        kpiOffsets = InlineArray { index in
+            Int32(names.firstIndex(of: TelemetryKPIField.allCases[index].rawValue) ?? -1)
+        }
     }
+}
 
-    /// The position of the field called `name`, if any.
-    func offset(of name: String) -> Int? {
-        names.firstIndex(of: name)
+/// The fields the metric calculator reads, by name (in the order of ``allCases``, which
+/// ``index`` gives).
+enum TelemetryKPIField: String, CaseIterable {
+    case framesDropped, framesRendered, endToEndLatency, cause, duration, bitrate, delay, severity
+
+    var index: Int {
+        switch self {
+        case .framesDropped: 0
+        case .framesRendered: 1
+        case .endToEndLatency: 2
+        case .cause: 3
+        case .duration: 4
+        case .bitrate: 5
+        case .delay: 6
+        case .severity: 7
+        }
     }
 }
 
@@ -105,10 +127,10 @@ struct TelemetryColumnsBuilder: Sendable {
     private var diverged = false
     private var knownShape = false  // begun with a shape: values only
 
-    init(reservingCapacity records: Int = 0) {
+    init(reservingCapacity records: Int = 0, valuesPerRecord: Int = 8) {
         guard records > 0 else { return }
         entries.reserveCapacity(records)
-        values.reserveCapacity(records * 8)
+        values.reserveCapacity(records * valuesPerRecord)
     }
 
     var count: Int { entries.count }
@@ -235,6 +257,22 @@ struct TelemetryColumnsBuilder: Sendable {
         }
     }
 
+    /// Whether shape `index` begins with fields of these names and value types.
+    func shape(_ index: Int, beginsWith fields: [TelemetryField]) -> Bool {
+        let shape = shapes[index]
+        guard fields.count <= shape.names.count else { return false }
+        for (offset, field) in fields.enumerated() {
+            guard shape.types[offset] == Self.type(of: field.value), shape.names[offset] == field.name else { return false }
+        }
+        return true
+    }
+
+    /// Whether field `offset` of shape `index` holds values of `value`'s type.
+    func shape(_ index: Int, hasTypeOf value: TelemetryValue, at offset: Int) -> Bool {
+        let shape = shapes[index]
+        return offset < shape.types.count && shape.types[offset] == Self.type(of: value)
+    }
+
     /// The name of record `index`.
     func name(ofRecord index: Int) -> String { shapes[Int(entries[index].shape)].name }
 
@@ -268,6 +306,16 @@ struct TelemetryColumnsBuilder: Sendable {
         case .string(let text):
             strings.append(text)
             return (.string, UInt64(strings.count - 1))
+        }
+    }
+
+    @inline(__always)
+    static func type(of value: TelemetryValue) -> TelemetryValueType {
+        switch value {
+        case .int: .int
+        case .double: .double
+        case .bool: .bool
+        case .string: .string
         }
     }
 
@@ -338,9 +386,10 @@ struct TelemetryColumnView: TelemetryRecordReading {
     var vocabulary: TelemetryVocabulary { shape._withUnsafeGuaranteedRef(\.vocabulary) }
     var monotonic: Duration { .nanoseconds(entry.monotonicNanoseconds) }
 
-    subscript(field name: String) -> TelemetryValue? {
+    subscript(kpi field: TelemetryKPIField) -> TelemetryValue? {
         shape._withUnsafeGuaranteedRef { shape in
-            guard let offset = shape.offset(of: name) else { return nil }
+            let offset = Int(shape.kpiOffsets[field.index])
+            guard offset >= 0 else { return nil }
             return TelemetryColumnsBuilder.load(shape.types[offset], values[entry.valueStart + offset], strings: strings)
         }
     }
@@ -351,10 +400,13 @@ protocol TelemetryRecordReading {
     var kind: TelemetryRecord.Kind { get }
     var vocabulary: TelemetryVocabulary { get }
     var monotonic: Duration { get }
-    subscript(field name: String) -> TelemetryValue? { get }
+    /// The first field of that name, if any.
+    subscript(kpi field: TelemetryKPIField) -> TelemetryValue? { get }
 }
 
-extension TelemetryRecord: TelemetryRecordReading {}
+extension TelemetryRecord: TelemetryRecordReading {
+    subscript(kpi field: TelemetryKPIField) -> TelemetryValue? { self[field: field.rawValue] }
+}
 
 /// The records a backend's queue holds: an array (records handed in by a caller) or the engine's
 /// columns.

@@ -119,10 +119,13 @@ public struct TelemetrySessionHub: Sendable {
     private var layoutVersion = 0
     /// The index of the current session's id in the builder the last record went into.
     private var sessionInBuilder: (builder: Int, session: Int, index: UInt32) = (0, 0, 0)
-    /// By vocabulary: the shape its last record had, in which builder, under which layout and
-    /// with how many own fields (so the next one is written as values only).
-    private var knownShapes = [KnownShape](
-        repeating: KnownShape(builder: 0, layoutVersion: 0, ownFields: 0, shape: 0), count: TelemetryVocabulary.allCases.count)
+    /// The shape the last record of each vocabulary event had, in which builder, under which
+    /// layout and with how many own fields (so the next one is written as values only); custom
+    /// actions and metrics by name in `knownCustomShapes`, the last few names seen.
+    private var knownShapes = [KnownShape?](repeating: nil, count: TelemetryVocabulary.allCases.count)
+    private var knownCustomShapes: [(kind: TelemetryRecord.Kind, name: String, shape: KnownShape)] = []
+    private var nextCustomSlot = 0
+    private static let knownCustomNames = 8
     private struct KnownShape {
         var builder: Int
         var layoutVersion: Int
@@ -363,15 +366,31 @@ public struct TelemetrySessionHub: Sendable {
         }
         let session = sessionInBuilder.index
         let monotonic = now.nanoseconds &- origin.nanoseconds
-        // A vocabulary event (not a heartbeat: its sample's names vary) whose last record went
-        // into this builder under the same attributes and actions has that record's shape.
+        // An event whose last record of its kind and name went into this builder under the same
+        // attributes and actions has that record's shape when its own fields match it (by count
+        // alone for the vocabulary's fixed fields; by name and type for an action's context, a
+        // metric's value, a heartbeat's sample).
         let ownFields = Self.ownFieldCount(event)
-        let slot = Int(vocabulary.rawValue)
-        let known = fields.isEmpty && vocabulary != .other && vocabulary != .heartbeat && knownShapes[slot].builder == sink.columns.id
-            && knownShapes[slot].layoutVersion == layoutVersion && knownShapes[slot].ownFields == ownFields
-        if known {
+        var remembered: KnownShape?
+        if fields.isEmpty, let shape = knownShape(kind, name, vocabulary), shape.builder == sink.columns.id,
+            shape.layoutVersion == layoutVersion, shape.ownFields == ownFields
+        {
+            if kind == .event, vocabulary != .other {
+                remembered = shape  // the vocabulary's own fields are fixed: the count matched
+            } else {
+                switch event {  // (the builder's methods called in place: passing it would copy it)
+                case .action(_, let fields), .heartbeat(let fields):
+                    if sink.columns.shape(shape.shape, beginsWith: fields) { remembered = shape }
+                case .metric(_, let value):
+                    if sink.columns.shape(shape.shape, hasTypeOf: value, at: 0) { remembered = shape }
+                default: break
+                }
+            }
+        }
+        let known = remembered != nil
+        if let remembered {
             sink.columns.beginRecord(
-                shape: knownShapes[slot].shape, session: session, seq: seq, monotonicNanoseconds: monotonic, wallTimeNanoseconds: wallTime)
+                shape: remembered.shape, session: session, seq: seq, monotonicNanoseconds: monotonic, wallTimeNanoseconds: wallTime)
         } else {
             sink.columns.beginRecord(
                 kind: kind, name: name, vocabulary: vocabulary, session: session, seq: seq, monotonicNanoseconds: monotonic,
@@ -390,8 +409,9 @@ public struct TelemetrySessionHub: Sendable {
         }
         sink.columns.endRecord()
         if !known, fields.isEmpty {
-            knownShapes[slot] = KnownShape(
-                builder: sink.columns.id, layoutVersion: layoutVersion, ownFields: ownFields, shape: sink.columns.lastShapeIndex)
+            remember(
+                KnownShape(builder: sink.columns.id, layoutVersion: layoutVersion, ownFields: ownFields, shape: sink.columns.lastShapeIndex),
+                kind, name, vocabulary)
         }
         if kind == .event {
             lastActivity = now
@@ -405,11 +425,48 @@ public struct TelemetrySessionHub: Sendable {
         seq += 1
     }
 
-    /// How many fields ``writeOwnFields(of:into:)`` writes for `event` (its record's shape differs
-    /// with it: a `freezeend` with or without its duration).
+    /// The shape remembered for records of this kind and name, if any.
+    @inline(__always)
+    private func knownShape(_ kind: TelemetryRecord.Kind, _ name: String, _ vocabulary: TelemetryVocabulary) -> KnownShape? {
+        if let slot = Self.vocabularySlot(kind, vocabulary) { return knownShapes[slot] }
+        for entry in knownCustomShapes where entry.kind == kind && entry.name == name { return entry.shape }
+        return nil
+    }
+
+    private mutating func remember(
+        _ shape: KnownShape, _ kind: TelemetryRecord.Kind, _ name: String, _ vocabulary: TelemetryVocabulary
+    ) {
+        if let slot = Self.vocabularySlot(kind, vocabulary) { return knownShapes[slot] = shape }
+        if let index = knownCustomShapes.firstIndex(where: { $0.kind == kind && $0.name == name }) {
+            return knownCustomShapes[index].shape = shape
+        }
+        if knownCustomShapes.count < Self.knownCustomNames { return knownCustomShapes.append((kind, name, shape)) }
+        knownCustomShapes[nextCustomSlot] = (kind, name, shape)
+        nextCustomSlot = (nextCustomSlot + 1) % Self.knownCustomNames
+    }
+
+    /// Where `knownShapes` keeps the shape of records of this kind and vocabulary: the vocabulary's
+    /// events and heartbeats by vocabulary; nil for a custom action or metric (kept by name).
+    @inline(__always)
+    private static func vocabularySlot(_ kind: TelemetryRecord.Kind, _ vocabulary: TelemetryVocabulary) -> Int? {
+        if kind == .event, vocabulary != .other { return Int(vocabulary.rawValue) }
+        if kind == .heartbeat { return Int(TelemetryVocabulary.heartbeat.rawValue) }
+        return nil
+    }
+
+    /// How many fields ``writeOwnFields(of:into:)`` writes for `event`.
     private static func ownFieldCount(_ event: TelemetryEvent) -> Int {
-        if case .freezeEnd(let duration) = event { return duration == nil ? 0 : 1 }
-        return 0  // the same for every event of a vocabulary name but freezeend (actions are not remembered)
+        switch event {
+        case .rebufferStart: 1
+        case .renditionChange: 3
+        case .playoutDelayChange: 2
+        case .freezeEnd(let duration): duration == nil ? 0 : 1
+        case .error: 4
+        case .action(_, let context): context.count
+        case .metric: 1
+        case .heartbeat(let sample): sample.count
+        default: 0
+        }
     }
 
     /// The fields an event carries itself, written straight into the open record.

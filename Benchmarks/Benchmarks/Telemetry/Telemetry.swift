@@ -27,7 +27,7 @@ final class Fixture: Sendable {
         tracker = instrument.makeTracker(name: "benchmark")
         tracker.emit(.play)
         tracker.emit(.playing)
-        instrument.flush()
+        settle()
     }
 
     /// Waits until everything emitted was delivered, empties the store, checks nothing dropped.
@@ -82,6 +82,32 @@ let benchmarks: @Sendable () -> Void = {
             precondition(fixture.instrument.flush(timeout: .seconds(60)))
             benchmark.stopMeasurement()
             let delivered = fixture.memory.records.count { $0.name == "playoutdelaychange" }
+            precondition(delivered == 100_000, "delivered \(delivered) of 100,000")
+            fixture.settle()
+        }
+    }
+
+    Benchmark(
+        "sustained, mixed: 100,000 events of ten kinds (actions with context, 20-field heartbeats, freezes, pauses) to memory",
+        configuration: .init(scalingFactor: .one, maxDuration: .seconds(5), maxIterations: 50)
+    ) { benchmark in
+        let tracker = fixture.tracker
+        let context = [TelemetryField("adId", .string("ad-17")), TelemetryField("position", .int(3))]
+        let sample = (0..<20).map { TelemetryField("qos\($0)", .double(Double($0))) }
+        let cycle: [TelemetryEvent] = [
+            .playoutDelayChange(delay: .milliseconds(230), requested: true),
+            .renditionChange(bitrate: 2_500_000, width: 1280, height: 720),
+            .action("adclick", context), .metric("cpu", .double(0.25)), .heartbeat(sample),
+            .pause, .play, .playing, .freezeStart, .freezeEnd(duration: .milliseconds(150)),
+        ]
+        for _ in benchmark.scaledIterations {
+            benchmark.startMeasurement()
+            for index in 0..<100_000 {
+                tracker.emit(cycle[index % cycle.count])
+            }
+            precondition(fixture.instrument.flush(timeout: .seconds(60)))
+            benchmark.stopMeasurement()
+            let delivered = fixture.memory.records.count
             precondition(delivered == 100_000, "delivered \(delivered) of 100,000")
             fixture.settle()
         }

@@ -1,12 +1,20 @@
 // One sustained telemetry run per process, for profiling (perf, callgrind): emits N events
 // (default 1,000,000) into an instrument delivering to the in-memory backend, waits until all were
-// delivered and prints events per second. `TelemetryOnce [N]`.
+// delivered and prints events per second. `TelemetryOnce [N] [mixed]`: one kind of event
+// (`playoutdelaychange`), or with `mixed` the ten kinds of the Telemetry benchmark's mixed case.
 import Foundation
 import Logging
 import PlayoutCore
 import PlayoutTelemetry
 
 let count = CommandLine.arguments.dropFirst().first.flatMap { Int($0) } ?? 1_000_000
+let cycle: [TelemetryEvent] = CommandLine.arguments.contains("mixed") ? [
+    .playoutDelayChange(delay: .milliseconds(230), requested: true),
+    .renditionChange(bitrate: 2_500_000, width: 1280, height: 720),
+    .action("adclick", [TelemetryField("adId", .string("ad-17")), TelemetryField("position", .int(3))]),
+    .metric("cpu", .double(0.25)), .heartbeat((0..<20).map { TelemetryField("qos\($0)", .double(Double($0))) }),
+    .pause, .play, .playing, .freezeStart, .freezeEnd(duration: .milliseconds(150)),
+] : [.playoutDelayChange(delay: .milliseconds(230), requested: true)]
 var logger = Logger(label: "telemetry-once")
 logger.logLevel = .error
 let memory = InMemoryTelemetryBackend()
@@ -24,7 +32,7 @@ let start = clock.now
 var emitted = 0
 while emitted < count {
     let chunk = min(100_000, count - emitted)
-    for _ in 0..<chunk { tracker.emit(.playoutDelayChange(delay: .milliseconds(230), requested: true)) }
+    for index in 0..<chunk { tracker.emit(cycle[index % cycle.count]) }
     precondition(instrument.flush(timeout: .seconds(60)))
     emitted += chunk
     memory.removeAll()

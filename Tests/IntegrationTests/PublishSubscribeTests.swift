@@ -20,11 +20,11 @@ struct PublishSubscribeTests {
     /// feedback, so what arrives is what the simulated network made of the first sending
     /// (repair is FeedbackLoopbackTests').
     static func run(
-        port: UInt16, seconds: Int = 4, impairment: NetworkImpairment.Configuration, overrides: [ScheduledOverride] = [],
+        seconds: Int = 4, impairment: NetworkImpairment.Configuration, overrides: [ScheduledOverride] = [],
         linger: Duration = .milliseconds(1_200), sink: SinkSpec = .null, feedback: Bool = true
     ) throws -> Run {
         let publisher = try Publisher(options: .init(
-            destination: try SocketAddress(host: "127.0.0.1", port: port),
+            destination: try Publisher.freeLoopbackDestination(),
             video: .init(codec: .h264, width: 640, height: 360, frameRate: 30, bitrate: 800_000, keyframeInterval: 30),
             keyingMaterial: .random(for: .aesCM128HMACSHA1_80), impairment: impairment, duration: .seconds(seconds), feedback: false
         ))
@@ -88,7 +88,7 @@ struct PublishSubscribeTests {
 
     @Test("no impairment: every frame sent is rendered, counts agree exactly")
     func clean() throws {
-        let run = try Self.run(port: 47_400, impairment: .init())
+        let run = try Self.run(impairment: .init())
         Self.expectCountsAgree(run)
         let video = try #require(run.final.tracks[.video])
         let audio = try #require(run.final.tracks[.audio])
@@ -107,7 +107,7 @@ struct PublishSubscribeTests {
     func remuxed() throws {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("playout-remux-\(UInt32.random(in: 0...UInt32.max)).mkv")
         defer { try? FileManager.default.removeItem(at: output) }
-        let run = try Self.run(port: 47_440, seconds: 3, impairment: .init(), sink: .remux(path: output.path))
+        let run = try Self.run(seconds: 3, impairment: .init(), sink: .remux(path: output.path))
         let video = try #require(run.final.tracks[.video])
         let audio = try #require(run.final.tracks[.audio])
         func probe(_ stream: String) throws -> String {
@@ -124,7 +124,7 @@ struct PublishSubscribeTests {
 
     @Test("a sender that stops: the subscriber renders what it holds, then turns stalled, and ends")
     func senderStops() throws {
-        let run = try Self.run(port: 47_450, seconds: 2, impairment: .init(), linger: .milliseconds(2_800))
+        let run = try Self.run(seconds: 2, impairment: .init(), linger: .milliseconds(2_800))
         let playing = try #require(run.states.firstIndex(of: .playing), "\(run.states)")
         #expect(run.states[playing...].contains(.stalled), "nothing left to render a second after the last frame: \(run.states)")
         #expect(run.states.last == .ended)
@@ -133,7 +133,7 @@ struct PublishSubscribeTests {
 
     @Test("2 % random loss: losses counted as the network made them, playback recovers")
     func randomLoss() throws {
-        let run = try Self.run(port: 47_410, impairment: .init(loss: 0.02, seed: 7))
+        let run = try Self.run(impairment: .init(loss: 0.02, seed: 7))
         #expect(run.sent.network.datagramsLost > 0)
         Self.expectCountsAgree(run)
         Self.expectRecovers(run)
@@ -141,7 +141,7 @@ struct PublishSubscribeTests {
 
     @Test("10 % bursty loss: bursts counted, playback recovers after each")
     func burstyLoss() throws {
-        let run = try Self.run(port: 47_420, impairment: .init(burstLoss: .init(rate: 0.10, meanBurstLength: 5), seed: 8))
+        let run = try Self.run(impairment: .init(burstLoss: .init(rate: 0.10, meanBurstLength: 5), seed: 8))
         #expect(run.sent.network.datagramsLost > 0)
         Self.expectCountsAgree(run)
         Self.expectRecovers(run)
@@ -150,7 +150,7 @@ struct PublishSubscribeTests {
     @Test("30 ms jitter, 1 % reordering and 1 % duplication are absorbed by the buffer", arguments: [false, true])
     func jitterReorderDuplicate(reports: Bool) throws {
         let run = try Self.run(
-            port: reports ? 47_435 : 47_430, impairment: .init(jitter: .milliseconds(30), reorder: 0.01, duplicate: 0.01, seed: 9), feedback: reports)
+            impairment: .init(jitter: .milliseconds(30), reorder: 0.01, duplicate: 0.01, seed: 9), feedback: reports)
         #expect(run.sent.network.datagramsReordered > 0)
         #expect(run.sent.network.datagramsDuplicated > 0)
         Self.expectCountsAgree(run)
@@ -164,7 +164,7 @@ struct PublishSubscribeTests {
 
     @Test("overrides 230 ms → 2 s → 500 ms pause rendering 1.77 s and skip 1.5 s, within a frame interval + 10 ms")
     func playoutDelayOverrides() throws {
-        let run = try Self.run(port: 47_440, seconds: 9, impairment: .init(), overrides: [
+        let run = try Self.run(seconds: 9, impairment: .init(), overrides: [
             ScheduledOverride(delay: .seconds(2), at: .seconds(3)),
             ScheduledOverride(delay: .milliseconds(500), at: .seconds(6)),
         ])

@@ -1,4 +1,5 @@
 import Foundation
+import Playout
 import PlayoutTesting
 import Testing
 
@@ -9,16 +10,19 @@ struct SourceOpeningTests {
         FileManager.default.temporaryDirectory.appendingPathComponent("playout-\(UInt32.random(in: 0...UInt32.max))-\(name)").path
     }
 
-    static let sdp = """
+    /// One H.264 track on free loopback ports (the subscriber binds it and its RTCP).
+    static func sdp() throws -> String {
+        """
         v=0
         o=- 0 0 IN IP4 127.0.0.1
         s=test
         c=IN IP4 127.0.0.1
         t=0 0
-        m=video 47650 RTP/AVP 96
+        m=video \(try SocketAddress.freeLoopbackPorts(count: 2).lowerBound) RTP/AVP 96
         a=rtpmap:96 H264/90000
 
         """
+    }
 
     @Test("a FIFO with no writer ends at --duration with one line, not a hang")
     func fifoWithoutWriter() throws {
@@ -55,7 +59,7 @@ struct SourceOpeningTests {
         defer { unlink(path) }
         let writer = Process()
         writer.executableURL = URL(fileURLWithPath: "/bin/sh")
-        writer.arguments = ["-c", "printf '%s' '\(Self.sdp)' > '\(path)'"]
+        writer.arguments = ["-c", "printf '%s' '\(try Self.sdp())' > '\(path)'"]
         try writer.run()
         let result = try runPlayout(["subscribe", path, "--duration", "1s", "--json"])
         writer.waitUntilExit()
@@ -111,7 +115,7 @@ struct SourceOpeningTests {
     @Test("an --override above the cap is refused at start, as --playout-delay is")
     func overrideAboveCap() throws {
         let path = Self.temporaryPath("cap.sdp")
-        #expect(FileManager.default.createFile(atPath: path, contents: Data(Self.sdp.utf8)))
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(try Self.sdp().utf8)))
         defer { unlink(path) }
         let result = try runPlayout(["subscribe", path, "--override", "40s@1s", "--duration", "2s"])
         #expect(result.status != 0)

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Dispatch
 import Foundation
+import Playout
 import PlayoutCore
 import PlayoutTesting
 import Testing
@@ -89,8 +90,7 @@ struct StrangerTests {
 
     @Test("≥ 98 % of the real frames render, the state stays playing, the strangers are counted under their reason", arguments: Stranger.allCases)
     func strangers(_ stranger: Stranger) throws {
-        // 47_6xx: PublishSubscribeTests and SubscribeTests use 47_3xx and 47_4xx.
-        let port = 47_600 + 10 * (Stranger.allCases.firstIndex(of: stranger) ?? 0)
+        let port = Int(try SocketAddress.freeLoopbackPorts(count: 4).lowerBound)  // video, audio and their RTCP
         let seconds = 11
         let clip = try Self.clip(seconds: seconds)
         let sdp = try Self.sdp(clip: clip, port: port)
@@ -165,7 +165,7 @@ struct StrangerTests {
 
     @Test("ffmpeg -pkt_size 8000: 8,000-byte datagrams arrive whole, every frame renders")
     func largePackets() throws {
-        let port = 47_650
+        let port = Int(try SocketAddress.freeLoopbackPorts(count: 4).lowerBound)
         let seconds = 3
         let clip = try Self.clip(seconds: seconds)
         let sdp = try Self.sdp(clip: clip, port: port, packetSize: 8_000)

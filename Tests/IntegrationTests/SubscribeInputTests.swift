@@ -1,4 +1,5 @@
 import Foundation
+import Playout
 import PlayoutTesting
 import Testing
 
@@ -75,7 +76,7 @@ struct SubscribeInputTests {
             "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30:duration=2",
             "-c:v", "libx264", "-g", "15", "-bf", "0", "-pix_fmt", "yuv420p", clip.path,
         ])
-        let url = "udp://127.0.0.1:47520"
+        let url = "udp://127.0.0.1:\(try SocketAddress.freeLoopbackPorts(count: 1).lowerBound)"
         let send = ["-re", "-i", clip.path, "-c", "copy", "-f", "mpegts", "\(url)?pkt_size=1316"]
         let first = try FFmpeg.start(send, captureOutput: true)
         let subscriber = try RunningPlayout(["subscribe", url, "--json", "--duration", "9s"])
@@ -102,7 +103,7 @@ struct SubscribeInputTests {
             "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30:duration=3",
             "-c:v", "libx264", "-g", "15", "-bf", "0", "-pix_fmt", "yuv420p", clip.path,
         ])
-        let port = encrypted ? 47_540 : 47_530
+        let port = try SocketAddress.freeLoopbackPorts(count: 2).lowerBound  // RTP and RTCP
         let key = "WbTBosdVUZqEb6Htqhn+m3z7wUh4RJVR8nE15GbN"
         let scheme = encrypted ? "srtp" : "rtp"
         let url = "\(scheme)://127.0.0.1:\(port)"

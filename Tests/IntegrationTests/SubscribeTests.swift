@@ -1,4 +1,5 @@
 import Foundation
+import Playout
 import PlayoutTesting
 import Testing
 
@@ -98,7 +99,7 @@ struct SubscribeTests {
 
     @Test("renders ≥ 98 % of the frames ffmpeg sends over SRTP (H.264 720p30 + Opus), with the default delay")
     func rendersWhatFFmpegSends() throws {
-        let port = 47_300
+        let port = Int(try SocketAddress.freeLoopbackPorts(count: 4).lowerBound)  // video, audio and their RTCP
         let (clip, sdp, videoFrames) = try Self.clipAndSDP(seconds: 6, port: port)
         let subscriber = try RunningPlayout(["subscribe", sdp.path, "--json", "--duration", "8s"])
         #expect(subscriber.waitForLine(containing: "\"buffering\""), "the subscriber binds its ports")
@@ -131,7 +132,7 @@ struct SubscribeTests {
 
     @Test("a sender that stops and comes back with a new SSRC and sequence base is played again")
     func senderComesBack() throws {
-        let port = 47_320
+        let port = Int(try SocketAddress.freeLoopbackPorts(count: 4).lowerBound)  // video, audio and their RTCP
         let (clip, sdp, videoFrames) = try Self.clipAndSDP(seconds: 3, port: port)
         let subscriber = try RunningPlayout(["subscribe", sdp.path, "--json", "--duration", "11s"])
         #expect(subscriber.waitForLine(containing: "\"buffering\""), "the subscriber binds its ports")
@@ -158,7 +159,7 @@ struct SubscribeTests {
 
     @Test("a wrong SRTP key fails the subscription with one line on stderr and a non-zero exit")
     func wrongKey() throws {
-        let port = 47_310
+        let port = Int(try SocketAddress.freeLoopbackPorts(count: 4).lowerBound)  // video, audio and their RTCP
         let (clip, sdp, _) = try Self.clipAndSDP(seconds: 6, port: port)
         let wrong = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
         let subscriber = try RunningPlayout(["subscribe", sdp.path, "--json", "--duration", "8s", "--srtp-key", wrong])

@@ -254,7 +254,7 @@ struct TrackPipelineTests {
 
     @Test("the publisher's SDP announces abs-capture-time on every track, and the pipeline reads it")
     func publisherAnnouncesCaptureTime() throws {
-        let publisher = try Publisher(options: .init(destination: try SocketAddress(host: "127.0.0.1", port: 47_390)))
+        let publisher = try Publisher(options: .init(destination: try Publisher.freeLoopbackDestination()))
         let media = publisher.sessionDescription.media
         #expect(media.count == 2)
         for (index, section) in media.enumerated() {

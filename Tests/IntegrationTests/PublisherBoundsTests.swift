@@ -22,9 +22,8 @@ struct PublisherBoundsTests {
 
     @Test("in the library: what the network still holds at the end is counted as dropped, and the counts add up", .timeLimit(.minutes(1)))
     func statisticsCountTheDrop() throws {
-        let port = try SocketAddress.freeLoopbackPorts(count: 4).lowerBound
         let publisher = try Publisher(options: .init(
-            destination: try SocketAddress(host: "127.0.0.1", port: port),
+            destination: try Publisher.freeLoopbackDestination(),
             video: .init(codec: .h264, width: 320, height: 240, frameRate: 30, bitrate: 300_000, keyframeInterval: 30), sendsAudio: false,
             impairment: .init(jitter: .seconds(10), seed: 4), duration: .seconds(1)
         ))
@@ -42,9 +41,8 @@ struct PublisherBoundsTests {
 
     @Test("a publisher with an hour of jitter and no duration, stopped right after its start, ends at once and counts what it held", .timeLimit(.minutes(1)))
     func stopEndsTheDrain() throws {
-        let port = try SocketAddress.freeLoopbackPorts(count: 4).lowerBound
         let publisher = try Publisher(options: .init(
-            destination: try SocketAddress(host: "127.0.0.1", port: port),
+            destination: try Publisher.freeLoopbackDestination(),
             video: .init(codec: .h264, width: 320, height: 240, frameRate: 30, bitrate: 300_000, keyframeInterval: 30),
             impairment: .init(jitter: .seconds(3_600))
         ))

@@ -162,7 +162,10 @@ struct TelemetryRecordColumnsTests {
 
     @Test("the metric calculator reads the fields of a shape where they are, whatever their position")
     func kpiOffsets() {
-        #expect(TelemetryKPIField.allCases.enumerated().allSatisfy { $0.offset == $0.element.index })
+        #expect(TelemetryKPIField.allCases.enumerated().allSatisfy { $0.offset == $0.element.rawValue })
+        #expect(TelemetryKPIField.allCases.map(\.name) == [
+            "framesDropped", "framesRendered", "endToEndLatency", "cause", "duration", "bitrate", "delay", "severity",
+        ])
         #expect(TelemetryKPIField.allCases.count == TelemetryShape(kind: .event, name: "x", vocabulary: .other, names: [], types: []).kpiOffsets.count)
         // A heartbeat whose KPI fields come after 40,000 others, and one without them.
         let filler = (0..<40_000).map { TelemetryField("f\($0)", .int(Int64($0))) }

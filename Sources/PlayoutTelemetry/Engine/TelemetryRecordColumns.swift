@@ -10,7 +10,7 @@ final class TelemetryShape: Sendable {
     let names: [String]
     let types: [TelemetryValueType]
 
-    /// The position of each field the metric calculator reads (by ``TelemetryKPIField/index``;
+    /// The position of each field the metric calculator reads (by ``TelemetryKPIField`` raw value;
     /// -1: none), found once per shape rather than by comparing names for every record; kept
     /// inline (no second allocation per shape).
     let kpiOffsets: InlineArray<8, Int32>
@@ -22,28 +22,18 @@ final class TelemetryShape: Sendable {
         self.names = names
         self.types = types
         kpiOffsets = InlineArray { index in
-            Int32(names.firstIndex(of: TelemetryKPIField.allCases[index].rawValue) ?? -1)
+            Int32(names.firstIndex(of: TelemetryKPIField.allCases[index].name) ?? -1)
         }
     }
 }
 
-/// The fields the metric calculator reads, by name (in the order of ``allCases``, which
-/// ``index`` gives).
-enum TelemetryKPIField: String, CaseIterable {
+/// The fields the metric calculator reads; the raw value is the case's position in ``allCases``.
+enum TelemetryKPIField: Int, CaseIterable {
     case framesDropped, framesRendered, endToEndLatency, cause, duration, bitrate, delay, severity
 
-    var index: Int {
-        switch self {
-        case .framesDropped: 0
-        case .framesRendered: 1
-        case .endToEndLatency: 2
-        case .cause: 3
-        case .duration: 4
-        case .bitrate: 5
-        case .delay: 6
-        case .severity: 7
-        }
-    }
+    /// The field's name in a record: the case's own name.
+    var name: String { Self.names[rawValue] }
+    private static let names = allCases.map { "\($0)" }
 }
 
 /// A ``TelemetryValue``'s case, kept in the shape so a stored value is its 8-byte payload alone.
@@ -388,7 +378,7 @@ struct TelemetryColumnView: TelemetryRecordReading {
 
     subscript(kpi field: TelemetryKPIField) -> TelemetryValue? {
         shape._withUnsafeGuaranteedRef { shape in
-            let offset = Int(shape.kpiOffsets[field.index])
+            let offset = Int(shape.kpiOffsets[field.rawValue])
             guard offset >= 0 else { return nil }
             return TelemetryColumnsBuilder.load(shape.types[offset], values[entry.valueStart + offset], strings: strings)
         }
@@ -405,7 +395,7 @@ protocol TelemetryRecordReading {
 }
 
 extension TelemetryRecord: TelemetryRecordReading {
-    subscript(kpi field: TelemetryKPIField) -> TelemetryValue? { self[field: field.rawValue] }
+    subscript(kpi field: TelemetryKPIField) -> TelemetryValue? { self[field: field.name] }
 }
 
 /// The records a backend's queue holds: an array (records handed in by a caller) or the engine's

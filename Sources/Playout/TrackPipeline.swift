@@ -90,6 +90,11 @@ public struct TrackPipeline {
         playout.restart()
     }
 
+    /// A frame did not decode; see ``TrackPlayout/decodeFailed()``.
+    public mutating func decodeFailed() {
+        playout.decodeFailed()
+    }
+
     /// The delay in effect changed (an override was set or released): at once.
     public mutating func setDelay(_ delay: Duration) {
         receiver.setDelay(delay)

@@ -49,6 +49,23 @@ public struct TrackPlayout {
         completedFrames.reserveCapacity(4)
     }
 
+    /// A frame of this track did not decode: the decoder may lack the parameter sets or the
+    /// references the next frames need (a key frame lost or cut short, its SPS/PPS missing), and
+    /// decoding on would fail or show corrupt pictures until the next key frame, up to a whole
+    /// GOP away. Video therefore waits for a key frame, as after a loss, and its receiver asks the
+    /// sender for one (PLI/FIR where announced). Audio decodes on.
+    /// The frames already queued up to the next key frame are dropped with them (counted in
+    /// ``framesDroppedWaitingForKeyframe``).
+    public mutating func decodeFailed() {
+        guard codec.kind == .video else { return }
+        schedulerAnswer = .none
+        var depacketizer = self.depacketizer
+        let (discarded, keyframeQueued) = scheduler.discardUntilKeyframe { depacketizer.recycle($0.bytes) }
+        self.depacketizer = depacketizer
+        framesDroppedWaitingForKeyframe += discarded
+        waitingForKeyframe = !keyframeQueued
+    }
+
     /// The playout delay the scheduler applies.
     public var delay: Duration { scheduler.delay }
 

@@ -186,6 +186,23 @@ public struct PlayoutScheduler<Frame> {
         decreasedSinceRender = false
     }
 
+    /// Decoding needs a key frame (the decoder lost its parameter sets or references): the queued
+    /// frames before the first queued key frame cannot decode. Hands each back to `body` (to
+    /// recycle its bytes) and returns how many were discarded and whether a key frame is queued
+    /// (decoding resumes there). Unlike ``discardQueued(_:)`` the timeline stays: the gap until
+    /// the key frame renders is what the viewer sees (a freeze when long enough).
+    @_specialize(exported: true, where Frame == EncodedFrame)
+    public mutating func discardUntilKeyframe(_ body: (Frame) -> Void = { _ in }) -> (discarded: Int, keyframeQueued: Bool) {
+        var discarded = 0
+        while head < queue.count, !queue[head].isKeyframe {
+            let frame = queue[head].frame!
+            removeHead()
+            discarded += 1
+            body(frame)
+        }
+        return (discarded, head < queue.count)
+    }
+
     /// The render time of a frame of media time `mediaTime` under the delay in effect: the first
     /// instant `t` with `t ≥ localTime(mediaTime) + delayInEffect(at: t)`.
     @_specialize(exported: true, where Frame == EncodedFrame)

@@ -340,3 +340,37 @@ struct PlayoutSchedulerLateTests {
     }
 }
 
+
+@Suite("PlayoutScheduler: discarding up to a key frame")
+struct PlayoutSchedulerKeyframeDiscardTests {
+    @Test("frames before the first queued key frame are handed back; the key frame and what follows stay queued")
+    func discardsUntilKeyframe() {
+        var scheduler = PlayoutScheduler<Int>(delay: .milliseconds(100))
+        let arrival = MonotonicInstant.zero
+        for index in 0..<6 {
+            scheduler.enqueue(index, mediaTime: .milliseconds(33 * index), isKeyframe: index == 3, byteCount: 10, arrival: arrival)
+        }
+        var handedBack: [Int] = []
+        let result = scheduler.discardUntilKeyframe { handedBack.append($0) }
+        #expect(result.discarded == 3 && result.keyframeQueued)
+        #expect(handedBack == [0, 1, 2])
+        #expect(scheduler.statistics.bufferedFrames == 3 && scheduler.statistics.bufferedBytes == 30)
+        // Nothing before a key frame any more: nothing to discard.
+        #expect(scheduler.discardUntilKeyframe().discarded == 0)
+    }
+
+    @Test("without a queued key frame everything is discarded and none is queued")
+    func discardsEverythingWithoutKeyframe() {
+        var scheduler = PlayoutScheduler<Int>(delay: .milliseconds(100))
+        for index in 0..<4 {
+            scheduler.enqueue(index, mediaTime: .milliseconds(33 * index), isKeyframe: false, byteCount: 10, arrival: .zero)
+        }
+        let result = scheduler.discardUntilKeyframe()
+        #expect(result.discarded == 4 && !result.keyframeQueued)
+        #expect(scheduler.statistics.bufferedFrames == 0)
+        guard case .idle = scheduler.poll(now: .zero, timeline: PlayoutTimeline()) else {
+            Issue.record("nothing may be queued")
+            return
+        }
+    }
+}

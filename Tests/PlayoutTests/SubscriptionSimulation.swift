@@ -61,13 +61,15 @@ struct SimulatedSender {
     var firstSequenceNumber: UInt16 = 65_000
     var firstTimestamp: UInt32 = 4_294_000_000
     var transit: Duration = .milliseconds(10)
+    /// The video frames sent (the shared test pattern unless a test alters them).
+    var video = SimulatedMedia.video
 
     func datagrams(
         video range: Range<Duration>, audio audioRange: Range<Duration>? = nil, origin: MonotonicInstant
     ) throws -> [SimulatedDatagram] {
         var datagrams: [SimulatedDatagram] = []
         let tracks: [(frames: [EncodedFrame], codec: Codec, payloadType: UInt8, rate: Int32, range: Range<Duration>?, ssrc: UInt32)] = [
-            (SimulatedMedia.video, .h264, 96, 90_000, range, ssrc),
+            (video, .h264, 96, 90_000, range, ssrc),
             (SimulatedMedia.audio, .opus, 97, 48_000, audioRange, ssrc &+ 1),
         ]
         for (index, track) in tracks.enumerated() {
@@ -107,8 +109,9 @@ final class SimulatedSubscription: @unchecked Sendable {
     private(set) var delays: [(at: MonotonicInstant, delay: EffectivePlayoutDelay)] = []
     private var watches: [any Disposable] = []
 
-    /// The session description of a simulated sender: H.264 on 5004, Opus on 5006 when `audio`.
-    static func session(key: SRTPKeyingMaterial?, audio: Bool = false) -> SessionDescription {
+    /// The session description of a simulated sender: H.264 on 5004, Opus on 5006 when `audio`;
+    /// `feedback` adds `a=rtcp-fb` lines to the video section (e.g. `nack pli`).
+    static func session(key: SRTPKeyingMaterial?, audio: Bool = false, feedback: [String] = []) -> SessionDescription {
         var media: [MediaDescription] = []
         for (kind, payloadType, name, rate, channels) in [(MediaKind.video, UInt8(96), "H264", UInt32(90_000), UInt16?.none), (.audio, 97, "opus", 48_000, 2)] {
             if kind == .audio, !audio { continue }
@@ -118,6 +121,9 @@ final class SimulatedSubscription: @unchecked Sendable {
                 extensionMaps: [ExtensionMap(id: UInt16(captureTimeID), uri: AbsoluteCaptureTime.uri)],
                 frameRate: kind == .video ? 30 : nil
             )
+            if kind == .video {
+                section.attributes += feedback.map { SDPAttribute(name: "rtcp-fb", value: "\(payloadType) \($0)") }
+            }
             if let key {
                 section.crypto = [CryptoAttribute(suite: SDPCryptoSuite(rawValue: key.suite.name), keys: [.init(keyAndSalt: key.concatenated)])]
             }
@@ -140,7 +146,8 @@ final class SimulatedSubscription: @unchecked Sendable {
         )
         subscription = try Subscription(
             clock: clock, start: start, options: options, delayController: controller, delivery: delivery,
-            tracks: try source.makeTracks(delay: delay.delay, switchAfterSilence: options.switchAfterSilence, bind: false), renderer: renderer,
+            tracks: try source.makeTracks(delay: delay.delay, switchAfterSilence: options.switchAfterSilence, bind: false, feedback: options.feedback),
+            renderer: renderer,
             wallClock: { Self.wallClock(at: clock.now) }
         )
         watches = [
@@ -159,6 +166,7 @@ final class SimulatedSubscription: @unchecked Sendable {
         var steps = steps.sorted { $0.0 < $1.0 }
         var next = 0
         var controlWake: MonotonicInstant? = clock.now
+        var feedbackWake: MonotonicInstant? = clock.now
         var loopWakes = [PlayoutLoop<ManualClock>.Wake](repeating: .poll(until: nil, generation: 0), count: subscription.loops.count)
         var turnsAtThisInstant = 0
         var lastInstant = clock.now
@@ -182,6 +190,12 @@ final class SimulatedSubscription: @unchecked Sendable {
                 next += 1
             }
             if due <= now { controlWake = subscription.control(now: now) }
+            // The feedback decisions, as the feedback thread makes them (nothing is sent: no socket).
+            if let feedbackDue = feedbackWake, feedbackDue <= now {
+                let next = subscription.sendFeedback(now: now)
+                let cap = now.advanced(by: subscription.sendsFeedbackMessages ? Subscriber.feedbackPollInterval : Subscriber.reportOnlyPollInterval)
+                feedbackWake = next.map { min($0, cap) }
+            }
             for (index, loop) in subscription.loops.enumerated() {
                 switch loopWakes[index] {
                 case .present(let at) where at > now: continue
@@ -197,6 +211,7 @@ final class SimulatedSubscription: @unchecked Sendable {
                 wake = wake.map { min($0, instant) } ?? instant
             }
             if next < datagrams.count { earliest(datagrams[next].arrival) }
+            earliest(feedbackWake)
             earliest(steps.first?.0)
             for loopWake in loopWakes {
                 switch loopWake {

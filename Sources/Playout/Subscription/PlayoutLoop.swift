@@ -135,6 +135,7 @@ final class PlayoutLoop<C: PlayoutClock>: @unchecked Sendable {
                     }
                 } catch {
                     logger.debug("\(track.kind.rawValue) frame at \(frame.mediaTime) did not decode: \(error)")
+                    track.decodeFailed()
                 }
                 var scheduled: (Duration, PlayoutDelaySource)?
                 if frameLog != nil {
@@ -146,7 +147,11 @@ final class PlayoutLoop<C: PlayoutClock>: @unchecked Sendable {
                 remux(frame, renderAt: renderAt, picture: pictures.first)
             case .skip(let frame, .decodeWithoutRender):
                 logSkip(frame, at: now)
-                try? decoder.decode(frame, output: false)
+                do {
+                    try decoder.decode(frame, output: false)
+                } catch {
+                    track.decodeFailed()
+                }
                 remux(frame, renderAt: nil, picture: nil)
                 track.finished(frame, decoder: decoder.statistics) { _ in }
             case .skip(let frame, _):

@@ -315,6 +315,11 @@ final class SubscribedTrack: @unchecked Sendable {
         }
     }
 
+    /// A frame did not decode (playout thread); see ``TrackPlayout/decodeFailed()``.
+    func decodeFailed() {
+        playoutLock.withLock { playout.decodeFailed() }
+    }
+
     /// Records measurements that belong to no frame (pictures flushed at the end).
     func record(decoder: FFmpegDecoder.Statistics, update: (inout Playback) -> Void = { _ in }) {
         playoutLock.withLock {

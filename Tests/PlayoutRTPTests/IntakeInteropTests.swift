@@ -188,6 +188,14 @@ struct IntakeInteropTests {
             usleep(10_000)  // pacing like a live sender (3× real time), so a busy ffmpeg keeps up
         }
         // RTCP BYE on the RTCP port (RTP port + 1) ends the stream for ffmpeg, as a live sender does.
+        // ffmpeg's RTP reader takes the RTCP socket before the RTP one whenever both are readable,
+        // so a BYE sent while ffmpeg is still behind (a busy machine) ends its input with the last
+        // frames unread in the RTP socket: send it only once ffmpeg has read every datagram.
+        let drained = ContinuousClock.now + .seconds(60)
+        while Self.udpReceiveQueueBytes(port) != 0, ContinuousClock.now < drained, receiver.isRunning {
+            usleep(1_000)  // polling a readiness condition, not waiting for things to settle
+        }
+        #expect(Self.udpReceiveQueueBytes(port) == 0, "ffmpeg did not read what was sent to port \(port) within 60 s")
         var bye = RTCPPacket.serializeCompound([
             .receiverReport(RTCPReceiverReport(ssrc: 0xC0FFEE)), .goodbye(RTCPGoodbye(ssrcs: [0xC0FFEE])),
         ])
@@ -214,13 +222,30 @@ struct IntakeInteropTests {
 
     /// Whether some socket on this machine is bound to UDP `port` (from /proc/net/udp).
     static func udpPortIsBound(_ port: UInt16) -> Bool {
+        !udpSockets(port).isEmpty
+    }
+
+    /// The bytes waiting in the receive queues of the sockets bound to UDP `port` (nil: none is
+    /// bound).
+    static func udpReceiveQueueBytes(_ port: UInt16) -> Int? {
+        let sockets = udpSockets(port)
+        return sockets.isEmpty ? nil : sockets.reduce(0) { $0 + $1.receiveQueue }
+    }
+
+    /// The sockets bound to UDP `port`, from /proc/net/udp and /proc/net/udp6: each line's second
+    /// column is `address:port` in hex, its fifth `tx_queue:rx_queue` in hex bytes.
+    private static func udpSockets(_ port: UInt16) -> [(line: Substring, receiveQueue: Int)] {
         let hexPort = String(format: ":%04X", port)
+        var sockets: [(line: Substring, receiveQueue: Int)] = []
         for table in ["/proc/net/udp", "/proc/net/udp6"] {
             guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
-            if text.split(separator: "\n").dropFirst().contains(where: { $0.split(separator: " ").dropFirst().first?.hasSuffix(hexPort) == true }) {
-                return true
+            for line in text.split(separator: "\n").dropFirst() {
+                let columns = line.split(separator: " ")
+                guard columns.count > 4, columns[1].hasSuffix(hexPort) else { continue }
+                let queues = columns[4].split(separator: ":")
+                sockets.append((line, queues.count == 2 ? Int(queues[1], radix: 16) ?? 0 : 0))
             }
         }
-        return false
+        return sockets
     }
 }

@@ -85,8 +85,8 @@ let package = Package(
             swiftSettings: settings
         ),
 
-        // Test kit for tests, benchmarks and samples.
-        .target(name: "PlayoutTesting", dependencies: ["PlayoutCore"], swiftSettings: settings),
+        // Test kit for tests, benchmarks and samples: the manual clock, the embedded driver.
+        .target(name: "PlayoutTesting", dependencies: ["Playout", "PlayoutCore"], swiftSettings: settings),
 
         // Samples: small programs on the public API only, built with everything else.
         .executableTarget(

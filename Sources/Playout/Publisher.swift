@@ -338,7 +338,7 @@ public final class Publisher: @unchecked Sendable {
     /// the next thing is due.
     private func run() throws {
         let start = clock.now
-        let wallStart = wallClockNanoseconds()
+        let wallStart = MonotonicClock().wallClockNanoseconds
         let end = options.duration.map { start.advanced(by: $0) }
         let pattern = TestPattern(width: options.video.width, height: options.video.height)
         let frameInterval = Duration.seconds(1) / max(options.video.frameRate, 1)

@@ -80,6 +80,12 @@ public final class Subscriber: @unchecked Sendable {
         /// (the default, symmetric RTCP): for a sender that reports from a port it does not
         /// listen on, as GStreamer's `udpsink` does unless it shares `udpsrc`'s socket.
         public var feedbackDestinations: [MediaKind: SocketAddress] = [:]
+        /// The clock the subscription runs on: every instant it measures and the wall time it
+        /// compares with the sender's capture times come from here, and from nowhere else. The
+        /// default, the real `MonotonicClock`, is the one ``Subscriber/start()`` plays on; a
+        /// `ManualClock` (PlayoutTesting) makes a subscription that its `EmbeddedDriver`
+        /// advances with no thread.
+        public var clock: any PlayoutClock = MonotonicClock()
 
         /// The silence after which a track moves to another valid source: ``sourceSwitchTimeout``,
         /// else ``stallTimeout``.
@@ -133,10 +139,11 @@ public final class Subscriber: @unchecked Sendable {
     let delayController: PlayoutDelayController
     private let source: SubscriptionSource
     private let delivery: ObserverDelivery
-    private let clock = MonotonicClock()
+    /// The clock the subscription runs on (``Options/clock``).
+    private var clock: any PlayoutClock { options.clock }
     private let logger = Logger(label: "playout.subscriber")
     private let lifecycle = RunLifecycle<SubscriberQoS>()
-    private let parts = LockedValue<(renderer: Renderer?, subscription: Subscription<MonotonicClock>?)>((nil, nil))
+    private let parts = LockedValue<(renderer: Renderer?, subscription: Subscription?)>((nil, nil))
     private var telemetry: SubscriberTelemetry?  // set once, in init
     /// The bandwidth limits held (last wins), applied to the video tracks once started.
     private let bandwidthLimiter = BandwidthLimiter()
@@ -174,7 +181,7 @@ public final class Subscriber: @unchecked Sendable {
         )
         if let instrument = options.telemetry {
             telemetry = SubscriberTelemetry(
-                instrument: instrument, name: options.telemetryTrackerName, state: delivery.state.readOnly,
+                instrument: instrument, name: options.telemetryTrackerName, clock: options.clock, state: delivery.state.readOnly,
                 qos: delivery.qos.readOnly, playoutDelay: delivery.playoutDelay.readOnly)
         }
     }
@@ -193,28 +200,45 @@ public final class Subscriber: @unchecked Sendable {
     }
 
     /// Binds the ports, opens the decoders and starts receiving and rendering (into the null
-    /// sink unless a ``Renderer`` was created for this subscriber).
+    /// sink unless a ``Renderer`` was created for this subscriber), on threads of its own: the
+    /// threaded driver, on the real clock.
     ///
     /// - Throws: ``PlayoutError`` when a port cannot be bound (in use, not permitted), a decoder
-    ///   cannot be opened or a thread cannot start; nothing is left running then.
+    ///   cannot be opened or a thread cannot start (nothing is left running then), or when
+    ///   ``Options/clock`` is not the real clock (a subscriber on a `ManualClock` is driven by
+    ///   PlayoutTesting's `EmbeddedDriver` instead).
     public func start() throws {
+        guard let clock = options.clock as? MonotonicClock else {
+            throw PlayoutError(
+                .invalidState, "start() plays on the real clock (MonotonicClock); a subscriber on \(type(of: options.clock)) is driven by EmbeddedDriver (PlayoutTesting)"
+            )
+        }
+        let subscription = try open(bindingSockets: true, deliveryThread: true)
+        try ThreadedDriver(subscription: subscription, source: source, clock: clock, lifecycle: lifecycle) { [self] final in finish(final) }.start()
+    }
+
+    /// Opens the subscription for a driver: the renderer (the null sink unless one was created),
+    /// the tracks (binding their sockets when `bindingSockets`), the decoders, the observers'
+    /// delivery thread when `deliveryThread` (else the driver delivers). Starts once; a failure
+    /// ends the subscription as failed and is thrown.
+    package func open(bindingSockets: Bool, deliveryThread: Bool) throws -> Subscription {
         if parts.withLock({ $0.renderer == nil }) { _ = try Renderer(subscriber: self, sink: .null) }
         try lifecycle.begin("a subscriber")
         let renderer = parts.withLock { $0.renderer! }
         let start = clock.now
         telemetry?.started(at: start)
-        let subscription: Subscription<MonotonicClock>
+        let subscription: Subscription
         do {
             let tracks = try source.makeTracks(
-                delay: delayController.effectiveDelay.value.delay, switchAfterSilence: options.switchAfterSilence, feedback: options.feedback,
-                feedbackDestinations: options.feedbackDestinations
+                delay: delayController.effectiveDelay.value.delay, switchAfterSilence: options.switchAfterSilence, bind: bindingSockets,
+                feedback: options.feedback, feedbackDestinations: options.feedbackDestinations
             )
             bandwidthLimiter.attach(tracks)
             subscription = try Subscription(
-                clock: clock, start: start, options: options, delayController: delayController, delivery: delivery,
-                tracks: tracks, renderer: renderer, wallClock: wallClockNanoseconds, bandwidthLimiter: bandwidthLimiter
+                clock: clock, start: start, options: options, delayController: delayController, delivery: delivery, tracks: tracks,
+                renderer: renderer, bandwidthLimiter: bandwidthLimiter
             )
-            try delivery.start()
+            if deliveryThread { try delivery.start() }
         } catch {
             delivery.post(.state(.failed(reason: "\(error)")))
             delivery.close()
@@ -224,54 +248,12 @@ public final class Subscriber: @unchecked Sendable {
             throw error
         }
         parts.withLock { $0.subscription = subscription }
-        let group = DispatchGroup()
-        do {
-            for loop in subscription.loops {
-                group.enter()
-                do {
-                    try startThread(named: "playout-\(loop.track.kind.rawValue)") {
-                        loop.run()
-                        group.leave()
-                    }
-                } catch {
-                    group.leave()
-                    throw error
-                }
-            }
-            try startThread(named: "playout-intake") { [self] in
-                intake(subscription)
-                for track in subscription.tracks { track.requestStop() }
-                group.wait()
-                finish(subscription.finish())
-            }
-        } catch {
-            // A thread could not start: the playout threads already running end at once.
-            subscription.fail(reason: "\(error)")
-            for track in subscription.tracks { track.requestStop() }
-            group.notify(queue: .global()) { [self] in finish(subscription.finish()) }
-            throw error
-        }
-        if options.feedback, subscription.tracks.contains(where: \.sendsFeedback) {
-            do {
-                try startThread(named: "playout-feedback") { [self] in feedback(subscription) }
-            } catch {
-                subscription.fail(reason: "\(error)")  // the intake thread ends the subscription
-                throw error
-            }
-        }
-        if case .demuxer(let input) = source {
-            do {
-                try startThread(named: "playout-demux") { [self] in demux(input, into: subscription) }
-            } catch {
-                subscription.fail(reason: "\(error)")  // the intake thread ends the subscription
-                throw error
-            }
-        }
+        return subscription
     }
 
-    /// The end: telemetry's last heartbeat and viewend (the observers saw the final values), then
-    /// ``waitUntilEnded()`` returns.
-    private func finish(_ final: SubscriberQoS) {
+    /// The end, once the driver finished the subscription: telemetry's last heartbeat and
+    /// viewend (the observers saw the final values), then ``waitUntilEnded()`` returns.
+    package func finish(_ final: SubscriberQoS) {
         telemetry?.finish(final: final)
         lifecycle.finish(final)
     }
@@ -326,130 +308,6 @@ public final class Subscriber: @unchecked Sendable {
     /// The bandwidth limit in effect (nil: none).
     public var bandwidthLimit: UInt64? { bandwidthLimiter.value }
 
-    /// The feedback thread: sends what each track's receiver decided, when it decided it. Where
-    /// the sender announced feedback messages it looks at least every ``feedbackPollInterval``
-    /// (the NACK reorder wait): a gap the intake saw is asked for on time without the intake
-    /// thread waking anyone. Where it announced none (ffmpeg), it sleeps until the next receiver
-    /// report is due (a second or more), so a report-only receiver costs next to nothing.
-    private func feedback(_ subscription: Subscription<MonotonicClock>) {
-        let looksOften = subscription.sendsFeedbackMessages
-        while !subscription.isFinished, !lifecycle.isStopRequested {
-            let now = clock.now
-            let next = subscription.sendFeedback(now: now) ?? now.advanced(by: .seconds(1))
-            let cap = looksOften ? Self.feedbackPollInterval : Self.reportOnlyPollInterval
-            _ = lifecycle.sleep(until: min(next, now.advanced(by: cap)))
-        }
-    }
-
-    /// The longest the feedback thread sleeps when a sender announced no feedback messages (the
-    /// end of the subscription is noticed within it).
-    static let reportOnlyPollInterval: Duration = .milliseconds(250)
-
-    /// The longest the feedback thread sleeps.
-    static let feedbackPollInterval: Duration = .milliseconds(10)
-
-    /// The intake thread: waits on every socket at once, hands datagrams to their track, and runs
-    /// the subscription's decisions when due, until it finishes.
-    private func intake(_ subscription: Subscription<MonotonicClock>) {
-        var sockets = subscription.tracks.flatMap { track in track.receivers.map { (track, $0) } }
-        var descriptors = sockets.map { pollfd(fd: $0.1.receiver.fileDescriptor, events: Int16(POLLIN), revents: 0) }
-        var backoff = ReconnectBackoff(initial: .milliseconds(100))
-        var wake = clock.now
-        while true {
-            var now = clock.now
-            if now >= wake {
-                guard let next = subscription.control(now: now) else { break }
-                wake = next
-                now = clock.now
-            }
-            // poll(2) takes milliseconds: round up, so a wake-up is never early.
-            let timeout = Int32(clamping: min(50, max(0, (now.duration(to: wake).nanoseconds + 999_999) / 1_000_000)))
-            let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
-            if ready < 0, errno != EINTR {
-                subscription.fail(reason: "waiting for datagrams failed: \(String(cString: strerror(errno)))")
-                wake = clock.now
-                continue
-            }
-            guard ready > 0 else { continue }
-            for index in descriptors.indices where descriptors[index].revents != 0 {
-                descriptors[index].revents = 0
-                let (track, socket) = sockets[index]
-                do {
-                    try track.receive(from: socket)
-                    backoff.succeeded()
-                } catch {
-                    // The socket failed: reopen it with backoff, visibly.
-                    let retry = backoff.failed(now: clock.now)
-                    logger.warning("receiving on \(socket.receiver.localAddress) failed: \(error); reopening in \(retry.after.compactDescription)")
-                    subscription.sourceLost()
-                    guard lifecycle.sleep(until: retry.retryAt) else { break }
-                    if let reopened = try? track.reopen(socket) {
-                        sockets[index] = (track, reopened)
-                        descriptors[index].fd = reopened.receiver.fileDescriptor
-                        subscription.sourceRestored()
-                    }
-                }
-            }
-        }
-    }
-
-    /// Reads a libavformat input on its own thread (reads block): paces a file in real time,
-    /// hands each frame to its track, and reopens a failed or ended URL with backoff.
-    private func demux(_ input: DemuxedInput, into subscription: Subscription<MonotonicClock>) {
-        let tracks = subscription.tracks
-        var demuxer = input.takeOpened()  // the subscriber keeps no reference: a reopen can bind again
-        demuxer?.usesDecodingTimestamps = true
-        var pacer = RealTimePacer(clock: clock)
-        var backoff = ReconnectBackoff(initial: .milliseconds(200))
-        var mapping = DemuxedInput.trackMapping(input.streams, tracks: tracks)
-        var latest: [Int: MediaTime] = [:]
-        while !lifecycle.isStopRequested, !subscription.isFinished {
-            guard let current = demuxer else {
-                // Reopen, with backoff, visibly.
-                subscription.sourceLost()
-                guard lifecycle.sleep(until: backoff.failed(now: clock.now).retryAt) else { return }
-                if let reopened = try? FFmpegDemuxer(url: input.url, options: input.options) {
-                    reopened.usesDecodingTimestamps = true
-                    demuxer = reopened
-                    mapping = DemuxedInput.trackMapping(reopened.streams.filter { $0.kind != nil }, tracks: tracks)
-                    pacer = RealTimePacer(clock: clock)
-                    latest = [:]
-                    for track in tracks { track.restart() }
-                    subscription.sourceRestored()
-                    logger.info("reopened \(input.url)")
-                }
-                continue
-            }
-            do {
-                guard var frame = try current.read() else {
-                    if input.isFile {
-                        subscription.inputDidEnd()
-                        return
-                    }
-                    logger.warning("\(input.url) ended; reopening")
-                    demuxer = nil
-                    continue
-                }
-                guard let track = mapping[Int(frame.track.rawValue)] else { continue }
-                if input.isFile { lifecycle.sleep(until: pacer.dueInstant(for: frame.mediaTime.duration)) }
-                let now = clock.now
-                frame.firstArrival = now
-                frame.lastArrival = now
-                // A sender that restarted behind the same URL: its timestamps start again.
-                let stream = Int(frame.track.rawValue)
-                if let last = latest[stream], frame.mediaTime < last || frame.mediaTime.duration > last.duration + .seconds(5) {
-                    logger.info("\(input.url): timestamps jumped from \(last) to \(frame.mediaTime); restarting the track")
-                    track.restart()
-                }
-                latest[stream] = frame.mediaTime
-                track.receive(frame: frame)
-                backoff.succeeded()
-            } catch {
-                logger.warning("\(error); reopening")
-                demuxer = nil
-            }
-        }
-    }
 }
 
 /// The ``Subscriber/limitBandwidth(_:)`` holds of one subscriber (last wins) and the video

@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Logging
 import PlayoutCore
 
@@ -37,7 +34,7 @@ struct AdapterTrace: Sendable {
         self.enabled = enabled
         self.clock = clock
         origin = clock.now
-        wallOrigin = wallClockNanoseconds ?? systemWallClockNanoseconds()
+        wallOrigin = wallClockNanoseconds ?? clock.wallClockNanoseconds
     }
 
     /// Writes one trace line when enabled.
@@ -83,11 +80,4 @@ extension Int64 {
         let quotient = self / divisor
         return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
     }
-}
-
-/// The system's wall clock: ns since 1970.
-func systemWallClockNanoseconds() -> Int64 {
-    var time = timespec()
-    clock_gettime(CLOCK_REALTIME, &time)
-    return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
 }

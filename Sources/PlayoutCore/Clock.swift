@@ -44,10 +44,16 @@ public struct MonotonicInstant: InstantProtocol, Hashable, Sendable, CustomStrin
     }
 }
 
-/// The clock abstraction every time-based part of Playout is generic over: a `Clock` on the
-/// monotonic timeline. ``MonotonicClock`` is the real one; `ManualClock` (PlayoutTesting) is
-/// advanced by hand in tests.
-public protocol PlayoutClock: Clock, Sendable where Instant == MonotonicInstant {}
+/// The clock abstraction every time-based part of Playout takes: a `Clock` on the monotonic
+/// timeline, and the wall time that goes with it. ``MonotonicClock`` is the real one;
+/// `ManualClock` (PlayoutTesting) is advanced by hand in tests, its wall time moving with it.
+/// A component is handed its clock and reads no other: durations come from `now`, and only
+/// what is compared with another machine's clock (end-to-end latency against a sender's
+/// capture times, wall-time stamps) from ``wallClockNanoseconds``.
+public protocol PlayoutClock: Clock, Sendable where Instant == MonotonicInstant {
+    /// The wall time now, in nanoseconds since 1970 (UTC).
+    var wallClockNanoseconds: Int64 { get }
+}
 
 /// The real clock: `CLOCK_MONOTONIC`, which never jumps with wall-clock changes.
 public struct MonotonicClock: PlayoutClock {
@@ -58,6 +64,13 @@ public struct MonotonicClock: PlayoutClock {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return MonotonicInstant(nanoseconds: Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec))
+    }
+
+    /// The system's wall clock (`CLOCK_REALTIME`).
+    public var wallClockNanoseconds: Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
     }
 
     public var minimumResolution: Duration {

@@ -67,14 +67,6 @@ package func sleepUntil(_ instant: MonotonicInstant) {
     while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &time, nil) == EINTR {}
 }
 
-/// The wall clock (CLOCK_REALTIME) in nanoseconds since 1970, for end-to-end latency against a
-/// sender's NTP capture times.
-package func wallClockNanoseconds() -> Int64 {
-    var time = timespec()
-    clock_gettime(CLOCK_REALTIME, &time)
-    return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
-}
-
 /// Runs `body` on a new detached thread named `name` (the name `top -H` and debuggers show,
 /// at most 15 bytes).
 ///

@@ -30,13 +30,27 @@ public final class ManualClock: PlayoutClock, @unchecked Sendable {
 
     private let state: LockedValue<State>
 
-    /// Creates a clock reading `start`.
-    public init(start: MonotonicInstant = .zero) {
+    /// The wall time (ns since 1970) at ``MonotonicInstant/zero``: the wall clock moves with the
+    /// manual one.
+    public let wallClockOrigin: Int64
+
+    /// 2026-01-01T00:00:00Z in nanoseconds since 1970: the default ``wallClockOrigin``.
+    public static let defaultWallClockOrigin: Int64 = 1_767_225_600_000_000_000
+
+    /// Creates a clock reading `start`, whose wall time at ``MonotonicInstant/zero`` is
+    /// `wallClockOrigin`.
+    public init(start: MonotonicInstant = .zero, wallClockOrigin: Int64 = ManualClock.defaultWallClockOrigin) {
         state = LockedValue(State(now: start))
+        self.wallClockOrigin = wallClockOrigin
     }
 
     public var now: MonotonicInstant {
         state.withLock { $0.now }
+    }
+
+    /// ``wallClockOrigin`` plus the time read now.
+    public var wallClockNanoseconds: Int64 {
+        wallClockOrigin &+ now.nanoseconds
     }
 
     public var minimumResolution: Duration {

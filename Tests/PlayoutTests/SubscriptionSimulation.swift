@@ -89,18 +89,21 @@ struct SimulatedSender {
     }
 }
 
-/// A whole subscription on a manual clock: the real tracks, pipelines, playout loops, decoders,
-/// state machine and delay controller of a ``Subscriber``, with datagrams injected at their
-/// arrival instants and every part advanced at exactly the instants it asks for. No sockets, no
-/// threads, no sleeps: the same input gives the same result, to the nanosecond.
+/// A whole subscription on a manual clock: a real ``Subscriber`` (tracks, pipelines, playout
+/// loops, decoders, state machine, delay controller, feedback decisions) driven by the embedded
+/// driver of PlayoutTesting, with datagrams injected at their arrival instants and every part
+/// advanced at exactly the instants it asks for. No sockets, no threads, no sleeps: the same
+/// input gives the same result, to the nanosecond.
 final class SimulatedSubscription: @unchecked Sendable {
     static let captureTimeID: UInt8 = 1
-    /// The simulated wall clock: 2026-01-01 plus the manual clock's reading.
-    static func wallClock(at instant: MonotonicInstant) -> Int64 { 1_767_225_600_000_000_000 + instant.nanoseconds }
+    /// The simulated wall clock: the manual clock's (2026-01-01 plus its reading).
+    static func wallClock(at instant: MonotonicInstant) -> Int64 { ManualClock.defaultWallClockOrigin + instant.nanoseconds }
 
     let clock: ManualClock
-    let subscription: Subscription<ManualClock>
-    let controller: PlayoutDelayController
+    let subscriber: Subscriber
+    let driver: EmbeddedDriver
+    /// The subscription's parts.
+    var subscription: Subscription { driver.subscription }
     /// Every state published, with the instant it was delivered.
     private(set) var states: [(at: MonotonicInstant, state: SubscriberState)] = []
     /// Every QoS sample published.
@@ -136,24 +139,20 @@ final class SimulatedSubscription: @unchecked Sendable {
     init(session: SessionDescription, options: Subscriber.Options, start: MonotonicInstant = .init(nanoseconds: 10_000_000_000)) throws {
         let clock = ManualClock(start: start)
         self.clock = clock
-        let source = try SubscriptionSource(sessionDescription: session, options: options)
-        controller = try PlayoutDelayController(configuration: options.playoutDelay)
-        let delay = controller.effectiveDelay.value
-        let delivery = ObserverDelivery(state: .idle, qos: SubscriberQoS(elapsed: .zero, state: .idle, playoutDelay: delay), playoutDelay: delay)
-        let renderer = try Renderer(
-            sink: .null, kinds: source.mediaKinds, frameRate: 30, streams: source.encodedStreams, delayController: controller,
-            publishedDelay: delivery.playoutDelay.readOnly
-        )
-        subscription = try Subscription(
-            clock: clock, start: start, options: options, delayController: controller, delivery: delivery,
-            tracks: try source.makeTracks(delay: delay.delay, switchAfterSilence: options.switchAfterSilence, bind: false, feedback: options.feedback),
-            renderer: renderer,
-            wallClock: { Self.wallClock(at: clock.now) }
-        )
+        var options = options
+        options.clock = clock
+        subscriber = try Subscriber(sessionDescription: session, options: options)
+        // Watching before the start: every value from the first is recorded.
+        let states = LockedValue<[(at: MonotonicInstant, state: SubscriberState)]>([])
         watches = [
-            delivery.state.subscribe { [unowned self] in states.append((clock.now, $0)) },
-            delivery.qos.subscribe { [unowned self] in samples.append($0) },
-            delivery.playoutDelay.subscribe { [unowned self] in delays.append((clock.now, $0)) },
+            subscriber.state.subscribe { state in states.withLock { $0.append((clock.now, state)) } },
+        ]
+        driver = try EmbeddedDriver(subscriber)
+        self.states = states.withLock { $0 }
+        watches = [
+            subscriber.state.subscribe { [unowned self] in if self.states.last?.state != $0 { self.states.append((clock.now, $0)) } },
+            subscriber.qos.subscribe { [unowned self] in samples.append($0) },
+            subscriber.playoutDelay.subscribe { [unowned self] in delays.append((clock.now, $0)) },
         ]
     }
 
@@ -162,69 +161,10 @@ final class SimulatedSubscription: @unchecked Sendable {
     /// at the instants they ask for; `at` runs extra steps (an override, a stop) at their instants.
     /// Returns the final sample.
     func run(_ datagrams: [SimulatedDatagram], at steps: [(MonotonicInstant, (SimulatedSubscription) -> Void)] = []) -> SubscriberQoS {
-        let datagrams = datagrams.sorted { $0.arrival < $1.arrival }
-        var steps = steps.sorted { $0.0 < $1.0 }
-        var next = 0
-        var controlWake: MonotonicInstant? = clock.now
-        var feedbackWake: MonotonicInstant? = clock.now
-        var loopWakes = [PlayoutLoop<ManualClock>.Wake](repeating: .poll(until: nil, generation: 0), count: subscription.loops.count)
-        var turnsAtThisInstant = 0
-        var lastInstant = clock.now
-        while let due = controlWake {
-            let now = clock.now
-            turnsAtThisInstant = now == lastInstant ? turnsAtThisInstant + 1 : 0
-            lastInstant = now
-            guard turnsAtThisInstant < 10_000 else {
-                Issue.record("the simulation does not advance past \(now)")
-                break
-            }
-            while let step = steps.first, step.0 <= now {
-                steps.removeFirst()
-                step.1(self)
-            }
-            while next < datagrams.count, datagrams[next].arrival <= now {
-                var bytes = datagrams[next].bytes
-                let track = subscription.tracks[datagrams[next].track]
-                let control = bytes.count >= 2 && (200...204).contains(bytes[1])
-                bytes.withUnsafeMutableBytes { track.deliver($0, length: $0.count, arrival: now, control: control) }
-                next += 1
-            }
-            if due <= now { controlWake = subscription.control(now: now) }
-            // The feedback decisions, as the feedback thread makes them (nothing is sent: no socket).
-            if let feedbackDue = feedbackWake, feedbackDue <= now {
-                let next = subscription.sendFeedback(now: now)
-                let cap = now.advanced(by: subscription.sendsFeedbackMessages ? Subscriber.feedbackPollInterval : Subscriber.reportOnlyPollInterval)
-                feedbackWake = next.map { min($0, cap) }
-            }
-            for (index, loop) in subscription.loops.enumerated() {
-                switch loopWakes[index] {
-                case .present(let at) where at > now: continue
-                case .stopped: continue
-                default: loopWakes[index] = loop.advance(now: now)
-                }
-            }
-            subscription.delivery.deliverPending()
-            // The next instant anything is due.
-            var wake = controlWake
-            func earliest(_ instant: MonotonicInstant?) {
-                guard let instant else { return }
-                wake = wake.map { min($0, instant) } ?? instant
-            }
-            if next < datagrams.count { earliest(datagrams[next].arrival) }
-            earliest(feedbackWake)
-            earliest(steps.first?.0)
-            for loopWake in loopWakes {
-                switch loopWake {
-                case .present(let at): earliest(at)
-                case .poll(let until, _): earliest(until)
-                case .stopped: break
-                }
-            }
-            guard let wake, controlWake != nil else { break }
-            if wake > now { clock.advance(to: wake) }
-        }
-        for loop in subscription.loops { loop.drain() }
-        let final = subscription.finish()
+        let final = driver.run(
+            datagrams.map { EmbeddedDriver.Datagram(arrival: $0.arrival, track: $0.track, bytes: $0.bytes) },
+            steps: steps.map { step in (at: step.0, body: { step.1(self) }) }
+        )
         watches.removeAll()
         return final
     }

@@ -11,7 +11,7 @@ import PlayoutTelemetry
 /// full the oldest update is dropped and counted (``Statistics/dropped``): observables are
 /// behaviour subjects, which promise the latest value, not every value — so the last value
 /// posted always arrives.
-final class ObserverDelivery: @unchecked Sendable {
+package final class ObserverDelivery: @unchecked Sendable {
     /// One update for the observers.
     enum Update: Sendable {
         case state(SubscriberState)
@@ -84,7 +84,7 @@ final class ObserverDelivery: @unchecked Sendable {
 
     /// Delivers what is queued on the caller's thread (when no delivery thread runs, e.g. in
     /// deterministic tests).
-    func deliverPending() {
+    package func deliverPending() {
         while let update = next(waiting: false) { deliver(update) }
     }
 

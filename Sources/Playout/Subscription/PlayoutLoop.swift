@@ -8,8 +8,9 @@ import PlayoutJitter
 /// measures how late it was. It owns the track's decoder; nothing else touches it.
 ///
 /// Sans-IO in its timing: ``advance(now:)`` does everything due and says when to come back, so
-/// the same loop runs on the real clock (``run()``) and on a manual clock in tests.
-final class PlayoutLoop<C: PlayoutClock>: @unchecked Sendable {
+/// the same loop runs on the real clock (``run()``, the threaded driver) and on a manual clock
+/// (the embedded driver).
+package final class PlayoutLoop: @unchecked Sendable {
     /// How the loop decodes ahead: when nothing decoded waits, it wakes `wakeLead` before the
     /// next frame's render time and decodes a burst — every frame released within `horizon`,
     /// at most `maximumAhead` — as long as the earliest decoded frame's render time leaves time
@@ -30,7 +31,7 @@ final class PlayoutLoop<C: PlayoutClock>: @unchecked Sendable {
     static var lateThreshold: Duration { .milliseconds(20) }
 
     /// When to call ``advance(now:)`` again.
-    enum Wake: Equatable {
+    package enum Wake: Equatable {
         /// A decoded frame is due then: sleep exactly until it (uninterruptibly, for precision).
         case present(at: MonotonicInstant)
         /// Nothing decoded waits: wait for new packets or until the instant (nil: until woken).
@@ -53,9 +54,8 @@ final class PlayoutLoop<C: PlayoutClock>: @unchecked Sendable {
     let track: SubscribedTrack
     private let decoder: FFmpegDecoder
     private let renderer: Renderer
-    private let clock: C
+    private let clock: any PlayoutClock
     private let start: MonotonicInstant
-    private let wallClock: @Sendable () -> Int64
     private let ahead: DecodeAhead
     private let logger = Logger(label: "playout.playout-loop")
     private var decoded: [Decoded] = []
@@ -70,11 +70,11 @@ final class PlayoutLoop<C: PlayoutClock>: @unchecked Sendable {
     private var frameIndex = 0
 
     /// The loop of `track`, presenting into `renderer`; `start` is the subscription's start (time
-    /// zero of a remuxed file) and `wallClock` the wall clock in nanoseconds since 1970 (for
-    /// end-to-end latency against the sender's capture times).
+    /// zero of a remuxed file). End-to-end latency is measured on `clock`'s wall time against the
+    /// sender's capture times.
     init(
-        track: SubscribedTrack, renderer: Renderer, clock: C, start: MonotonicInstant, decoderThreads: Int,
-        wallClock: @escaping @Sendable () -> Int64, ahead: DecodeAhead = DecodeAhead(), frameLog: FrameLog? = nil
+        track: SubscribedTrack, renderer: Renderer, clock: any PlayoutClock, start: MonotonicInstant, decoderThreads: Int,
+        ahead: DecodeAhead = DecodeAhead(), frameLog: FrameLog? = nil
     ) throws {
         let setup = track.decoderSetup
         decoder = try FFmpegDecoder(
@@ -85,7 +85,6 @@ final class PlayoutLoop<C: PlayoutClock>: @unchecked Sendable {
         self.renderer = renderer
         self.clock = clock
         self.start = start
-        self.wallClock = wallClock
         self.ahead = ahead
         self.frameLog = frameLog
     }
@@ -95,7 +94,7 @@ final class PlayoutLoop<C: PlayoutClock>: @unchecked Sendable {
 
     /// Does everything due at `now`: presents the decoded frames whose render time came, decodes
     /// what the pipeline releases (in bursts), skips what is late; returns when to come back.
-    func advance(now start: MonotonicInstant) -> Wake {
+    package func advance(now start: MonotonicInstant) -> Wake {
         var now = start
         while true {
             if let first = decoded.first {
@@ -170,7 +169,7 @@ final class PlayoutLoop<C: PlayoutClock>: @unchecked Sendable {
 
     /// Stopping: presents what was decoded (the scheduler released it for rendering), then the
     /// pictures the decoder still holds (B-frame reordering).
-    func drain() {
+    package func drain() {
         for frame in decoded { present(frame) }
         decoded.removeAll()
         decodedBytes = 0
@@ -181,9 +180,10 @@ final class PlayoutLoop<C: PlayoutClock>: @unchecked Sendable {
         track.record(decoder: decoder.statistics) { $0.framesPresented += flushed }
     }
 
-    /// The loop on the real clock (the track's playout thread): advance, sleep, repeat until
-    /// the track is asked to stop; then drain.
-    func run() where C == MonotonicClock {
+    /// The loop on the real clock (the track's playout thread, in the threaded driver, whose
+    /// subscription's clock is the monotonic one): advance, sleep, repeat until the track is
+    /// asked to stop; then drain.
+    func run() {
         loop: while true {
             switch advance(now: clock.now) {
             case .present(let instant):
@@ -214,7 +214,7 @@ final class PlayoutLoop<C: PlayoutClock>: @unchecked Sendable {
         }
         let frame = decoded.frame
         let capture = presented == nil ? nil : track.captureTime(of: frame.mediaTime)
-        let wall = wallClock()
+        let wall = clock.wallClockNanoseconds
         let now = clock.now
         if let frameLog, let presented, let schedule = decoded.scheduledDelay {
             frameLog.record(FrameRecord(

@@ -13,7 +13,7 @@ import PlayoutTelemetry
 /// and the measurements (the playout loop depacketizes and schedules; QoS samples read them);
 /// `wake` guards the handful of flags that wake the playout loop. So the intake thread waits at
 /// most for a pointer move, never for a packet being depacketized or a frame decoded.
-final class SubscribedTrack: @unchecked Sendable {
+package final class SubscribedTrack: @unchecked Sendable {
     /// A bound socket and what it carries.
     struct Socket {
         var receiver: UDPReceiver
@@ -43,7 +43,7 @@ final class SubscribedTrack: @unchecked Sendable {
 
     /// The track's position among the subscriber's tracks.
     let index: Int
-    let kind: MediaKind
+    package let kind: MediaKind
     let codec: Codec
     /// The RTP port (0 for a libavformat input).
     let port: UInt16
@@ -218,7 +218,7 @@ final class SubscribedTrack: @unchecked Sendable {
 
     /// Takes one datagram that arrived at `arrival` (as ``receive(from:)`` does for each datagram
     /// of a batch; deterministic tests call it directly). RTCP when `control`.
-    func deliver(_ bytes: UnsafeMutableRawBufferPointer, length: Int, arrival: MonotonicInstant, control: Bool = false) {
+    package func deliver(_ bytes: UnsafeMutableRawBufferPointer, length: Int, arrival: MonotonicInstant, control: Bool = false) {
         intake.withLock {
             if control {
                 receiver.receiveControl(bytes, length: length, arrival: arrival)
@@ -236,7 +236,7 @@ final class SubscribedTrack: @unchecked Sendable {
     }
 
     /// The source was reopened: its timestamps start again.
-    func restart() {
+    package func restart() {
         playoutLock.withLock { playout.restart() }
         signal()
     }

@@ -12,13 +12,14 @@ final class SubscriberTelemetry: Sendable {
     let tracker: TelemetryTracker
     private let translators = LockedValue((player: SubscriberTelemetryTranslator(), contract: SubscriberContractEvents()))
     private let start = LockedValue<MonotonicInstant?>(nil)
-    private let clock = MonotonicClock()
+    private let clock: any PlayoutClock
     private let watches = DisposeBag()
 
     init(
-        instrument: TelemetryInstrument, name: String, state: ReadOnlyObservable<SubscriberState>,
+        instrument: TelemetryInstrument, name: String, clock: any PlayoutClock, state: ReadOnlyObservable<SubscriberState>,
         qos: ReadOnlyObservable<SubscriberQoS>, playoutDelay: ReadOnlyObservable<EffectivePlayoutDelay>
     ) {
+        self.clock = clock
         tracker = instrument.makeTracker(name: name)
         tracker.ready()
         // Decide under the lock, emit after unlocking.

@@ -3,21 +3,22 @@ import PlayoutCore
 import PlayoutJitter
 import PlayoutTelemetry
 
-/// One subscription's parts, wired, on a clock `C`: the tracks, their playout loops, the
-/// playout-delay controller, the state machine and the observer delivery. It starts no thread:
-/// a driver calls ``control(now:)`` (decisions), hands datagrams to the tracks and advances the
-/// loops — the threaded driver of ``Subscriber`` on the real clock, and deterministic tests on a
-/// manual clock with the same parts.
-final class Subscription<C: PlayoutClock>: @unchecked Sendable {
-    let clock: C
+/// One subscription's parts, wired, on the clock it is handed: the tracks, their playout loops,
+/// the playout-delay controller, the state machine and the observer delivery. It starts no
+/// thread and reads no clock of its own: a driver calls ``control(now:)`` (decisions) and
+/// ``sendFeedback(now:)``, hands datagrams to the tracks and advances the loops — the threaded
+/// driver (``Subscriber/start()``) on the real clock, and the embedded driver (PlayoutTesting's
+/// `EmbeddedDriver`) on a manual clock, with the same parts.
+package final class Subscription: @unchecked Sendable {
+    package let clock: any PlayoutClock
     let options: Subscriber.Options
     let delayController: PlayoutDelayController
-    let delivery: ObserverDelivery
-    let tracks: [SubscribedTrack]
-    let loops: [PlayoutLoop<C>]
+    package let delivery: ObserverDelivery
+    package let tracks: [SubscribedTrack]
+    package let loops: [PlayoutLoop]
     let renderer: Renderer
     /// The per-frame record, when ``Subscriber/Options/frameLogCapacity`` asks for one.
-    let frameLog: FrameLog?
+    package let frameLog: FrameLog?
     private let machine: LockedValue<SubscriptionStateMachine>
     private let logger = Logger(label: "playout.subscriber")
     /// The scheduled overrides held now (control thread).
@@ -33,9 +34,8 @@ final class Subscription<C: PlayoutClock>: @unchecked Sendable {
     ///
     /// - Throws: ``PlayoutError`` when a decoder cannot be opened.
     init(
-        clock: C, start: MonotonicInstant, options: Subscriber.Options, delayController: PlayoutDelayController, delivery: ObserverDelivery,
-        tracks: [SubscribedTrack], renderer: Renderer, wallClock: @escaping @Sendable () -> Int64,
-        bandwidthLimiter: BandwidthLimiter = BandwidthLimiter()
+        clock: any PlayoutClock, start: MonotonicInstant, options: Subscriber.Options, delayController: PlayoutDelayController,
+        delivery: ObserverDelivery, tracks: [SubscribedTrack], renderer: Renderer, bandwidthLimiter: BandwidthLimiter = BandwidthLimiter()
     ) throws {
         self.bandwidthLimiter = bandwidthLimiter
         self.clock = clock
@@ -48,8 +48,7 @@ final class Subscription<C: PlayoutClock>: @unchecked Sendable {
         self.frameLog = frameLog
         loops = try tracks.map { track in
             try PlayoutLoop(
-                track: track, renderer: renderer, clock: clock, start: start, decoderThreads: options.decoderThreads, wallClock: wallClock,
-                frameLog: frameLog
+                track: track, renderer: renderer, clock: clock, start: start, decoderThreads: options.decoderThreads, frameLog: frameLog
             )
         }
         var machine = SubscriptionStateMachine(configuration: .init(
@@ -67,14 +66,14 @@ final class Subscription<C: PlayoutClock>: @unchecked Sendable {
     }
 
     /// The instant the subscription started.
-    var startInstant: MonotonicInstant { machine.withLock { $0.startInstant } }
+    package var startInstant: MonotonicInstant { machine.withLock { $0.startInstant } }
 
     /// Whether the state machine decided the subscription is over.
-    var isFinished: Bool { machine.withLock(\.isFinished) }
+    package var isFinished: Bool { machine.withLock(\.isFinished) }
 
     /// Everything due at `now` (overrides, state, QoS sample, the end); returns when to call again
     /// at the latest (nil: finished — stop the loops and call ``finish()``).
-    func control(now: MonotonicInstant) -> MonotonicInstant? {
+    package func control(now: MonotonicInstant) -> MonotonicInstant? {
         if let failure = renderer.failure, !isFinished { fail(reason: failure.message) }
         let statuses = tracks.map { $0.status() }
         let step = machine.withLock { $0.poll(now: now, tracks: statuses) }
@@ -82,14 +81,25 @@ final class Subscription<C: PlayoutClock>: @unchecked Sendable {
         return step.wake
     }
 
-    /// Sends each track's RTCP due at `now` (the feedback thread); returns when to call again
-    /// (nil: no track talks back).
-    /// Whether any track sends feedback messages beyond its reports (the feedback thread then
-    /// looks every ``Subscriber`` poll interval; else it sleeps until the next report is due).
+    /// Whether any track sends feedback messages beyond its reports (NACK, key-frame requests,
+    /// REMB/TMMBR): those are looked at every ``feedbackPollInterval``.
     var sendsFeedbackMessages: Bool { tracks.contains { $0.sendsFeedbackMessages } }
 
-    func sendFeedback(now: MonotonicInstant) -> MonotonicInstant? {
-        tracks.compactMap { $0.sendFeedback(now: now) }.min()
+    /// The longest a driver waits between feedback looks where a sender announced feedback
+    /// messages (the NACK reorder wait): a gap the intake saw is asked for on time without the
+    /// intake waking anyone.
+    static let feedbackPollInterval: Duration = .milliseconds(10)
+
+    /// The longest a driver waits between feedback looks where a sender announced none (ffmpeg):
+    /// only receiver reports are due, a second or more apart, so a report-only receiver costs
+    /// next to nothing; the end of the subscription is noticed within it.
+    package static let reportOnlyPollInterval: Duration = .milliseconds(250)
+
+    /// Sends each track's RTCP due at `now` (a driver's feedback turn); returns when to look
+    /// again: the next decision, at most a poll interval away (nil: no track talks back).
+    package func feedback(now: MonotonicInstant) -> MonotonicInstant? {
+        guard let next = tracks.compactMap({ $0.sendFeedback(now: now) }).min() else { return nil }
+        return min(next, now.advanced(by: sendsFeedbackMessages ? Self.feedbackPollInterval : Self.reportOnlyPollInterval))
     }
 
     /// ``Subscriber/stop()``: the next ``control(now:)`` finishes.
@@ -103,27 +113,27 @@ final class Subscription<C: PlayoutClock>: @unchecked Sendable {
     }
 
     /// The source failed and is being reopened (state `connecting`).
-    func sourceLost() {
+    package func sourceLost() {
         let actions = machine.withLock { $0.sourceLost() }
         perform(actions, now: clock.now)
     }
 
     /// The source was reopened (state `buffering`).
-    func sourceRestored() {
+    package func sourceRestored() {
         let now = clock.now
         let actions = machine.withLock { $0.sourceRestored(now: now) }
         perform(actions, now: now)
     }
 
     /// Fails the subscription with `reason`.
-    func fail(reason: String) {
+    package func fail(reason: String) {
         let actions = machine.withLock { $0.failed(reason: reason) }
         perform(actions, now: clock.now)
     }
 
     /// After the loops ended: closes the sinks, publishes the final state and sample, lets the
     /// observers see them; returns the final sample.
-    func finish() -> SubscriberQoS {
+    package func finish() -> SubscriberQoS {
         renderer.finish()
         delayWatch?.dispose()
         // A file that failed only as it was closed (a full disk at the last write) fails the run.

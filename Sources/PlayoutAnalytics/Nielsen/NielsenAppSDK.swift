@@ -60,7 +60,7 @@ public final class NielsenAppSDK: Sendable {
         self.clock = clock
         self.logger = logger
         origin = clock.now
-        wallOrigin = wallClockNanoseconds ?? PlayoutCore.wallClockNanoseconds()
+        wallOrigin = wallClockNanoseconds ?? MonotonicClock().wallClockNanoseconds
         shared = LockedValue(Shared())
         perform("initialize", [appInfo["appid"]?.description ?? "no appid"]) { $0.initialize(appInfo: appInfo) }
     }

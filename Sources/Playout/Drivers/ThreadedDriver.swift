@@ -1,0 +1,203 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import Logging
+import PlayoutCodec
+import PlayoutCore
+
+/// The driver of ``Subscriber/start()``: carries a ``Subscription``'s decisions out with real
+/// sockets, threads and the monotonic clock. It decides nothing itself — the subscription's state
+/// machine does — and owns only its threads:
+///
+/// - one intake thread waits on every socket at once (`poll`), hands each batch of datagrams to
+///   its track and runs the subscription's decisions when due, until it finishes; a socket that
+///   fails is reopened with backoff;
+/// - one playout thread per track advances its ``PlayoutLoop`` and sleeps until what it asks for;
+/// - a feedback thread (when a track talks back) sends what the receivers decided;
+/// - a demux thread reads a libavformat input (reads block), paced in real time for a file.
+///
+/// The intake thread ends the run: once the subscription finished, it stops the tracks, waits
+/// for the playout threads to drain and hands the final sample to `finished`.
+final class ThreadedDriver: @unchecked Sendable {
+    private let subscription: Subscription
+    private let source: SubscriptionSource
+    private let clock: MonotonicClock
+    private let lifecycle: RunLifecycle<SubscriberQoS>
+    private let finished: @Sendable (SubscriberQoS) -> Void
+    private let logger = Logger(label: "playout.subscriber")
+
+    init(
+        subscription: Subscription, source: SubscriptionSource, clock: MonotonicClock, lifecycle: RunLifecycle<SubscriberQoS>,
+        finished: @escaping @Sendable (SubscriberQoS) -> Void
+    ) {
+        self.subscription = subscription
+        self.source = source
+        self.clock = clock
+        self.lifecycle = lifecycle
+        self.finished = finished
+    }
+
+    /// Starts the threads.
+    ///
+    /// - Throws: ``PlayoutError`` when a thread cannot start; the threads already running end,
+    ///   and the subscription ends as failed.
+    func start() throws {
+        let subscription = subscription
+        let group = DispatchGroup()
+        do {
+            for loop in subscription.loops {
+                group.enter()
+                do {
+                    try startThread(named: "playout-\(loop.track.kind.rawValue)") {
+                        loop.run()
+                        group.leave()
+                    }
+                } catch {
+                    group.leave()
+                    throw error
+                }
+            }
+            try startThread(named: "playout-intake") { [self] in
+                intake(subscription)
+                for track in subscription.tracks { track.requestStop() }
+                group.wait()
+                finished(subscription.finish())
+            }
+        } catch {
+            // A thread could not start: the playout threads already running end at once.
+            subscription.fail(reason: "\(error)")
+            for track in subscription.tracks { track.requestStop() }
+            group.notify(queue: .global()) { [self] in finished(subscription.finish()) }
+            throw error
+        }
+        if subscription.options.feedback, subscription.tracks.contains(where: \.sendsFeedback) {
+            do {
+                try startThread(named: "playout-feedback") { [self] in feedback(subscription) }
+            } catch {
+                subscription.fail(reason: "\(error)")  // the intake thread ends the subscription
+                throw error
+            }
+        }
+        if case .demuxer(let input) = source {
+            do {
+                try startThread(named: "playout-demux") { [self] in demux(input, into: subscription) }
+            } catch {
+                subscription.fail(reason: "\(error)")  // the intake thread ends the subscription
+                throw error
+            }
+        }
+    }
+
+    /// The feedback thread: sends what each track's receiver decided, when it decided it, and
+    /// sleeps until the subscription says to look again (``Subscription/feedback(now:)``).
+    private func feedback(_ subscription: Subscription) {
+        while !subscription.isFinished, !lifecycle.isStopRequested {
+            let now = clock.now
+            _ = lifecycle.sleep(until: subscription.feedback(now: now) ?? now.advanced(by: Subscription.reportOnlyPollInterval))
+        }
+    }
+
+    /// The intake thread: waits on every socket at once, hands datagrams to their track, and runs
+    /// the subscription's decisions when due, until it finishes.
+    private func intake(_ subscription: Subscription) {
+        var sockets = subscription.tracks.flatMap { track in track.receivers.map { (track, $0) } }
+        var descriptors = sockets.map { pollfd(fd: $0.1.receiver.fileDescriptor, events: Int16(POLLIN), revents: 0) }
+        var backoff = ReconnectBackoff(initial: .milliseconds(100))
+        var wake = clock.now
+        while true {
+            var now = clock.now
+            if now >= wake {
+                guard let next = subscription.control(now: now) else { break }
+                wake = next
+                now = clock.now
+            }
+            // poll(2) takes milliseconds: round up, so a wake-up is never early.
+            let timeout = Int32(clamping: min(50, max(0, (now.duration(to: wake).nanoseconds + 999_999) / 1_000_000)))
+            let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
+            if ready < 0, errno != EINTR {
+                subscription.fail(reason: "waiting for datagrams failed: \(String(cString: strerror(errno)))")
+                wake = clock.now
+                continue
+            }
+            guard ready > 0 else { continue }
+            for index in descriptors.indices where descriptors[index].revents != 0 {
+                descriptors[index].revents = 0
+                let (track, socket) = sockets[index]
+                do {
+                    try track.receive(from: socket)
+                    backoff.succeeded()
+                } catch {
+                    // The socket failed: reopen it with backoff, visibly.
+                    let retry = backoff.failed(now: clock.now)
+                    logger.warning("receiving on \(socket.receiver.localAddress) failed: \(error); reopening in \(retry.after.compactDescription)")
+                    subscription.sourceLost()
+                    guard lifecycle.sleep(until: retry.retryAt) else { break }
+                    if let reopened = try? track.reopen(socket) {
+                        sockets[index] = (track, reopened)
+                        descriptors[index].fd = reopened.receiver.fileDescriptor
+                        subscription.sourceRestored()
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reads a libavformat input on its own thread (reads block): paces a file in real time,
+    /// hands each frame to its track, and reopens a failed or ended URL with backoff.
+    private func demux(_ input: DemuxedInput, into subscription: Subscription) {
+        let tracks = subscription.tracks
+        var demuxer = input.takeOpened()  // the subscriber keeps no reference: a reopen can bind again
+        demuxer?.usesDecodingTimestamps = true
+        var pacer = RealTimePacer(clock: clock)
+        var backoff = ReconnectBackoff(initial: .milliseconds(200))
+        var mapping = DemuxedInput.trackMapping(input.streams, tracks: tracks)
+        var latest: [Int: MediaTime] = [:]
+        while !lifecycle.isStopRequested, !subscription.isFinished {
+            guard let current = demuxer else {
+                // Reopen, with backoff, visibly.
+                subscription.sourceLost()
+                guard lifecycle.sleep(until: backoff.failed(now: clock.now).retryAt) else { return }
+                if let reopened = try? FFmpegDemuxer(url: input.url, options: input.options) {
+                    reopened.usesDecodingTimestamps = true
+                    demuxer = reopened
+                    mapping = DemuxedInput.trackMapping(reopened.streams.filter { $0.kind != nil }, tracks: tracks)
+                    pacer = RealTimePacer(clock: clock)
+                    latest = [:]
+                    for track in tracks { track.restart() }
+                    subscription.sourceRestored()
+                    logger.info("reopened \(input.url)")
+                }
+                continue
+            }
+            do {
+                guard var frame = try current.read() else {
+                    if input.isFile {
+                        subscription.inputDidEnd()
+                        return
+                    }
+                    logger.warning("\(input.url) ended; reopening")
+                    demuxer = nil
+                    continue
+                }
+                guard let track = mapping[Int(frame.track.rawValue)] else { continue }
+                if input.isFile { lifecycle.sleep(until: pacer.dueInstant(for: frame.mediaTime.duration)) }
+                let now = clock.now
+                frame.firstArrival = now
+                frame.lastArrival = now
+                // A sender that restarted behind the same URL: its timestamps start again.
+                let stream = Int(frame.track.rawValue)
+                if let last = latest[stream], frame.mediaTime < last || frame.mediaTime.duration > last.duration + .seconds(5) {
+                    logger.info("\(input.url): timestamps jumped from \(last) to \(frame.mediaTime); restarting the track")
+                    track.restart()
+                }
+                latest[stream] = frame.mediaTime
+                track.receive(frame: frame)
+                backoff.succeeded()
+            } catch {
+                logger.warning("\(error); reopening")
+                demuxer = nil
+            }
+        }
+    }
+}

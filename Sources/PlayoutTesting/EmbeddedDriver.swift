@@ -1,0 +1,217 @@
+public import Playout
+public import PlayoutCore
+
+/// Drives a whole ``Subscriber`` — its state machine, tracks, jitter buffers, playout loops with
+/// their real decoders, feedback decisions and observers — on a ``ManualClock``, with no thread,
+/// no socket and no sleep, the way swift-nio's `EmbeddedEventLoop` runs channel handlers. The
+/// subscriber is the same object a program would start; only the driver differs: datagrams are
+/// handed in with ``receive(_:track:control:)``, and ``advance(to:)`` moves the clock through
+/// every instant something is due, doing it there. Observers (and so telemetry trackers and
+/// analytics bridges attached to the subscriber) are called on the caller's thread, in order.
+/// The same input gives the same run, to the nanosecond.
+///
+/// ```swift
+/// let clock = ManualClock()
+/// let subscriber = try Subscriber(sessionDescription: sdp, options: .init(duration: .seconds(5), clock: clock))
+/// let driver = try EmbeddedDriver(subscriber)
+/// for datagram in datagrams {              // (arrival, track, bytes), in arrival order
+///     driver.advance(to: datagram.arrival)
+///     driver.receive(datagram.bytes, track: datagram.track)
+/// }
+/// let final = driver.runUntilEnded()       // also what subscriber.waitUntilEnded() returns now
+/// ```
+///
+/// Only RTP sources are embedded (an SDP's tracks; a libavformat input reads files and sockets
+/// of its own).
+public final class EmbeddedDriver {
+    /// One datagram on the simulated wire: when it arrives, which track (SDP media section, in
+    /// order) it is for, and its bytes.
+    public struct Datagram: Sendable {
+        public var arrival: MonotonicInstant
+        public var track: Int
+        public var bytes: [UInt8]
+
+        public init(arrival: MonotonicInstant, track: Int, bytes: [UInt8]) {
+            self.arrival = arrival
+            self.track = track
+            self.bytes = bytes
+        }
+    }
+
+    /// The subscriber driven.
+    public let subscriber: Subscriber
+    /// Its clock, which only this driver (and the caller) moves.
+    public let clock: ManualClock
+    /// The subscription's parts (tracks, loops, the frame log), for tests in this package.
+    package let subscription: Subscription
+    private var controlWake: MonotonicInstant?
+    private var feedbackWake: MonotonicInstant?
+    private var loopWakes: [PlayoutLoop.Wake]
+    private var final: SubscriberQoS?
+    /// Turns taken at ``lastInstant``: a part that keeps asking for the same instant would spin.
+    private var turnsAtInstant = 0
+    private var lastInstant: MonotonicInstant
+
+    /// The most turns at one instant before the driver fails the subscription as not advancing.
+    public static let maximumTurnsAtOneInstant = 10_000
+
+    /// Opens `subscriber` (as ``Subscriber/start()`` does, without binding a socket or starting a
+    /// thread) and does what is due at the clock's instant.
+    ///
+    /// - Throws: ``PlayoutError`` when the subscriber's ``Subscriber/Options/clock`` is not a
+    ///   ``ManualClock``, its source is not RTP, it was started before, or a decoder cannot open.
+    public init(_ subscriber: Subscriber) throws {
+        guard let clock = subscriber.options.clock as? ManualClock else {
+            throw PlayoutError(.invalidOption, "an embedded subscriber runs on a ManualClock: create it with Subscriber.Options(clock: ManualClock())")
+        }
+        guard subscriber.sessionDescription != nil else {
+            throw PlayoutError(.invalidOption, "the embedded driver takes RTP datagrams: subscribe to a session description, not a libavformat input")
+        }
+        self.subscriber = subscriber
+        self.clock = clock
+        subscription = try subscriber.open(bindingSockets: false, deliveryThread: false)
+        loopWakes = Array(repeating: .poll(until: nil, generation: 0), count: subscription.loops.count)
+        controlWake = clock.now
+        feedbackWake = clock.now
+        lastInstant = clock.now
+        turn()
+    }
+
+    /// Whether the subscription ended (its duration, ``Subscriber/stop()``, a failure).
+    public var isFinished: Bool { final != nil }
+
+    /// The final sample, once ended.
+    public var finalSample: SubscriberQoS? { final }
+
+    /// The next instant something is due (nil: ended).
+    public var nextWake: MonotonicInstant? {
+        guard final == nil else { return nil }
+        var wake = controlWake
+        func earliest(_ instant: MonotonicInstant?) {
+            guard let instant else { return }
+            wake = wake.map { min($0, instant) } ?? instant
+        }
+        earliest(feedbackWake)
+        for loopWake in loopWakes {
+            switch loopWake {
+            case .present(let at): earliest(at)
+            case .poll(let until, _): earliest(until)
+            case .stopped: break
+            }
+        }
+        return wake
+    }
+
+    /// Hands `bytes` to track `track` as one datagram arriving now, then does what that makes
+    /// due. `control`: RTCP (nil: RTCP when its packet type is 200–204, RFC 5761). A datagram
+    /// after the end, or for a track that does not exist, is ignored.
+    public func receive(_ bytes: [UInt8], track: Int, control: Bool? = nil) {
+        deliver(bytes, track: track, control: control)
+        turn()
+    }
+
+    /// Moves the clock to `instant` (if later), stopping at every instant something is due on
+    /// the way and doing it there; ends early when the subscription ends.
+    public func advance(to instant: MonotonicInstant) {
+        while final == nil, let wake = nextWake, wake <= instant {
+            if wake > clock.now { clock.advance(to: wake) }
+            turn()
+        }
+        if final == nil, instant > clock.now {
+            clock.advance(to: instant)
+            turn()
+        }
+    }
+
+    /// Moves the clock by `duration`; see ``advance(to:)``.
+    public func advance(by duration: Duration) {
+        advance(to: clock.now.advanced(by: duration))
+    }
+
+    /// Runs until the subscription ends (its duration, or ``Subscriber/stop()``); returns the
+    /// final sample (which ``Subscriber/waitUntilEnded()`` returns from now on).
+    @discardableResult
+    public func runUntilEnded() -> SubscriberQoS {
+        while final == nil {
+            guard let wake = nextWake else { break }
+            if wake > clock.now { clock.advance(to: wake) }
+            turn()
+        }
+        return final!
+    }
+
+    /// Delivers `datagrams` at their arrival instants, runs `steps` (an override, a stop) at
+    /// theirs, and runs until the end; returns the final sample. At one instant the steps run
+    /// first, in their order, then every datagram arriving then is handed in, then what is due
+    /// is done once.
+    @discardableResult
+    public func run(_ datagrams: [Datagram], steps: [(at: MonotonicInstant, body: () -> Void)] = []) -> SubscriberQoS {
+        let datagrams = datagrams.sorted { $0.arrival < $1.arrival }
+        let steps = steps.enumerated().sorted { ($0.element.at, $0.offset) < ($1.element.at, $1.offset) }.map(\.element)
+        var (nextDatagram, nextStep) = (0, 0)
+        while final == nil {
+            let instants = [datagrams.dropFirst(nextDatagram).first?.arrival, steps.dropFirst(nextStep).first?.at].compactMap(\.self)
+            guard let instant = instants.min() else { break }
+            advance(before: instant)
+            guard final == nil else { break }
+            while nextStep < steps.count, steps[nextStep].at <= instant {
+                steps[nextStep].body()
+                nextStep += 1
+            }
+            while nextDatagram < datagrams.count, datagrams[nextDatagram].arrival <= instant {
+                deliver(datagrams[nextDatagram].bytes, track: datagrams[nextDatagram].track, control: nil)
+                nextDatagram += 1
+            }
+            turn()
+        }
+        return runUntilEnded()
+    }
+
+    /// Does what is due before `instant`, then moves the clock there (doing nothing yet).
+    private func advance(before instant: MonotonicInstant) {
+        while final == nil, let wake = nextWake, wake < instant {
+            if wake > clock.now { clock.advance(to: wake) }
+            turn()
+        }
+        if instant > clock.now { clock.advance(to: instant) }
+    }
+
+    /// Hands one datagram to its track, arriving now.
+    private func deliver(_ bytes: [UInt8], track: Int, control: Bool?) {
+        guard final == nil, subscription.tracks.indices.contains(track) else { return }
+        var bytes = bytes
+        let isControl = control ?? (bytes.count >= 2 && (200...204).contains(bytes[1]))
+        let now = clock.now
+        bytes.withUnsafeMutableBytes { subscription.tracks[track].deliver($0, length: $0.count, arrival: now, control: isControl) }
+    }
+
+    /// Does everything due now: the subscription's decisions, its feedback decisions (as the
+    /// feedback thread would, at least every poll interval), each playout loop, the observers;
+    /// and the end, once the decisions say so.
+    private func turn() {
+        guard final == nil else { return }
+        let now = clock.now
+        turnsAtInstant = now == lastInstant ? turnsAtInstant + 1 : 0
+        lastInstant = now
+        if turnsAtInstant == Self.maximumTurnsAtOneInstant {
+            subscription.fail(reason: "the embedded driver does not advance past \(now): a part keeps asking for the same instant")
+            controlWake = now
+        }
+        if let due = controlWake, due <= now { controlWake = subscription.control(now: now) }
+        if let due = feedbackWake, due <= now { feedbackWake = subscription.feedback(now: now) }
+        for (index, loop) in subscription.loops.enumerated() {
+            switch loopWakes[index] {
+            case .present(let at) where at > now: continue
+            case .stopped: continue
+            default: loopWakes[index] = loop.advance(now: now)
+            }
+        }
+        subscription.delivery.deliverPending()
+        guard controlWake == nil else { return }
+        // The decisions said the end: the loops were told to stop; they present what they hold.
+        for loop in subscription.loops { loop.drain() }
+        let final = subscription.finish()
+        self.final = final
+        subscriber.finish(final)
+    }
+}

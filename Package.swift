@@ -86,7 +86,7 @@ let package = Package(
         ),
 
         // Test kit for tests, benchmarks and samples: the manual clock, the embedded driver.
-        .target(name: "PlayoutTesting", dependencies: ["Playout", "PlayoutCore"], swiftSettings: settings),
+        .target(name: "PlayoutTesting", dependencies: ["Playout", "PlayoutCore", "PlayoutRTP", "PlayoutCodec"], swiftSettings: settings),
 
         // Samples: small programs on the public API only, built with everything else.
         .executableTarget(
@@ -157,6 +157,14 @@ let package = Package(
             name: "PlayoutDelayBench",
             dependencies: ["Playout"],
             path: "Samples/PlayoutDelayBench",
+            exclude: ["README.md"],
+            swiftSettings: settings
+        ),
+
+        .executableTarget(
+            name: "EmbeddedSubscription",
+            dependencies: ["Playout", "PlayoutTesting"],
+            path: "Samples/EmbeddedSubscription",
             exclude: ["README.md"],
             swiftSettings: settings
         ),

@@ -85,19 +85,25 @@ public final class Subscriber: @unchecked Sendable {
         /// default, the real `MonotonicClock`, is the one ``Subscriber/start()`` plays on; a
         /// `ManualClock` (PlayoutTesting) makes a subscription that its `EmbeddedDriver`
         /// advances with no thread.
-        public var clock: any PlayoutClock = MonotonicClock()
+        public var clock: any PlayoutClock
+        /// Seeds what the subscriber draws at random — its RTCP SSRCs and CNAME, and so the
+        /// randomized receiver-report times: nil (the default) draws afresh; a value gives the
+        /// same draws on every run (with a `ManualClock`, the same run to the nanosecond).
+        public var seed: UInt64?
 
         /// The silence after which a track moves to another valid source: ``sourceSwitchTimeout``,
         /// else ``stallTimeout``.
         var switchAfterSilence: Duration { sourceSwitchTimeout ?? stallTimeout }
 
-        /// Options with the documented defaults: 230 ms delay, no duration, 1 s samples.
+        /// Options with the documented defaults: 230 ms delay, no duration, 1 s samples, the real clock.
         public init(
             playoutDelay: PlayoutDelay.Configuration = .init(), duration: Duration? = nil, qosInterval: Duration = .seconds(1),
             stallTimeout: Duration = .seconds(1), srtpKey: SRTPKeyingMaterial? = nil, decoderThreads: Int = 1,
             overrides: [ScheduledOverride] = [], observerQueueCapacity: Int = 64, telemetry: TelemetryInstrument? = nil,
-            frameLogCapacity: Int = 0, feedback: Bool = true, bandwidthLimits: [ScheduledBandwidthLimit] = []
+            frameLogCapacity: Int = 0, feedback: Bool = true, bandwidthLimits: [ScheduledBandwidthLimit] = [],
+            clock: any PlayoutClock = MonotonicClock()
         ) {
+            self.clock = clock
             self.feedback = feedback
             self.bandwidthLimits = bandwidthLimits
             self.telemetry = telemetry
@@ -231,7 +237,7 @@ public final class Subscriber: @unchecked Sendable {
         do {
             let tracks = try source.makeTracks(
                 delay: delayController.effectiveDelay.value.delay, switchAfterSilence: options.switchAfterSilence, bind: bindingSockets,
-                feedback: options.feedback, feedbackDestinations: options.feedbackDestinations
+                feedback: options.feedback, feedbackDestinations: options.feedbackDestinations, seed: options.seed
             )
             bandwidthLimiter.attach(tracks)
             subscription = try Subscription(

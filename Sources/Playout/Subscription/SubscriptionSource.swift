@@ -106,16 +106,22 @@ enum SubscriptionSource {
     /// receiver SSRC per track, one CNAME for all).
     func makeTracks(
         delay: Duration, switchAfterSilence: Duration = .seconds(1), bind: Bool = true, feedback: Bool = false,
-        feedbackDestinations: [MediaKind: SocketAddress] = [:]
+        feedbackDestinations: [MediaKind: SocketAddress] = [:], seed: UInt64? = nil
     ) throws -> [SubscribedTrack] {
         switch self {
         case .rtp(let session, let media):
-            let cname = "playout-\(String(UInt64.random(in: 1...UInt64.max), radix: 16))@\(Self.hostName)"
+            // The CNAME and the RTCP SSRCs (which seed the report times): drawn afresh, or from `seed`.
+            var seeded = seed.map { SeededRandomNumberGenerator(seed: $0) }
+            func draw<T: FixedWidthInteger>(_ range: ClosedRange<T>) -> T {
+                if seeded != nil { return T.random(in: range, using: &seeded!) }
+                return T.random(in: range)
+            }
+            let cname = "playout-\(String(draw(1...UInt64.max), radix: 16))@\(Self.hostName)"
             return try media.enumerated().map { index, entry in
                 try SubscribedTrack(
                     index: index, kind: entry.kind, media: entry.description, session: session, delay: delay, switchAfterSilence: switchAfterSilence,
-                    feedback: feedback ? TrackReceiver.FeedbackSettings(cname: cname) : nil, feedbackDestination: feedbackDestinations[entry.kind],
-                    bind: bind
+                    feedback: feedback ? TrackReceiver.FeedbackSettings(ssrc: draw(1...UInt32.max), cname: cname) : nil,
+                    feedbackDestination: feedbackDestinations[entry.kind], bind: bind
                 )
             }
         case .demuxer(let input):

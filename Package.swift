@@ -189,6 +189,6 @@ let package = Package(
         .testTarget(name: "PlayoutTests", dependencies: ["Playout", "PlayoutCore", "PlayoutRTP", "PlayoutJitter", "PlayoutCodec", "PlayoutTesting"], swiftSettings: settings),
         .testTarget(name: "PlayoutAnalyticsTests", dependencies: ["PlayoutAnalytics", "Playout", "PlayoutCore", "PlayoutTelemetry", "PlayoutTesting"], swiftSettings: settings),
         .testTarget(name: "PlayoutCLITests", dependencies: ["PlayoutCLI", "Playout", "PlayoutTelemetry"], swiftSettings: settings),
-        .testTarget(name: "IntegrationTests", dependencies: ["Playout", "PlayoutCore", "PlayoutRTP", "PlayoutTelemetry", "PlayoutTesting", coreMetrics, prometheus], swiftSettings: settings),
+        .testTarget(name: "IntegrationTests", dependencies: ["Playout", "PlayoutAnalytics", "PlayoutCore", "PlayoutRTP", "PlayoutTelemetry", "PlayoutTesting", coreMetrics, prometheus], swiftSettings: settings),
     ]
 )

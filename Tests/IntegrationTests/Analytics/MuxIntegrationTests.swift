@@ -1,5 +1,6 @@
 import Playout
 import PlayoutAnalytics
+import PlayoutTesting
 import Testing
 
 @Suite("Mux adapter fed by a real subscription")

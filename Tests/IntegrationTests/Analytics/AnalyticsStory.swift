@@ -75,15 +75,3 @@ extension AnalyticsStory.Script {
     /// The Nielsen and OpenAVT story: 7 s in the clear with 5 ms of jitter, the outage from 3 s to 5 s.
     static let nielsenOpenAVT = Self(seed: 7, jitter: .milliseconds(5), outage: Duration.seconds(3)..<Duration.seconds(5), sending: .seconds(7), playing: .milliseconds(7_600), encrypted: false)
 }
-
-extension Array where Element == String {
-    /// The names with each run of a repeated name collapsed to `name…` (playheads, pings).
-    func collapsingRuns(of repeated: Set<String>) -> [String] {
-        var result: [String] = []
-        for name in self {
-            let shown = repeated.contains(name) ? name + "…" : name
-            if result.last != shown || !repeated.contains(name) { result.append(shown) }
-        }
-        return result
-    }
-}

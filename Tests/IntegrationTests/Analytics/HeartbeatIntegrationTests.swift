@@ -1,6 +1,7 @@
 import Dispatch
 import Playout
 import PlayoutAnalytics
+import PlayoutTesting
 import Testing
 
 @Suite("Adobe video heartbeat adapter fed by a real subscription")

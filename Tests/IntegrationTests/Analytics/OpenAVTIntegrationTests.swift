@@ -2,6 +2,7 @@ import Playout
 import PlayoutAnalytics
 import PlayoutCore
 import PlayoutTelemetry
+import PlayoutTesting
 import Testing
 
 @Suite("OpenAVT adapter fed by a real subscription")

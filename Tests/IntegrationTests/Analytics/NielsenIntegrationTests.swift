@@ -2,6 +2,7 @@ import Playout
 import PlayoutAnalytics
 import PlayoutCore
 import PlayoutTelemetry
+import PlayoutTesting
 import Testing
 
 @Suite("Nielsen DCR adapter fed by a real subscription")
@@ -12,14 +13,18 @@ struct NielsenIntegrationTests {
         let instrument = try TelemetryInstrument(
             backends: [memory], configuration: .init(hub: .init(heartbeatInterval: .seconds(1)), delivery: .init(linger: .zero)))
         let log = ConformanceLog<NielsenRule>()
-        let nielsen = NielsenAppSDK(appInfo: ["appid": NielsenFixtures.appId], instrument: instrument, conformance: log)
+        let nielsen = NielsenAppSDK(appInfo: ["appid": "PE4D5C2A1-0B1C-4D2E-8F3A-5B6C7D8E9F00"], instrument: instrument, conformance: log)
         let ticker = try NielsenPlayheadTicker()
         var bridge: NielsenSubscriberBridge?
         // A network loss is an interruption: stop at once, resume with loadMetadata and playheads.
         let story = try AnalyticsStory.run(.nielsenOpenAVT) { subscriber in
             let made = NielsenSubscriberBridge(
                 subscriber: subscriber, sdk: nielsen, ticker: ticker,
-                options: .init(channelInfo: NielsenFixtures.channel, metadata: NielsenFixtures.live, stopAfterBuffering: .zero))
+                options: .init(
+                    channelInfo: ["channelName": "playout-news"],
+                    metadata: ["type": "content", "assetid": "EP-001", "program": "Playout News", "title": "Playout News S1E1", "length": "0",
+                               "airdate": "2026-01-01T12:00:00Z", "isfullepisode": "y", "adloadtype": "2"],
+                    stopAfterBuffering: .zero))
             bridge = made
             return { made.finish(final: $0) }
         }

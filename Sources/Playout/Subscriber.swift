@@ -90,6 +90,13 @@ public final class Subscriber: @unchecked Sendable {
         /// randomized receiver-report times: nil (the default) draws afresh; a value gives the
         /// same draws on every run (with a `ManualClock`, the same run to the nanosecond).
         public var seed: UInt64?
+        /// Whether frames are decoded (default true). Without decoding a frame renders at its
+        /// render time as it would have decoded — every timing statistic (rendered, late,
+        /// skipped, freezes, pauses, latency, render error) stays exact — while the decode
+        /// statistics (`framesDecoded`, `keyFramesDecoded`, `decodeErrors`, `totalDecodeTime`,
+        /// the frame size) stay 0 and a `.y4m` or `.wav` sink gets nothing to write (refused):
+        /// for many viewers in one process, where decoding each would cost a core apiece.
+        public var decoding = true
 
         /// The silence after which a track moves to another valid source: ``sourceSwitchTimeout``,
         /// else ``stallTimeout``.
@@ -229,8 +236,11 @@ public final class Subscriber: @unchecked Sendable {
     /// ends the subscription as failed and is thrown.
     package func open(bindingSockets: Bool, deliveryThread: Bool) throws -> Subscription {
         if parts.withLock({ $0.renderer == nil }) { _ = try Renderer(subscriber: self, sink: .null) }
-        try lifecycle.begin("a subscriber")
         let renderer = parts.withLock { $0.renderer! }
+        if !options.decoding, renderer.sink != .null, !renderer.remuxes {
+            throw PlayoutError(.invalidOption, "sink \(renderer.sink) writes decoded pictures or samples: subscribe with decoding on, or remux into .mkv/.mp4")
+        }
+        try lifecycle.begin("a subscriber")
         let start = clock.now
         telemetry?.started(at: start)
         let subscription: Subscription

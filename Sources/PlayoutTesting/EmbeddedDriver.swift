@@ -42,18 +42,9 @@ public final class EmbeddedDriver {
     public let subscriber: Subscriber
     /// Its clock, which only this driver (and the caller) moves.
     public let clock: ManualClock
+    private let turns: SubscriptionTurns
     /// The subscription's parts (tracks, loops, the frame log), for tests in this package.
-    package let subscription: Subscription
-    private var controlWake: MonotonicInstant?
-    private var feedbackWake: MonotonicInstant?
-    private var loopWakes: [PlayoutLoop.Wake]
-    private var final: SubscriberQoS?
-    /// Turns taken at ``lastInstant``: a part that keeps asking for the same instant would spin.
-    private var turnsAtInstant = 0
-    private var lastInstant: MonotonicInstant
-
-    /// The most turns at one instant before the driver fails the subscription as not advancing.
-    public static let maximumTurnsAtOneInstant = 10_000
+    package var subscription: Subscription { turns.subscription }
 
     /// Opens `subscriber` (as ``Subscriber/start()`` does, without binding a socket or starting a
     /// thread) and does what is due at the clock's instant.
@@ -69,38 +60,19 @@ public final class EmbeddedDriver {
         }
         self.subscriber = subscriber
         self.clock = clock
-        subscription = try subscriber.open(bindingSockets: false, deliveryThread: false)
-        loopWakes = Array(repeating: .poll(until: nil, generation: 0), count: subscription.loops.count)
-        controlWake = clock.now
-        feedbackWake = clock.now
-        lastInstant = clock.now
+        let subscription = try subscriber.open(bindingSockets: false, deliveryThread: false)
+        turns = SubscriptionTurns(subscriber: subscriber, subscription: subscription, now: clock.now)
         turn()
     }
 
     /// Whether the subscription ended (its duration, ``Subscriber/stop()``, a failure).
-    public var isFinished: Bool { final != nil }
+    public var isFinished: Bool { turns.final != nil }
 
     /// The final sample, once ended.
-    public var finalSample: SubscriberQoS? { final }
+    public var finalSample: SubscriberQoS? { turns.final }
 
     /// The next instant something is due (nil: ended).
-    public var nextWake: MonotonicInstant? {
-        guard final == nil else { return nil }
-        var wake = controlWake
-        func earliest(_ instant: MonotonicInstant?) {
-            guard let instant else { return }
-            wake = wake.map { min($0, instant) } ?? instant
-        }
-        earliest(feedbackWake)
-        for loopWake in loopWakes {
-            switch loopWake {
-            case .present(let at): earliest(at)
-            case .poll(let until, _): earliest(until)
-            case .stopped: break
-            }
-        }
-        return wake
-    }
+    public var nextWake: MonotonicInstant? { turns.nextWake }
 
     /// Hands `bytes` to track `track` as one datagram arriving now, then does what that makes
     /// due. `control`: RTCP (nil: RTCP when its packet type is 200–204, RFC 5761). A datagram
@@ -113,11 +85,11 @@ public final class EmbeddedDriver {
     /// Moves the clock to `instant` (if later), stopping at every instant something is due on
     /// the way and doing it there; ends early when the subscription ends.
     public func advance(to instant: MonotonicInstant) {
-        while final == nil, let wake = nextWake, wake <= instant {
+        while !isFinished, let wake = nextWake, wake <= instant {
             if wake > clock.now { clock.advance(to: wake) }
             turn()
         }
-        if final == nil, instant > clock.now {
+        if !isFinished, instant > clock.now {
             clock.advance(to: instant)
             turn()
         }
@@ -132,12 +104,12 @@ public final class EmbeddedDriver {
     /// final sample (which ``Subscriber/waitUntilEnded()`` returns from now on).
     @discardableResult
     public func runUntilEnded() -> SubscriberQoS {
-        while final == nil {
+        while !isFinished {
             guard let wake = nextWake else { break }
             if wake > clock.now { clock.advance(to: wake) }
             turn()
         }
-        return final!
+        return turns.final!
     }
 
     /// Delivers `datagrams` at their arrival instants, runs `steps` (an override, a stop) at
@@ -149,11 +121,11 @@ public final class EmbeddedDriver {
         let datagrams = datagrams.sorted { $0.arrival < $1.arrival }
         let steps = steps.enumerated().sorted { ($0.element.at, $0.offset) < ($1.element.at, $1.offset) }.map(\.element)
         var (nextDatagram, nextStep) = (0, 0)
-        while final == nil {
+        while !isFinished {
             let instants = [datagrams.dropFirst(nextDatagram).first?.arrival, steps.dropFirst(nextStep).first?.at].compactMap(\.self)
             guard let instant = instants.min() else { break }
             advance(before: instant)
-            guard final == nil else { break }
+            guard !isFinished else { break }
             while nextStep < steps.count, steps[nextStep].at <= instant {
                 steps[nextStep].body()
                 nextStep += 1
@@ -169,7 +141,7 @@ public final class EmbeddedDriver {
 
     /// Does what is due before `instant`, then moves the clock there (doing nothing yet).
     private func advance(before instant: MonotonicInstant) {
-        while final == nil, let wake = nextWake, wake < instant {
+        while !isFinished, let wake = nextWake, wake < instant {
             if wake > clock.now { clock.advance(to: wake) }
             turn()
         }
@@ -178,40 +150,19 @@ public final class EmbeddedDriver {
 
     /// Hands one datagram to its track, arriving now.
     private func deliver(_ bytes: [UInt8], track: Int, control: Bool?) {
-        guard final == nil, subscription.tracks.indices.contains(track) else { return }
+        guard !isFinished, subscription.tracks.indices.contains(track) else { return }
         var bytes = bytes
         let isControl = control ?? (bytes.count >= 2 && (200...204).contains(bytes[1]))
         let now = clock.now
         bytes.withUnsafeMutableBytes { subscription.tracks[track].deliver($0, length: $0.count, arrival: now, control: isControl) }
     }
 
-    /// Does everything due now: the subscription's decisions, its feedback decisions (as the
-    /// feedback thread would, at least every poll interval), each playout loop, the observers;
-    /// and the end, once the decisions say so.
+    /// Does everything due now (see ``SubscriptionTurns``), then calls the observers; and the
+    /// end, once the decisions say so.
     private func turn() {
-        guard final == nil else { return }
-        let now = clock.now
-        turnsAtInstant = now == lastInstant ? turnsAtInstant + 1 : 0
-        lastInstant = now
-        if turnsAtInstant == Self.maximumTurnsAtOneInstant {
-            subscription.fail(reason: "the embedded driver does not advance past \(now): a part keeps asking for the same instant")
-            controlWake = now
-        }
-        if let due = controlWake, due <= now { controlWake = subscription.control(now: now) }
-        if let due = feedbackWake, due <= now { feedbackWake = subscription.feedback(now: now) }
-        for (index, loop) in subscription.loops.enumerated() {
-            switch loopWakes[index] {
-            case .present(let at) where at > now: continue
-            case .stopped: continue
-            default: loopWakes[index] = loop.advance(now: now)
-            }
-        }
+        guard !isFinished else { return }
+        let ended = turns.turn(now: clock.now, finishing: false)
         subscription.delivery.deliverPending()
-        guard controlWake == nil else { return }
-        // The decisions said the end: the loops were told to stop; they present what they hold.
-        for loop in subscription.loops { loop.drain() }
-        let final = subscription.finish()
-        self.final = final
-        subscriber.finish(final)
+        if ended { turns.finish() }
     }
 }

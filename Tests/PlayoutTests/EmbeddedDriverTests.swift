@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation
 import Playout
 import PlayoutCore
 import PlayoutTesting
@@ -87,5 +88,45 @@ struct EmbeddedDriverTests {
         let second = try run()
         #expect(outcome(first) == outcome(second))
         #expect((first.video?.nackCount ?? 0) > 0 && (first.video?.packetsLost ?? 0) > 0)
+    }
+}
+
+@Suite("Without decoding: every timing statistic as with it, decode statistics 0")
+struct WithoutDecodingTests {
+    @Test("a lossy run with an override: rendered, skipped, late, freezes, delay pauses and render errors as with decoding")
+    func sameTiming() throws {
+        var network = NetworkImpairment.Configuration(loss: 0.02, seed: 5)
+        network.outages = [Duration.seconds(2)..<Duration.milliseconds(2_600)]
+        let stream = SimulatedStream(.init(audio: true, impairment: network))
+        func run(decoding: Bool) throws -> SubscriberQoS {
+            let clock = ManualClock()
+            var options = Subscriber.Options(
+                duration: .seconds(5), overrides: [ScheduledOverride(delay: .seconds(1), at: .seconds(1), hold: .seconds(2))], clock: clock)
+            options.seed = 1
+            options.decoding = decoding
+            let driver = try EmbeddedDriver(try Subscriber(sessionDescription: stream.sessionDescription, options: options))
+            return driver.run(try stream.datagrams(for: .zero..<Duration.seconds(5), origin: clock.now))
+        }
+        let decoded = try run(decoding: true)
+        let undecoded = try run(decoding: false)
+        for kind in [MediaKind.video, .audio] {
+            let with = try #require(decoded.tracks[kind])
+            let without = try #require(undecoded.tracks[kind])
+            #expect(without.framesRendered == with.framesRendered && with.framesRendered > 0, "\(kind)")
+            #expect(without.framesSkipped == with.framesSkipped && without.framesLate == with.framesLate)
+            #expect(without.freezeCount == with.freezeCount && without.totalFreezesDuration == with.totalFreezesDuration)
+            #expect(without.delayPauseCount == with.delayPauseCount && without.totalDelayPausesDuration == with.totalDelayPausesDuration)
+            #expect(without.renderError.count == with.renderError.count && without.endToEndLatency.count == with.endToEndLatency.count)
+            #expect(without.framesDecoded == 0 && without.totalDecodeTime == .zero && with.framesDecoded > 0)
+        }
+    }
+
+    @Test("a .y4m sink needs decoded pictures: refused without decoding")
+    func fileSinkRefused() throws {
+        var options = Subscriber.Options(clock: ManualClock())
+        options.decoding = false
+        let subscriber = try Subscriber(sessionDescription: SimulatedStream().sessionDescription, options: options)
+        _ = try Renderer(subscriber: subscriber, sink: .y4m(path: FileManager.default.temporaryDirectory.appendingPathComponent("never.y4m").path))
+        #expect(throws: PlayoutError.self) { try EmbeddedDriver(subscriber) }
     }
 }

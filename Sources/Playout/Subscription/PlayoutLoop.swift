@@ -52,7 +52,9 @@ package final class PlayoutLoop: @unchecked Sendable {
     }
 
     let track: SubscribedTrack
-    private let decoder: FFmpegDecoder
+    /// The track's decoder (nil: frames are not decoded; each renders at its render time as if it
+    /// had been, and decode statistics stay 0).
+    private let decoder: FFmpegDecoder?
     private let renderer: Renderer
     private let clock: any PlayoutClock
     private let start: MonotonicInstant
@@ -74,13 +76,14 @@ package final class PlayoutLoop: @unchecked Sendable {
     /// sender's capture times.
     init(
         track: SubscribedTrack, renderer: Renderer, clock: any PlayoutClock, start: MonotonicInstant, decoderThreads: Int,
-        ahead: DecodeAhead = DecodeAhead(), frameLog: FrameLog? = nil
+        decoding: Bool = true, ahead: DecodeAhead = DecodeAhead(), frameLog: FrameLog? = nil
     ) throws {
         let setup = track.decoderSetup
-        decoder = try FFmpegDecoder(
-            codec: setup.codec, extradata: setup.extradata, sampleRate: setup.sampleRate, channelCount: setup.channelCount,
-            configuration: .init(threadCount: decoderThreads, threading: .slice)
-        )
+        decoder = decoding
+            ? try FFmpegDecoder(
+                codec: setup.codec, extradata: setup.extradata, sampleRate: setup.sampleRate, channelCount: setup.channelCount,
+                configuration: .init(threadCount: decoderThreads, threading: .slice)
+            ) : nil
         self.track = track
         self.renderer = renderer
         self.clock = clock
@@ -88,6 +91,9 @@ package final class PlayoutLoop: @unchecked Sendable {
         self.ahead = ahead
         self.frameLog = frameLog
     }
+
+    /// The decoder's counters (zero without decoding).
+    private var decoderStatistics: FFmpegDecoder.Statistics { decoder?.statistics ?? FFmpegDecoder.Statistics() }
 
     /// Whether the loop holds no decoded frame (with the pipeline empty too, the track drained).
     var holdsNothing: Bool { decoded.isEmpty }
@@ -128,7 +134,7 @@ package final class PlayoutLoop: @unchecked Sendable {
                     decodes += 1
                 }
                 do {
-                    try decoder.decode(frame) { picture in
+                    try decoder?.decode(frame) { picture in
                         bytes += picture.width * picture.height * 3 / 2 + picture.sampleCount * picture.channelCount * 4
                         if let kept = picture.retained() { pictures.append(kept) }
                     }
@@ -147,15 +153,15 @@ package final class PlayoutLoop: @unchecked Sendable {
             case .skip(let frame, .decodeWithoutRender):
                 logSkip(frame, at: now)
                 do {
-                    try decoder.decode(frame, output: false)
+                    try decoder?.decode(frame, output: false)
                 } catch {
                     track.decodeFailed()
                 }
                 remux(frame, renderAt: nil, picture: nil)
-                track.finished(frame, decoder: decoder.statistics) { _ in }
+                track.finished(frame, decoder: decoderStatistics) { _ in }
             case .skip(let frame, _):
                 logSkip(frame, at: now)
-                track.finished(frame, decoder: decoder.statistics) { _ in }
+                track.finished(frame, decoder: decoderStatistics) { _ in }
             case .wait(let instant):
                 if decoded.isEmpty { return .poll(until: instant, generation: generation) }
                 bursting = false  // nothing more released now: present what was decoded
@@ -174,10 +180,10 @@ package final class PlayoutLoop: @unchecked Sendable {
         decoded.removeAll()
         decodedBytes = 0
         var flushed = 0
-        try? decoder.flush { picture in
+        try? decoder?.flush { picture in
             if renderer.present(picture, kind: track.kind) { flushed += 1 }
         }
-        track.record(decoder: decoder.statistics) { $0.framesPresented += flushed }
+        track.record(decoder: decoderStatistics) { $0.framesPresented += flushed }
     }
 
     /// The loop on the real clock (the track's playout thread, in the threaded driver, whose
@@ -202,6 +208,11 @@ package final class PlayoutLoop: @unchecked Sendable {
         var presented: MonotonicInstant?
         var size: (Int, Int)?
         var pictures = 0
+        if decoder == nil {
+            // Not decoded: the frame is shown now, at its render time, as its picture would be.
+            presented = clock.now
+            pictures = 1
+        }
         for picture in decoded.pictures {
             let now = clock.now
             picture.withDecodedFrame { frame in
@@ -224,7 +235,7 @@ package final class PlayoutLoop: @unchecked Sendable {
             ))
             frameIndex += 1
         }
-        track.finished(frame, decoder: decoder.statistics) { playback in
+        track.finished(frame, decoder: decoderStatistics) { playback in
             guard let presented else { return }
             playback.framesPresented += pictures
             playback.lastRender = presented

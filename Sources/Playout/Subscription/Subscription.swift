@@ -48,7 +48,8 @@ package final class Subscription: @unchecked Sendable {
         self.frameLog = frameLog
         loops = try tracks.map { track in
             try PlayoutLoop(
-                track: track, renderer: renderer, clock: clock, start: start, decoderThreads: options.decoderThreads, frameLog: frameLog
+                track: track, renderer: renderer, clock: clock, start: start, decoderThreads: options.decoderThreads, decoding: options.decoding,
+                frameLog: frameLog
             )
         }
         var machine = SubscriptionStateMachine(configuration: .init(

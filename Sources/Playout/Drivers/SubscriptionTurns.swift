@@ -1,0 +1,87 @@
+import PlayoutCore
+
+/// What a driver that multiplexes subscriptions on its own threads does with one of them: takes
+/// turns. A turn at `now` runs the subscription's decisions when due, its feedback decisions (at
+/// least every poll interval), and each playout loop that asked for `now` or sooner; ``nextWake``
+/// says when the next turn is due. When the decisions say the end, the turn drains the loops
+/// and finishes the subscription. No thread, no clock of its own: the embedded driver takes turns
+/// on a manual clock, the event loop on the real one for many subscriptions per thread.
+package final class SubscriptionTurns: @unchecked Sendable {
+    package let subscriber: Subscriber
+    package let subscription: Subscription
+    private var controlWake: MonotonicInstant?
+    private var feedbackWake: MonotonicInstant?
+    private var loopWakes: [PlayoutLoop.Wake]
+    /// The final sample, once the subscription ended.
+    package private(set) var final: SubscriberQoS?
+    /// Turns taken at ``lastInstant``: a part that keeps asking for the same instant would spin.
+    private var turnsAtInstant = 0
+    private var lastInstant: MonotonicInstant?
+
+    /// The most turns at one instant before the subscription fails as not advancing.
+    package static let maximumTurnsAtOneInstant = 10_000
+
+    /// The turns of `subscription`, which `subscriber` opened; the first is due at once.
+    package init(subscriber: Subscriber, subscription: Subscription, now: MonotonicInstant) {
+        self.subscriber = subscriber
+        self.subscription = subscription
+        loopWakes = Array(repeating: .poll(until: nil, generation: 0), count: subscription.loops.count)
+        controlWake = now
+        feedbackWake = now
+    }
+
+    /// The next instant a turn is due (nil: ended).
+    package var nextWake: MonotonicInstant? {
+        guard final == nil else { return nil }
+        var wake = controlWake
+        func earliest(_ instant: MonotonicInstant?) {
+            guard let instant else { return }
+            wake = wake.map { min($0, instant) } ?? instant
+        }
+        earliest(feedbackWake)
+        for loopWake in loopWakes {
+            switch loopWake {
+            case .present(let at): earliest(at)
+            case .poll(let until, _): earliest(until)
+            case .stopped: break
+            }
+        }
+        return wake
+    }
+
+    /// Does everything due at `now`; with `finishing`, ends the subscription when its decisions
+    /// say so (else the caller calls ``finish()`` where it may run observers). Returns whether the
+    /// subscription's decisions said the end.
+    @discardableResult
+    package func turn(now: MonotonicInstant, finishing: Bool = true) -> Bool {
+        guard final == nil else { return true }
+        turnsAtInstant = now == lastInstant ? turnsAtInstant + 1 : 0
+        lastInstant = now
+        if turnsAtInstant == Self.maximumTurnsAtOneInstant {
+            subscription.fail(reason: "the driver does not advance past \(now): a part keeps asking for the same instant")
+            controlWake = now
+        }
+        if let due = controlWake, due <= now { controlWake = subscription.control(now: now) }
+        if let due = feedbackWake, due <= now { feedbackWake = subscription.feedback(now: now) }
+        for (index, loop) in subscription.loops.enumerated() {
+            switch loopWakes[index] {
+            case .present(let at) where at > now: continue
+            case .stopped: continue
+            default: loopWakes[index] = loop.advance(now: now)
+            }
+        }
+        guard controlWake == nil else { return false }
+        if finishing { finish() }
+        return true
+    }
+
+    /// The end, once the decisions said so: the loops were told to stop and present what they
+    /// hold; the final sample reaches the observers and ``Subscriber/waitUntilEnded()``.
+    package func finish() {
+        guard final == nil else { return }
+        for loop in subscription.loops { loop.drain() }
+        let final = subscription.finish()
+        self.final = final
+        subscriber.finish(final)
+    }
+}

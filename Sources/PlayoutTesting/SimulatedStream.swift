@@ -40,6 +40,10 @@ public struct SimulatedStream: Sendable {
         public var transit: Duration = .milliseconds(10)
         /// The simulated network (default: none).
         public var impairment = NetworkImpairment.Configuration()
+        /// The sender's wall time at ``MonotonicInstant/zero`` (ns since 1970), for the frames'
+        /// `abs-capture-time`: a `ManualClock`'s by default; the real clock's offset for a stream
+        /// sent in real time (`MonotonicClock().wallClockNanoseconds - MonotonicClock().now.nanoseconds`).
+        public var wallClockOrigin = ManualClock.defaultWallClockOrigin
         /// The RTP bases, fixed so runs compare (near the wrap, to exercise it).
         public var ssrc: UInt32 = 0x1234
         public var firstSequenceNumber: UInt16 = 65_000
@@ -98,7 +102,7 @@ public struct SimulatedStream: Sendable {
             )
             for frame in track.frames where track.range.contains(frame.mediaTime.duration) {
                 let at = origin.advanced(by: frame.mediaTime.duration)
-                try sender.send(frame, captureTime: ManualClock.defaultWallClockOrigin + at.nanoseconds) { bytes in
+                try sender.send(frame, captureTime: configuration.wallClockOrigin + at.nanoseconds) { bytes in
                     sent.append((at, index, bytes))
                 }
             }

@@ -17,15 +17,30 @@ public struct DurationHistogram: Equatable, Sendable {
     public mutating func record(_ value: Duration) {
         let microseconds = max(0, value.nanoseconds / 1_000)
         let index = Self.index(of: microseconds)
-        if index >= counts.count { counts.append(contentsOf: repeatElement(0, count: index + 1 - counts.count)) }
+        if index >= counts.count { grow(to: index + 1) }
         counts[index] += 1
         count += 1
         maximum = max(maximum, .nanoseconds(microseconds * 1_000))
     }
 
+    /// Makes room for `size` buckets: one allocation, the new buckets zeroed with plain stores (a
+    /// latency's first value opens ≈ 9,000 buckets, and a generic append of that many zeros costs
+    /// milliseconds in a debug build — per viewer, at the first frame of a run of hundreds).
+    private mutating func grow(to size: Int) {
+        let old = counts
+        counts = [Int](unsafeUninitializedCapacity: size) { buffer, initialized in
+            guard let base = buffer.baseAddress else { return }
+            old.withUnsafeBufferPointer { old in
+                if let source = old.baseAddress { base.initialize(from: source, count: old.count) }
+            }
+            (base + old.count).initialize(repeating: 0, count: size - old.count)
+            initialized = size
+        }
+    }
+
     /// Adds `other`'s values.
     public mutating func merge(_ other: DurationHistogram) {
-        if other.counts.count > counts.count { counts.append(contentsOf: repeatElement(0, count: other.counts.count - counts.count)) }
+        if other.counts.count > counts.count { grow(to: other.counts.count) }
         for (index, value) in other.counts.enumerated() { counts[index] += value }
         count += other.count
         maximum = max(maximum, other.maximum)

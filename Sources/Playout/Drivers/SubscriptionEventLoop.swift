@@ -1,0 +1,336 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import PlayoutCore
+
+/// Drives any number of subscribers on a fixed set of threads: the driver for many viewers in
+/// one process. Each worker thread owns the subscribers handed to it and waits on all their
+/// sockets at once (`poll`; the last millisecond before a due instant slept exactly), until the
+/// earliest instant one of them is due;
+/// then it reads what arrived (batched, `recvmmsg`) and takes each due subscriber's turn — its
+/// decisions, feedback and playout loops (``SubscriptionTurns``). One more thread calls the
+/// observers of every subscriber (behind each one's bounded queue) and ends the runs that
+/// finished, so no observer ever runs on a worker. The thread count is `workers + 1`, whatever
+/// the number of subscribers.
+///
+/// ```swift
+/// let loop = try SubscriptionEventLoop()                // one worker per core
+/// var options = Subscriber.Options(duration: .seconds(30))
+/// options.decoding = false                             // timing exact, no decoder per viewer
+/// let viewers = try sdps.map { try Subscriber(sessionDescription: $0, options: options) }
+/// for viewer in viewers { try loop.start(viewer) }
+/// let finals = viewers.map { $0.waitUntilEnded() }
+/// loop.shutdown()
+/// ```
+///
+/// Decoding, when on, runs on the worker that owns the subscriber (there is no separate decode
+/// pool yet): a loop meant for many viewers runs them with ``Subscriber/Options/decoding`` off.
+/// RTP sources only; a socket that fails ends its subscription (the threaded driver of
+/// ``Subscriber/start()`` reopens it instead).
+public final class SubscriptionEventLoop: @unchecked Sendable {
+    /// How often the observer thread delivers queued updates when nothing wakes it sooner.
+    public static let observerInterval: Duration = .milliseconds(20)
+
+    private let workers: [Worker]
+    private let observers: ObserverPump
+    private let placement = LockedValue(0)
+    private let clock = MonotonicClock()
+
+    /// The threads it runs: its workers and the observer thread.
+    public var threadCount: Int { workers.count + 1 }
+
+    /// One worker per core.
+    public static var defaultWorkerCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+
+    /// Starts `workers` worker threads (default: one per core) and the observer thread.
+    ///
+    /// - Throws: ``PlayoutError`` when a thread cannot start (those started are ended).
+    public init(workers: Int = SubscriptionEventLoop.defaultWorkerCount) throws {
+        observers = ObserverPump()
+        var started: [Worker] = []
+        do {
+            try observers.start()
+            for index in 0..<max(1, workers) {
+                let worker = try Worker(index: index, observers: observers)
+                started.append(worker)
+                try worker.start()
+            }
+        } catch {
+            for worker in started { worker.shutdown() }
+            observers.shutdown()
+            throw error
+        }
+        self.workers = started
+    }
+
+    /// Opens `subscriber` (binding its sockets and opening its decoders, as ``Subscriber/start()``
+    /// does) and hands it to the worker with the fewest subscribers; it plays from now until its
+    /// duration, ``Subscriber/stop()`` or a failure, and ``Subscriber/waitUntilEnded()`` returns
+    /// then, as after ``Subscriber/start()``.
+    ///
+    /// - Throws: ``PlayoutError`` when the subscriber is not on the real clock, its source is not
+    ///   RTP, it was started before, or a port cannot be bound or a decoder opened.
+    public func start(_ subscriber: Subscriber) throws {
+        guard subscriber.options.clock is MonotonicClock else {
+            throw PlayoutError(.invalidOption, "an event loop plays on the real clock (MonotonicClock); a subscriber on a ManualClock is driven by EmbeddedDriver (PlayoutTesting)")
+        }
+        guard subscriber.sessionDescription != nil else {
+            throw PlayoutError(.invalidOption, "an event loop takes RTP sources (a session description), not a libavformat input")
+        }
+        let subscription = try subscriber.open(bindingSockets: true, deliveryThread: false)
+        let turns = SubscriptionTurns(subscriber: subscriber, subscription: subscription, now: clock.now)
+        observers.add(subscription.delivery)
+        let worker = placement.withLock { _ in workers.min { $0.load < $1.load }! }
+        worker.add(turns)
+    }
+
+    /// Stops every subscriber still playing, waits until each ended, then ends the threads.
+    public func shutdown() {
+        for worker in workers { worker.stopAll() }
+        for worker in workers { worker.shutdown() }
+        observers.shutdown()
+    }
+}
+
+/// One worker thread of a ``SubscriptionEventLoop``.
+private final class Worker: @unchecked Sendable {
+    /// A subscriber the worker drives, with its sockets.
+    private struct Member {
+        var turns: SubscriptionTurns
+        var sockets: [(track: SubscribedTrack, socket: SubscribedTrack.Socket)]
+    }
+
+    private let index: Int
+    private let observers: ObserverPump
+    private let clock = MonotonicClock()
+    private let logger = Logger(label: "playout.event-loop")
+    /// Wakes the thread from `poll` (a subscriber added, a shutdown): a pipe's two ends.
+    private let wakeDescriptors: (read: Int32, write: Int32)
+    private let state = LockedValue<(incoming: [SubscriptionTurns], count: Int, stopping: Bool, stopAll: Bool)>(([], 0, false, false))
+    private let ended = ConditionLock()
+    private var running = true  // ended
+
+    init(index: Int, observers: ObserverPump) throws {
+        self.index = index
+        self.observers = observers
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else {
+            throw PlayoutError(.invalidState, "the event loop's wake-up pipe could not be made: \(String(cString: strerror(errno)))")
+        }
+        for end in ends { _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK) }
+        wakeDescriptors = (ends[0], ends[1])
+    }
+
+    deinit {
+        close(wakeDescriptors.read)
+        close(wakeDescriptors.write)
+    }
+
+    /// How many subscribers it drives (to place the next one).
+    var load: Int { state.withLock { $0.count } }
+
+    func start() throws {
+        try startThread(named: "playout-loop-\(index)") { [self] in
+            run()
+            ended.withLock {
+                running = false
+                ended.broadcast()
+            }
+        }
+    }
+
+    func add(_ turns: SubscriptionTurns) {
+        state.withLock {
+            $0.incoming.append(turns)
+            $0.count += 1
+        }
+        wake()
+    }
+
+    /// Asks every subscriber it drives to stop.
+    func stopAll() {
+        state.withLock { $0.stopAll = true }
+        wake()
+    }
+
+    /// Ends the thread once its subscribers ended; returns when it has.
+    func shutdown() {
+        state.withLock { $0.stopping = true }
+        wake()
+        ended.withLock {
+            while running { ended.wait(until: nil) }
+        }
+    }
+
+    private func wake() {
+        var one: UInt8 = 1
+        _ = write(wakeDescriptors.write, &one, 1)  // a full pipe is awake already
+    }
+
+    private func run() {
+        var members: [Member] = []
+        /// Each member's next turn in nanoseconds (`.max`: none), kept beside the members so a
+        /// wake-up costs a scan of plain integers, not a question to every subscription.
+        var wakes: [Int64] = []
+        var descriptors: [pollfd] = []
+        var owners: [(member: Int, socket: Int)] = []
+        var stopped = false
+        var received: [Int] = []
+        func turn(_ index: Int, now: MonotonicInstant) -> Bool {
+            let ended = members[index].turns.turn(now: now, finishing: false)
+            wakes[index] = members[index].turns.nextWake?.nanoseconds ?? .max
+            return ended
+        }
+        while true {
+            let (incoming, stopping, stopAll) = state.withLock { state in
+                defer { state.incoming.removeAll() }
+                return (state.incoming, state.stopping, state.stopAll)
+            }
+            if stopAll, !stopped {
+                stopped = true
+                for member in members { member.turns.subscriber.stop() }
+            }
+            var changed = !incoming.isEmpty
+            for turns in incoming {
+                if stopped { turns.subscriber.stop() }
+                members.append(Member(turns: turns, sockets: turns.subscription.tracks.flatMap { track in track.receivers.map { (track, $0) } }))
+                wakes.append(turns.nextWake?.nanoseconds ?? .max)
+            }
+            // Take the turns that are due; hand the runs that ended to the observer thread.
+            let now = clock.now
+            var index = 0
+            while index < members.count {
+                if wakes[index] <= now.nanoseconds, turn(index, now: now) {
+                    observers.finish(members[index].turns)
+                    members.remove(at: index)
+                    wakes.remove(at: index)
+                    state.withLock { $0.count -= 1 }
+                    changed = true
+                    continue
+                }
+                index += 1
+            }
+            if members.isEmpty, stopping { return }
+            if changed {
+                descriptors = [pollfd(fd: wakeDescriptors.read, events: Int16(POLLIN), revents: 0)]
+                owners = [(-1, -1)]
+                for (memberIndex, member) in members.enumerated() {
+                    for (socketIndex, entry) in member.sockets.enumerated() {
+                        descriptors.append(pollfd(fd: entry.socket.receiver.fileDescriptor, events: Int16(POLLIN), revents: 0))
+                        owners.append((memberIndex, socketIndex))
+                    }
+                }
+            }
+            // Wait for packets until the earliest turn (at most 100 ms: a stop is noticed then).
+            // poll(2) counts whole milliseconds: the last one before a turn is slept exactly.
+            let earliest = wakes.withUnsafeBufferPointer { wakes in
+                var earliest = Int64.max
+                for wake in wakes where wake < earliest { earliest = wake }
+                return earliest
+            }
+            let wait = min(100_000_000, max(0, earliest == .max ? .max : earliest &- clock.now.nanoseconds))
+            if earliest != .max, wait < 1_000_000 {
+                sleepUntil(MonotonicInstant(nanoseconds: earliest))
+                continue
+            }
+            let ready = poll(&descriptors, nfds_t(descriptors.count), Int32(wait / 1_000_000))
+            if ready < 0, errno != EINTR {
+                logger.error("the event loop's poll failed: \(String(cString: strerror(errno)))")
+                continue
+            }
+            guard ready > 0 else { continue }
+            if descriptors[0].revents != 0 {
+                var drained = [UInt8](repeating: 0, count: 64)
+                while read(wakeDescriptors.read, &drained, drained.count) > 0 {}
+            }
+            received.removeAll(keepingCapacity: true)
+            let readable = descriptors.withUnsafeBufferPointer { descriptors in
+                var readable: [Int] = []
+                for position in 1..<descriptors.count where descriptors[position].revents != 0 { readable.append(position) }
+                return readable
+            }
+            for position in readable {
+                let (memberIndex, socketIndex) = owners[position]
+                let entry = members[memberIndex].sockets[socketIndex]
+                do {
+                    try entry.track.receive(from: entry.socket)
+                    if received.last != memberIndex { received.append(memberIndex) }
+                } catch {
+                    members[memberIndex].turns.subscription.fail(reason: "receiving on \(entry.socket.receiver.localAddress) failed: \(error)")
+                    wakes[memberIndex] = now.nanoseconds
+                }
+            }
+            // What arrived may be due now (a frame completed, a gap to ask for); an end is
+            // handed over at the top of the loop.
+            let arrived = clock.now
+            for memberIndex in received where turn(memberIndex, now: arrived) { wakes[memberIndex] = arrived.nanoseconds }
+        }
+    }
+}
+
+/// The observer thread of a ``SubscriptionEventLoop``: delivers every subscriber's queued updates
+/// (state, QoS samples, delay changes) every ``SubscriptionEventLoop/observerInterval``, and ends
+/// the runs whose decisions said the end — draining their playout loops, publishing the final
+/// sample — so observers and the end's work never run on a worker.
+private final class ObserverPump: @unchecked Sendable {
+    private let condition = ConditionLock()
+    private var deliveries: [ObserverDelivery] = []  // condition
+    private var finishing: [SubscriptionTurns] = []  // condition
+    private var stopping = false  // condition
+    private var running = false  // condition
+    private let clock = MonotonicClock()
+
+    func start() throws {
+        condition.withLock { running = true }
+        do {
+            try startThread(named: "playout-loop-obs") { [self] in run() }
+        } catch {
+            condition.withLock { running = false }
+            throw error
+        }
+    }
+
+    func add(_ delivery: ObserverDelivery) {
+        condition.withLock { deliveries.append(delivery) }
+    }
+
+    /// `turns` ended: finish it on this thread.
+    func finish(_ turns: SubscriptionTurns) {
+        condition.withLock {
+            finishing.append(turns)
+            condition.broadcast()
+        }
+    }
+
+    func shutdown() {
+        condition.withLock {
+            stopping = true
+            condition.broadcast()
+            while running { condition.wait(until: nil) }
+        }
+    }
+
+    private func run() {
+        while true {
+            let (deliveries, finishing, stop) = condition.withLock {
+                if self.finishing.isEmpty, !stopping { condition.wait(until: clock.now.advanced(by: SubscriptionEventLoop.observerInterval)) }
+                defer { self.finishing.removeAll() }
+                return (self.deliveries, self.finishing, stopping)
+            }
+            for delivery in deliveries { delivery.deliverPending() }
+            for turns in finishing { turns.finish() }
+            if !finishing.isEmpty {
+                let ended = Set(finishing.map { ObjectIdentifier($0.subscription.delivery) })
+                condition.withLock { self.deliveries.removeAll { ended.contains(ObjectIdentifier($0)) } }
+            }
+            if stop {
+                condition.withLock {
+                    running = false
+                    condition.broadcast()
+                }
+                return
+            }
+        }
+    }
+}

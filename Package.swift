@@ -170,6 +170,14 @@ let package = Package(
         ),
 
         .executableTarget(
+            name: "ManyViewers",
+            dependencies: ["Playout"],
+            path: "Samples/ManyViewers",
+            exclude: ["README.md"],
+            swiftSettings: settings
+        ),
+
+        .executableTarget(
             name: "RepairLoss",
             dependencies: ["Playout"],
             path: "Samples/RepairLoss",

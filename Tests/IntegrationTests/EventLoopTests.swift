@@ -25,23 +25,46 @@ struct EventLoopTests {
         return .seconds(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + .microseconds(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)
     }
 
-    /// 200, or `PLAYOUT_EVENT_LOOP_VIEWERS` (to measure other counts).
+    /// 200, or `PLAYOUT_EVENT_LOOP_VIEWERS` (to measure other counts; `PLAYOUT_EVENT_LOOP_DECODE=1`
+    /// decodes too).
     static let viewers = Int(ProcessInfo.processInfo.environment["PLAYOUT_EVENT_LOOP_VIEWERS"] ?? "") ?? 200
     static let sending = Duration.seconds(3)
+
+    /// One sender: each datagram of `stream`'s first ``sending`` to every port at its instant, in
+    /// real time (encoded first: the first encode takes a second).
+    static func send(_ stream: SimulatedStream, to ports: [UInt16]) throws {
+        _ = try SimulatedStream.videoFrames(stream.configuration)
+        let datagrams = try stream.datagrams(for: .zero..<Self.sending, origin: MonotonicClock().now.advanced(by: .milliseconds(200)))
+        let socket = try UDPReceiver(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
+        let destinations = try ports.map { try SocketAddress(host: "127.0.0.1", port: $0) }
+        for datagram in datagrams {
+            sleepUntil(datagram.arrival.advanced(by: .zero - stream.configuration.transit))  // when it leaves the sender
+            try datagram.bytes.withUnsafeBytes { bytes in
+                for destination in destinations { try socket.send(bytes, to: destination) }
+            }
+        }
+    }
+
+    /// The stream every viewer gets: 320×240 30 fps H.264, capture times on this machine's wall clock.
+    static func stream() -> SimulatedStream {
+        let clock = MonotonicClock()
+        var configuration = SimulatedStream.Configuration()
+        configuration.wallClockOrigin = clock.wallClockNanoseconds - clock.now.nanoseconds
+        return SimulatedStream(configuration)
+    }
 
     @Test("200 subscriptions, one copy each: every frame rendered, p99 render error under a frame interval, threads independent of the count")
     func twoHundred() throws {
         let clock = MonotonicClock()
-        var configuration = SimulatedStream.Configuration()
-        configuration.wallClockOrigin = clock.wallClockNanoseconds - clock.now.nanoseconds
-        let stream = SimulatedStream(configuration)
+        let stream = Self.stream()
+        let configuration = stream.configuration
         let loop = try SubscriptionEventLoop(workers: 2)
         defer { loop.shutdown() }
         #expect(loop.threadCount == 3)
         let threadsBefore = Self.threadCount()
 
         var options = Subscriber.Options(duration: Self.sending + .milliseconds(1_500), feedback: false)
-        options.decoding = false
+        options.decoding = ProcessInfo.processInfo.environment["PLAYOUT_EVENT_LOOP_DECODE"] != nil  // off, unless measuring
         var subscribers: [Subscriber] = []
         var ports: [UInt16] = []
         for _ in 0..<Self.viewers {
@@ -55,23 +78,8 @@ struct EventLoopTests {
         }
         let threadsWith200 = Self.threadCount()
 
-        // One sender: each datagram to every viewer's port at its instant, in real time.
-        // Encoded before the clock starts (the first encode takes a second): the datagrams go
-        // out on time from the first.
-        _ = try SimulatedStream.videoFrames(configuration)
-        let origin = clock.now.advanced(by: .milliseconds(200))
-        let datagrams = try stream.datagrams(for: .zero..<Self.sending, origin: origin)
-        let socket = try UDPReceiver(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
-        let destinations = try ports.map { try SocketAddress(host: "127.0.0.1", port: $0) }
-        let cpuBefore = Self.processCPU()
-        let wallBefore = clock.now
-        for datagram in datagrams {
-            // Sent when it would leave the sender (arrival less the simulated transit).
-            sleepUntil(datagram.arrival.advanced(by: .zero - configuration.transit))
-            try datagram.bytes.withUnsafeBytes { bytes in
-                for destination in destinations { try socket.send(bytes, to: destination) }
-            }
-        }
+        let (cpuBefore, wallBefore) = (Self.processCPU(), clock.now)
+        try Self.send(stream, to: ports)
         let finals = subscribers.map { $0.waitUntilEnded() }
         let cpu = Self.processCPU() - cpuBefore
         let wall = wallBefore.duration(to: clock.now)
@@ -98,5 +106,47 @@ struct EventLoopTests {
             \(late) of \(frames * Self.viewers) later than 20 ms; CPU \(cpu) over \(wall) = \
             \(String(format: "%.2f", cpu.seconds / wall.seconds * 100 / Double(Self.viewers))) % of a core per subscription (sender included)
             """)
+    }
+
+    /// For README's comparison (`PLAYOUT_EVENT_LOOP_COMPARE=1`; `PLAYOUT_EVENT_LOOP_VIEWERS`
+    /// sets the count): the same viewers as separate `playout subscribe` processes of the built
+    /// binary, fed by the same sender — their threads and CPU (they decode: the command line
+    /// always does).
+    @Test("the same viewers as separate playout subscribe processes (measurement)", .enabled(if: ProcessInfo.processInfo.environment["PLAYOUT_EVENT_LOOP_COMPARE"] != nil))
+    func separateProcesses() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let binary = root.appendingPathComponent(".build/debug/playout").path
+        let stream = Self.stream()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("playout-processes-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var processes: [Process] = []
+        var ports: [UInt16] = []
+        for index in 0..<Self.viewers {
+            let pair = try SocketAddress.freeLoopbackPorts(count: 2)
+            var session = stream.sessionDescription
+            session.media[0].port = pair.lowerBound
+            let sdp = directory.appendingPathComponent("\(index).sdp")
+            try session.serialized().write(to: sdp, atomically: true, encoding: .utf8)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: binary)
+            process.arguments = ["subscribe", sdp.path, "--duration", "4500ms", "--no-feedback", "--json"]
+            process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+            process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+            try process.run()
+            processes.append(process)
+            ports.append(pair.lowerBound)
+        }
+        // Bound once each has its sockets (its port shows in /proc/net/udp).
+        let bound = MonotonicClock().now.advanced(by: .seconds(30))
+        func isBound(_ port: UInt16) -> Bool { (try? UDPReceiver(bindingTo: SocketAddress(host: "0.0.0.0", port: port))) == nil }
+        while MonotonicClock().now < bound, !ports.allSatisfy(isBound) { usleep(10_000) }  // a readiness condition
+        try Self.send(stream, to: ports)
+        let threads = processes.map { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\($0.processIdentifier)/task").count) ?? 0 }
+        for process in processes { process.waitUntilExit() }
+        var usage = rusage()
+        getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+        let cpu = Duration.seconds(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + .microseconds(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)
+        print("separate processes: \(Self.viewers) playout subscribe, \(threads.max() ?? 0) threads each; CPU \(cpu) over 4.5 s = \(String(format: "%.2f", cpu.seconds / 4.5 * 100 / Double(Self.viewers))) % of a core per subscription")
     }
 }

@@ -1,8 +1,3 @@
-import Dispatch
-#if canImport(Glibc)
-import Glibc
-#endif
-import Logging
 public import PlayoutCore
 import PlayoutCodec
 public import PlayoutJitter
@@ -154,7 +149,6 @@ public final class Subscriber: @unchecked Sendable {
     private let delivery: ObserverDelivery
     /// The clock the subscription runs on (``Options/clock``).
     private var clock: any PlayoutClock { options.clock }
-    private let logger = Logger(label: "playout.subscriber")
     private let lifecycle = RunLifecycle<SubscriberQoS>()
     private let parts = LockedValue<(renderer: Renderer?, subscription: Subscription?)>((nil, nil))
     private var telemetry: SubscriberTelemetry?  // set once, in init

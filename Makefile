@@ -97,11 +97,12 @@ fuzz: setup
 # ThreadSanitizer over the tests that start real threads: observables set and subscribed from
 # several threads, the subscriber's observer delivery, UDP receive/send, log collection, and
 # publisher → subscriber runs on loopback (intake, playout, feedback and delivery threads; the
-# publisher taking RTCP; bandwidth limits set from other threads). Built apart in
+# publisher taking RTCP; bandwidth limits set from other threads; the event loop's workers and observer
+# thread with 200 subscribers). Built apart in
 # .build-tsan; TSan's reports go to stderr and fail the target. Under TSan everything runs 5–15×
 # slower, so a real-time test may miss a frame count: such failures are listed, not fatal here
 # (make test holds them to the exact count).
-TSAN_TESTS ?= ObservableTests|DisposableTests|ObserverDeliveryTests|UDPTests|LogCollectorTests|PublishSubscribeTests|PublisherFeedbackHostileTests|BandwidthLimitTests
+TSAN_TESTS ?= ObservableTests|DisposableTests|ObserverDeliveryTests|UDPTests|LogCollectorTests|PublishSubscribeTests|PublisherFeedbackHostileTests|BandwidthLimitTests|EventLoopTests
 tsan: setup
 	@mkdir -p .build-tsan; status=0; \
 	TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1 $${TSAN_OPTIONS:-}" \

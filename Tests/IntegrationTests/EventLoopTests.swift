@@ -45,6 +45,14 @@ struct EventLoopTests {
         }
     }
 
+    /// `stream`'s session description on two free loopback ports (video and its RTCP).
+    static func session(_ stream: SimulatedStream) throws -> (SessionDescription, UInt16) {
+        let ports = try SocketAddress.freeLoopbackPorts(count: 2)
+        var session = stream.sessionDescription
+        session.media[0].port = ports.lowerBound
+        return (session, ports.lowerBound)
+    }
+
     /// The stream every viewer gets: 320×240 30 fps H.264, capture times on this machine's wall clock.
     static func stream() -> SimulatedStream {
         let clock = MonotonicClock()
@@ -68,13 +76,11 @@ struct EventLoopTests {
         var subscribers: [Subscriber] = []
         var ports: [UInt16] = []
         for _ in 0..<Self.viewers {
-            let pair = try SocketAddress.freeLoopbackPorts(count: 2)
-            var session = stream.sessionDescription
-            session.media[0].port = pair.lowerBound
+            let (session, port) = try Self.session(stream)
             let subscriber = try Subscriber(sessionDescription: session, options: options)
             try loop.start(subscriber)  // binds its ports now: the next draw cannot take them
             subscribers.append(subscriber)
-            ports.append(pair.lowerBound)
+            ports.append(port)
         }
         let threadsWith200 = Self.threadCount()
 
@@ -123,9 +129,7 @@ struct EventLoopTests {
         var processes: [Process] = []
         var ports: [UInt16] = []
         for index in 0..<Self.viewers {
-            let pair = try SocketAddress.freeLoopbackPorts(count: 2)
-            var session = stream.sessionDescription
-            session.media[0].port = pair.lowerBound
+            let (session, port) = try Self.session(stream)
             let sdp = directory.appendingPathComponent("\(index).sdp")
             try session.serialized().write(to: sdp, atomically: true, encoding: .utf8)
             let process = Process()
@@ -135,7 +139,7 @@ struct EventLoopTests {
             process.standardError = FileHandle(forWritingAtPath: "/dev/null")
             try process.run()
             processes.append(process)
-            ports.append(pair.lowerBound)
+            ports.append(port)
         }
         // Bound once each has its sockets (its port shows in /proc/net/udp).
         let bound = MonotonicClock().now.advanced(by: .seconds(30))

@@ -161,7 +161,7 @@ public final class EmbeddedDriver {
     /// end, once the decisions say so.
     private func turn() {
         guard !isFinished else { return }
-        let ended = turns.turn(now: clock.now, finishing: false)
+        let ended = turns.turn(now: clock.now)
         subscription.delivery.deliverPending()
         if ended { turns.finish() }
     }

@@ -178,7 +178,7 @@ private final class Worker: @unchecked Sendable {
         var stopped = false
         var received: [Int] = []
         func turn(_ index: Int, now: MonotonicInstant) -> Bool {
-            let ended = members[index].turns.turn(now: now, finishing: false)
+            let ended = members[index].turns.turn(now: now)
             wakes[index] = members[index].turns.nextWake?.nanoseconds ?? .max
             return ended
         }
@@ -194,7 +194,7 @@ private final class Worker: @unchecked Sendable {
             var changed = !incoming.isEmpty
             for turns in incoming {
                 if stopped { turns.subscriber.stop() }
-                members.append(Member(turns: turns, sockets: turns.subscription.tracks.flatMap { track in track.receivers.map { (track, $0) } }))
+                members.append(Member(turns: turns, sockets: turns.subscription.sockets))
                 wakes.append(turns.nextWake?.nanoseconds ?? .max)
             }
             // Take the turns that are due; hand the runs that ended to the observer thread.

@@ -3,8 +3,9 @@ import PlayoutCore
 /// What a driver that multiplexes subscriptions on its own threads does with one of them: takes
 /// turns. A turn at `now` runs the subscription's decisions when due, its feedback decisions (at
 /// least every poll interval), and each playout loop that asked for `now` or sooner; ``nextWake``
-/// says when the next turn is due. When the decisions say the end, the turn drains the loops
-/// and finishes the subscription. No thread, no clock of its own: the embedded driver takes turns
+/// says when the next turn is due. When the decisions say the end, the turn says so, and
+/// ``finish()`` drains the loops and ends the subscription where the driver may run observers.
+/// No thread, no clock of its own: the embedded driver takes turns
 /// on a manual clock, the event loop on the real one for many subscriptions per thread.
 package final class SubscriptionTurns: @unchecked Sendable {
     package let subscriber: Subscriber
@@ -49,11 +50,9 @@ package final class SubscriptionTurns: @unchecked Sendable {
         return wake
     }
 
-    /// Does everything due at `now`; with `finishing`, ends the subscription when its decisions
-    /// say so (else the caller calls ``finish()`` where it may run observers). Returns whether the
-    /// subscription's decisions said the end.
-    @discardableResult
-    package func turn(now: MonotonicInstant, finishing: Bool = true) -> Bool {
+    /// Does everything due at `now`; returns whether the subscription's decisions said the end
+    /// (the caller then calls ``finish()`` where it may run observers).
+    package func turn(now: MonotonicInstant) -> Bool {
         guard final == nil else { return true }
         turnsAtInstant = now == lastInstant ? turnsAtInstant + 1 : 0
         lastInstant = now
@@ -70,9 +69,7 @@ package final class SubscriptionTurns: @unchecked Sendable {
             default: loopWakes[index] = loop.advance(now: now)
             }
         }
-        guard controlWake == nil else { return false }
-        if finishing { finish() }
-        return true
+        return controlWake == nil
     }
 
     /// The end, once the decisions said so: the loops were told to stop and present what they

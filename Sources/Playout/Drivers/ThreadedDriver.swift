@@ -101,7 +101,7 @@ final class ThreadedDriver: @unchecked Sendable {
     /// The intake thread: waits on every socket at once, hands datagrams to their track, and runs
     /// the subscription's decisions when due, until it finishes.
     private func intake(_ subscription: Subscription) {
-        var sockets = subscription.tracks.flatMap { track in track.receivers.map { (track, $0) } }
+        var sockets = subscription.sockets
         var descriptors = sockets.map { pollfd(fd: $0.1.receiver.fileDescriptor, events: Int16(POLLIN), revents: 0) }
         var backoff = ReconnectBackoff(initial: .milliseconds(100))
         var wake = clock.now

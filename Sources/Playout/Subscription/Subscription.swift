@@ -66,6 +66,11 @@ package final class Subscription: @unchecked Sendable {
         perform(actions, now: start)
     }
 
+    /// Every bound socket of every track, with its track: what a driver waits on.
+    var sockets: [(track: SubscribedTrack, socket: SubscribedTrack.Socket)] {
+        tracks.flatMap { track in track.receivers.map { (track, $0) } }
+    }
+
     /// The instant the subscription started.
     package var startInstant: MonotonicInstant { machine.withLock { $0.startInstant } }
 

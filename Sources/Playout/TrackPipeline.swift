@@ -13,12 +13,11 @@ extension PlayoutError.Code {
 /// caller hands it datagrams with their arrival instants and asks ``poll(now:lead:)`` what to
 /// decode and render.
 ///
-/// It is two halves a subscriber runs on two threads: the ``TrackReceiver`` (the intake thread:
-/// unprotect, parse once, copy once into a pooled buffer, file in the jitter buffer, RTCP) and the
-/// ``TrackPlayout`` (the playout thread: depacketize what the jitter buffer releases, schedule).
-/// Between them only pointers to pooled packets move (``TrackReceiver/release(now:into:)``), so
-/// the intake thread never waits while a packet is depacketized or a frame decoded. This type
-/// runs both on one thread, for tests and benchmarks.
+/// It is two halves: the ``TrackReceiver`` (unprotect, parse once, copy once into a pooled
+/// buffer, file in the jitter buffer, RTCP) and the ``TrackPlayout`` (depacketize what the jitter
+/// buffer releases, schedule); between them only pointers to pooled packets move
+/// (``TrackReceiver/release(now:into:)``). A subscription runs exactly this composition — each
+/// of its tracks holds one pipeline and polls it as the tests do — with decoding outside it.
 ///
 /// In steady state no packet allocates (SRTP's cipher library aside; the `Receive` benchmark
 /// counts it), and frame buffers given back through ``recycle(_:)`` are reused once nothing else

@@ -118,7 +118,10 @@ extension PublishSubscribeTests {
                 let video = try #require(final.video)
                 #expect(final.state == .ended)
                 // Every frame sent either rendered or, due while no worker ran, counted late.
-                #expect(video.framesRendered + video.framesLate == frames && video.framesSkipped == 0 && video.packetsLost == 0)
+                #expect(
+                    video.framesRendered + video.framesLate == frames && video.framesSkipped == 0 && video.packetsLost == 0,
+                    "rendered \(video.framesRendered), late \(video.framesLate), skipped \(video.framesSkipped), lost \(video.packetsLost) of \(frames)"
+                )
                 renderErrors.merge(video.renderError)
                 late += video.framesRenderedLate
                 rendered += video.framesRendered

@@ -4,15 +4,13 @@ import PlayoutJitter
 import PlayoutRTP
 import PlayoutTelemetry
 
-/// One received track: its sockets (intake thread), its receive path in two halves, and what the
-/// playout loop measured.
+/// One received track: its sockets, its ``TrackPipeline`` — the very composition
+/// `TrackPipelineTests` test, polled as they poll it — and what the playout loop measured.
 ///
-/// Three locks, never held together and never while decoding or depacketizing: `intake` guards
-/// the ``TrackReceiver`` (the intake thread files packets; the playout loop takes what the jitter
-/// buffer releases — pointers — and reads capture times); `playout` guards the ``TrackPlayout``
-/// and the measurements (the playout loop depacketizes and schedules; QoS samples read them);
-/// `wake` guards the handful of flags that wake the playout loop. So the intake thread waits at
-/// most for a pointer move, never for a packet being depacketized or a frame decoded.
+/// One lock guards all of it, never held while decoding: whoever files packets (the intake
+/// thread, or the event loop's turn) and the playout loop's poll (release, depacketize, schedule:
+/// microseconds) take it in turn, QoS samples read under it, and the playout loop waits on it for
+/// new packets, a delay change or the stop.
 package final class SubscribedTrack: @unchecked Sendable {
     /// A bound socket and what it carries.
     struct Socket {
@@ -28,7 +26,7 @@ package final class SubscribedTrack: @unchecked Sendable {
         var channelCount = 0
     }
 
-    /// What the playout loop measured (under `playoutLock`).
+    /// What the playout loop measured (under the lock).
     struct Playback {
         var lastRender: MonotonicInstant?
         var framesPresented = 0
@@ -49,26 +47,20 @@ package final class SubscribedTrack: @unchecked Sendable {
     let port: UInt16
     let decoderSetup: DecoderSetup
     private(set) var receivers: [Socket] = []  // intake thread
-    private let intake = ConditionLock()
-    private var receiver: TrackReceiver  // intake
-    private let playoutLock = ConditionLock()
-    private var playout: TrackPlayout  // playoutLock
-    private var playback = Playback()  // playoutLock
+    /// Guards everything below but the sockets.
+    private let lock = ConditionLock()
+    private var pipeline: TrackPipeline
+    private var playback = Playback()
     /// The playout loop holds nothing and the pipeline had nothing for it at its last poll.
-    private var loopIdle = false  // playoutLock
-    private var appliedDelay: Duration  // playoutLock
-    private var appliedTransition = PlayoutDelayTransition.immediate  // playoutLock
-    private var appliedSource = PlayoutDelaySource.configured  // playoutLock
-    /// What the jitter buffer released, on its way to the playout half (playout thread only).
-    private var released: [TrackReceiver.Release] = []
-    private let wake = ConditionLock()
-    private var delay: Duration  // wake
-    private var transition = PlayoutDelayTransition.immediate  // wake
-    private var source = PlayoutDelaySource.configured  // wake
-    private var stopping = false  // wake
+    private var loopIdle = false
+    /// The delay in effect as last set (any thread), and as the pipeline applied it (at a poll,
+    /// with that poll's instant: a transition starts there).
+    private var delay: (delay: Duration, transition: PlayoutDelayTransition, source: PlayoutDelaySource)
+    private var appliedDelay: (delay: Duration, transition: PlayoutDelayTransition, source: PlayoutDelaySource)
+    private var stopping = false
     /// Where the sender's RTCP comes from: feedback goes back there (symmetric RTCP, RFC 4961),
     /// unless the subscriber was told where (`fixedDestination`).
-    private var feedbackDestination: SocketAddress?  // intake
+    private var feedbackDestination: SocketAddress?
     private let fixedDestination: Bool
     /// The socket feedback leaves from (the RTCP port, or the RTP port with rtcp-mux).
     private var feedbackSocket: UDPReceiver?
@@ -76,11 +68,11 @@ package final class SubscribedTrack: @unchecked Sendable {
     private let feedbackSession: SRTPSession?
     /// RTCP datagrams the feedback thread sent, and could not send (no destination known yet, a
     /// socket error).
-    private var feedbackCounters = (sent: 0, unsent: 0)  // intake
+    private var feedbackCounters = (sent: 0, unsent: 0)
     /// Bumped by everything that can change what a poll returns (packets, a delay change, a
     /// stop), so the playout loop never sleeps through one.
-    private var generation = 0  // wake
-    private var loopWaits = false  // wake
+    private var generation = 0
+    private var loopWaits = false
 
     /// A track of an SDP media section; `bind` binds its sockets (deterministic tests feed
     /// datagrams by hand instead). Another valid source is played once the played one said BYE
@@ -98,13 +90,11 @@ package final class SubscribedTrack: @unchecked Sendable {
         let pipeline = try TrackPipeline(
             track: TrackID(rawValue: UInt32(index)), media: media, delay: delay, switchAfterSilence: switchAfterSilence, feedback: feedback
         )
-        receiver = pipeline.receiver
+        self.pipeline = pipeline
         feedbackSession = try feedback == nil ? nil : pipeline.receiver.keyingMaterial.map { try SRTPSession(keyingMaterial: $0, direction: .outbound) }
-        playout = pipeline.playout
         codec = pipeline.codec
-        self.delay = delay
-        appliedDelay = delay
-        released.reserveCapacity(64)
+        self.delay = (delay, .immediate, .configured)
+        appliedDelay = self.delay
         let map = media.rtpMap(for: pipeline.payloadType)
         decoderSetup = DecoderSetup(codec: pipeline.codec, sampleRate: Int(map?.clockRate ?? 0), channelCount: Int(map?.channels ?? 0))
         guard bind else { return }
@@ -131,11 +121,9 @@ package final class SubscribedTrack: @unchecked Sendable {
         port = 0
         feedbackSession = nil
         fixedDestination = false
-        let pipeline = try TrackPipeline(track: TrackID(rawValue: UInt32(index)), codec: codec, clockRate: stream.clockRate, delay: delay)
-        receiver = pipeline.receiver
-        playout = pipeline.playout
-        self.delay = delay
-        appliedDelay = delay
+        pipeline = try TrackPipeline(track: TrackID(rawValue: UInt32(index)), codec: codec, clockRate: stream.clockRate, delay: delay)
+        self.delay = (delay, .immediate, .configured)
+        appliedDelay = self.delay
         decoderSetup = DecoderSetup(codec: codec, extradata: stream.extradata, sampleRate: stream.sampleRate, channelCount: stream.channelCount)
     }
 
@@ -160,21 +148,21 @@ package final class SubscribedTrack: @unchecked Sendable {
     /// Receives one batch from `socket` (intake thread): files its packets, then wakes the
     /// playout loop if it waits.
     func receive(from socket: Socket) throws {
-        intake.lock()
+        lock.lock()
         defer {
-            intake.unlock()
-            signal()
+            changed()
+            lock.unlock()
         }
         try socket.receiver.receive(timeout: .zero) { datagram in
-            let reports = receiver.senderReportsReceived
+            let reports = pipeline.receiver.senderReportsReceived
             if socket.isControl {
-                receiver.receiveControl(datagram.mutableBytes, length: datagram.bytes.count, arrival: datagram.arrival)
+                pipeline.receiveControl(datagram.mutableBytes, length: datagram.bytes.count, arrival: datagram.arrival)
             } else {
-                receiver.receive(datagram.mutableBytes, length: datagram.bytes.count, arrival: datagram.arrival)
+                pipeline.receive(datagram.mutableBytes, length: datagram.bytes.count, arrival: datagram.arrival)
             }
             // The played source's RTCP comes from where it takes feedback (read once a report:
             // the address costs an allocation, so never per packet).
-            if receiver.senderReportsReceived != reports, feedbackSocket != nil, !fixedDestination { feedbackDestination = datagram.source }
+            if pipeline.receiver.senderReportsReceived != reports, feedbackSocket != nil, !fixedDestination { feedbackDestination = datagram.source }
         }
     }
 
@@ -183,8 +171,7 @@ package final class SubscribedTrack: @unchecked Sendable {
     /// sender's reports come from. Returns when to call again (nil: the track stays silent).
     /// Off the media path: the intake lock is held only while the decisions are made.
     func sendFeedback(now: MonotonicInstant) -> MonotonicInstant? {
-        let waiting = playoutLock.withLock { playout.isWaitingForKeyframe }
-        let (polled, destination) = intake.withLock { (receiver.pollFeedback(now: now, waitingForKeyFrame: waiting), feedbackDestination) }
+        let (polled, destination) = lock.withLock { (pipeline.pollFeedback(now: now), feedbackDestination) }
         guard let decided = polled else { return nil }
         var (sent, unsent) = (0, 0)
         for compound in decided.packets {
@@ -201,7 +188,7 @@ package final class SubscribedTrack: @unchecked Sendable {
                 unsent += 1
             }
         }
-        if sent + unsent > 0 { intake.withLock { feedbackCounters = (feedbackCounters.sent + sent, feedbackCounters.unsent + unsent) } }
+        if sent + unsent > 0 { lock.withLock { feedbackCounters = (feedbackCounters.sent + sent, feedbackCounters.unsent + unsent) } }
         return decided.next
     }
 
@@ -209,61 +196,64 @@ package final class SubscribedTrack: @unchecked Sendable {
     var sendsFeedback: Bool { feedbackSocket != nil }
 
     /// Whether it sends more than reports (NACK, key-frame requests, REMB/TMMBR): looked at often.
-    var sendsFeedbackMessages: Bool { feedbackSocket != nil && intake.withLock { receiver.sendsFeedbackMessages } }
+    var sendsFeedbackMessages: Bool { feedbackSocket != nil && lock.withLock { pipeline.receiver.sendsFeedbackMessages } }
 
     /// The bandwidth limit told to the sender (any thread).
     func setBandwidthLimit(_ bitsPerSecond: UInt64?) {
-        intake.withLock { receiver.setBandwidthLimit(bitsPerSecond) }
+        lock.withLock { pipeline.setBandwidthLimit(bitsPerSecond) }
     }
 
     /// Takes one datagram that arrived at `arrival` (as ``receive(from:)`` does for each datagram
     /// of a batch; deterministic tests call it directly). RTCP when `control`.
     package func deliver(_ bytes: UnsafeMutableRawBufferPointer, length: Int, arrival: MonotonicInstant, control: Bool = false) {
-        intake.withLock {
+        lock.withLock {
             if control {
-                receiver.receiveControl(bytes, length: length, arrival: arrival)
+                pipeline.receiveControl(bytes, length: length, arrival: arrival)
             } else {
-                receiver.receive(bytes, length: length, arrival: arrival)
+                pipeline.receive(bytes, length: length, arrival: arrival)
             }
+            changed()
         }
-        signal()
     }
 
     /// Takes an assembled frame (libavformat input, its reading thread).
     func receive(frame: EncodedFrame) {
-        playoutLock.withLock { playout.receive(frame: frame) }
-        signal()
+        lock.withLock {
+            pipeline.receive(frame: frame)
+            changed()
+        }
     }
 
     /// The source was reopened: its timestamps start again.
     package func restart() {
-        playoutLock.withLock { playout.restart() }
-        signal()
+        lock.withLock {
+            pipeline.restart()
+            changed()
+        }
     }
 
     /// The delay in effect changed (any thread); the playout side moves to it by `transition`
     /// from its next poll.
     func setDelay(_ delay: Duration, transition: PlayoutDelayTransition = .immediate, source: PlayoutDelaySource = .configured) {
-        wake.withLock {
-            self.delay = delay
-            self.transition = transition
-            self.source = source
+        lock.withLock {
+            self.delay = (delay, transition, source)
+            changed()
         }
-        signal()
     }
 
     /// Asks the playout loop to end.
     func requestStop() {
-        wake.withLock { stopping = true }
-        signal()
+        lock.withLock {
+            stopping = true
+            changed()
+        }
     }
 
-    /// Something changed: the next poll may answer differently; wakes the loop if it waits.
-    private func signal() {
-        wake.withLock {
-            generation &+= 1
-            if loopWaits { wake.broadcast() }
-        }
+    /// Something changed (under the lock): the next poll may answer differently; wakes the loop
+    /// if it waits.
+    private func changed() {
+        generation &+= 1
+        if loopWaits { lock.broadcast() }
     }
 
     // MARK: Playout side
@@ -272,57 +262,49 @@ package final class SubscribedTrack: @unchecked Sendable {
     /// with the generation it saw; nil once stopping. `loopHoldsNothing`: the loop has no decoded
     /// frame waiting (with an idle pipeline, the track is drained). Playout thread.
     func poll(now: MonotonicInstant, lead: Duration?, loopHoldsNothing: Bool) -> (action: TrackPipeline.Action, generation: Int)? {
-        let (seen, delay, transition, source, stop) = wake.withLock { (generation, self.delay, self.transition, self.source, stopping) }
-        guard !stop else { return nil }
-        // The intake side for as long as pointers move; then depacketize and schedule apart.
-        let deadline = intake.withLock {
-            receiver.setDelay(delay)
-            return receiver.release(now: now, into: &released)
-        }
-        let action = playoutLock.withLock {
-            if delay != appliedDelay || transition != appliedTransition {
-                playout.setDelay(delay, transition: transition, now: now)
-                (appliedDelay, appliedTransition) = (delay, transition)
+        lock.withLock {
+            guard !stopping else { return nil }
+            if delay.delay != appliedDelay.delay || delay.transition != appliedDelay.transition {
+                pipeline.setDelay(delay.delay, transition: delay.transition, now: now)
             }
-            appliedSource = source
-            let action = playout.poll(now: now, lead: lead, released: &released, bufferDeadline: deadline)
+            appliedDelay = delay
+            let action = pipeline.poll(now: now, lead: lead)
             if case .idle = action { loopIdle = loopHoldsNothing } else { loopIdle = false }
-            return action
+            return (action, generation)
         }
-        return (action, seen)
     }
 
     /// Waits until `deadline` (nil: until woken), unless anything changed since `generation`
     /// (playout thread, real clock).
     func wait(until deadline: MonotonicInstant?, generation seen: Int) {
-        wake.withLock {
+        lock.withLock {
             guard generation == seen, !stopping else { return }
             loopWaits = true
-            wake.wait(until: deadline)
+            lock.wait(until: deadline)
             loopWaits = false
         }
     }
 
     /// Whether the loop was asked to stop.
-    var isStopping: Bool { wake.withLock { stopping } }
+    var isStopping: Bool { lock.withLock { stopping } }
 
     /// Records what the playout loop did with a frame and gives its bytes back.
     func finished(_ frame: EncodedFrame, decoder: FFmpegDecoder.Statistics, update: (inout Playback) -> Void) {
-        playoutLock.withLock {
+        lock.withLock {
             update(&playback)
             playback.decoder = decoder
-            playout.recycle(frame.bytes)
+            pipeline.recycle(frame.bytes)
         }
     }
 
     /// A frame did not decode (playout thread); see ``TrackPlayout/decodeFailed()``.
     func decodeFailed() {
-        playoutLock.withLock { playout.decodeFailed() }
+        lock.withLock { pipeline.decodeFailed() }
     }
 
     /// Records measurements that belong to no frame (pictures flushed at the end).
     func record(decoder: FFmpegDecoder.Statistics, update: (inout Playback) -> Void = { _ in }) {
-        playoutLock.withLock {
+        lock.withLock {
             update(&playback)
             playback.decoder = decoder
         }
@@ -332,25 +314,25 @@ package final class SubscribedTrack: @unchecked Sendable {
     /// when the scheduler already said), the delay that puts it there (due − localTime(mediaTime))
     /// and the source of the delay applied now (playout thread).
     func schedule(of mediaTime: MediaTime, due: MonotonicInstant? = nil) -> (due: MonotonicInstant, delay: Duration, source: PlayoutDelaySource) {
-        playoutLock.withLock {
-            let due = due ?? playout.dueTime(for: mediaTime.duration)
-            return (due, playout.timeline.localTime(for: mediaTime.duration).duration(to: due), appliedSource)
+        lock.withLock {
+            let due = due ?? pipeline.playout.dueTime(for: mediaTime.duration)
+            return (due, pipeline.timeline.localTime(for: mediaTime.duration).duration(to: due), appliedDelay.source)
         }
     }
 
     /// When `mediaTime` was captured on the sender's wall clock (nanoseconds since 1970).
     func captureTime(of mediaTime: MediaTime) -> Int64? {
-        intake.withLock { receiver.captureTime(of: mediaTime) }
+        lock.withLock { pipeline.captureTime(of: mediaTime) }
     }
 
     // MARK: Observation
 
     /// What the subscription's state machine looks at.
     func status() -> SubscriptionStateMachine.TrackStatus {
-        // Failures of a sender in sequence (a wrong key), not strangers' garbage, fail the run.
-        let (received, failures) = intake.withLock { (receiver.statistics().packetsReceived, receiver.sequencedAuthenticationFailures) }
-        return playoutLock.withLock {
-            let buffered = playout.schedulerStatistics.bufferedFrames
+        lock.withLock {
+            // Failures of a sender in sequence (a wrong key), not strangers' garbage, fail the run.
+            let (received, failures) = (pipeline.receiver.statistics().packetsReceived, pipeline.receiver.sequencedAuthenticationFailures)
+            let buffered = pipeline.playout.schedulerStatistics.bufferedFrames
             return SubscriptionStateMachine.TrackStatus(
                 lastRender: playback.lastRender, hasQueuedFrames: buffered > 0, isDrained: loopIdle && buffered == 0,
                 authenticationFailuresOnly: received == 0 ? failures : 0, port: port
@@ -360,12 +342,14 @@ package final class SubscribedTrack: @unchecked Sendable {
 
     /// This track's QoS now (rates not yet measured), one consistent snapshot.
     func qos(playoutDelay: EffectivePlayoutDelay) -> TrackQoS {
-        let (intakeNetwork, srtp, refused, sources, ssrc, rtcpUndecodable) = intake.withLock {
-            (receiver.statistics(), receiver.srtpStatistics, receiver.intakeStatistics, receiver.sourceStatistics, receiver.playedSSRC, receiver.controlPacketsIgnored)
-        }
-        let (retransmissions, feedback, rtcp) = intake.withLock { (receiver.retransmissionStatistics, receiver.feedbackStatistics, feedbackCounters) }
-        return playoutLock.withLock {
-            var network = intakeNetwork
+        lock.withLock {
+            let receiver = pipeline.receiver
+            let playout = pipeline.playout
+            let (srtp, refused, sources, ssrc, rtcpUndecodable) = (
+                receiver.srtpStatistics, receiver.intakeStatistics, receiver.sourceStatistics, receiver.playedSSRC, receiver.controlPacketsIgnored
+            )
+            let (retransmissions, feedback, rtcp) = (receiver.retransmissionStatistics, receiver.feedbackStatistics, feedbackCounters)
+            var network = receiver.statistics()
             network.bytesReceived += playout.assembledBytesReceived
             let frames = playout.schedulerStatistics
             var qos = TrackQoS(kind: kind, codec: codec)

@@ -150,7 +150,8 @@ public final class Subscriber: @unchecked Sendable {
     /// The clock the subscription runs on (``Options/clock``).
     private var clock: any PlayoutClock { options.clock }
     private let lifecycle = RunLifecycle<SubscriberQoS>()
-    private let parts = LockedValue<(renderer: Renderer?, subscription: Subscription?)>((nil, nil))
+    /// The renderer and the subscription once opened; a stop asked for before it opened.
+    private let parts = LockedValue<(renderer: Renderer?, subscription: Subscription?, stopBeforeOpen: Bool)>((nil, nil, false))
     private var telemetry: SubscriberTelemetry?  // set once, in init
     /// The bandwidth limits held (last wins), applied to the video tracks once started.
     private let bandwidthLimiter = BandwidthLimiter()
@@ -221,7 +222,7 @@ public final class Subscriber: @unchecked Sendable {
             )
         }
         let subscription = try open(bindingSockets: true, deliveryThread: true)
-        try ThreadedDriver(subscription: subscription, source: source, clock: clock, lifecycle: lifecycle) { [self] final in finish(final) }.start()
+        try ThreadedDriver(subscription: subscription, source: source, clock: clock) { [self] final in finish(final) }.start()
     }
 
     /// Opens the subscription for a driver: the renderer (the null sink unless one was created),
@@ -257,7 +258,11 @@ public final class Subscriber: @unchecked Sendable {
             lifecycle.finish(final)
             throw error
         }
-        parts.withLock { $0.subscription = subscription }
+        let stopped = parts.withLock {
+            $0.subscription = subscription
+            return $0.stopBeforeOpen
+        }
+        if stopped { subscription.stop() }
         return subscription
     }
 
@@ -271,8 +276,13 @@ public final class Subscriber: @unchecked Sendable {
     /// Stops receiving and rendering; ``waitUntilEnded()`` returns once the playout threads have
     /// finished the frame in hand, the sink is closed and the observers saw the final values.
     public func stop() {
-        lifecycle.requestStop()
-        parts.withLock { $0.subscription }?.stop()
+        // The subscription's state machine holds the stop (the next decisions finish); before it
+        // exists, it is handed over when it opens.
+        let subscription = parts.withLock { parts in
+            if parts.subscription == nil { parts.stopBeforeOpen = true }
+            return parts.subscription
+        }
+        subscription?.stop()
     }
 
     /// Blocks until the subscription ends (duration, ``stop()``, the end of a file, or a failure)

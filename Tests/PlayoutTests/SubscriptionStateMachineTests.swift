@@ -93,11 +93,56 @@ struct SubscriptionStateMachineTests {
     @Test("a lost source is connecting until restored, whatever the tracks say; then buffering")
     func reconnecting() {
         var machine = Self.started()
-        #expect(machine.sourceLost() == [.publishState(.connecting)])
-        #expect(machine.poll(now: Self.at(100), tracks: [Machine.TrackStatus(lastRender: Self.at(90))]).actions.isEmpty)
-        #expect(machine.sourceRestored(now: Self.at(150)) == [.publishState(.buffering)])
+        let socket = Machine.Source.socket(track: 0, socket: 1)
+        let failed = machine.sourceFailed(socket, now: Self.at(50))
+        #expect(failed.actions == [.publishState(.connecting)] && failed.retryAt == Self.at(150))
+        let waiting = machine.poll(now: Self.at(100), tracks: [Machine.TrackStatus(lastRender: Self.at(90))])
+        #expect(waiting.actions.isEmpty && waiting.wake == Self.at(120), "the next state check, before the reopen at 150")
+        #expect(machine.poll(now: Self.at(150), tracks: []).actions == [.reopen(socket)])
+        #expect(machine.poll(now: Self.at(160), tracks: []).actions.isEmpty, "a reopen is asked for once")
+        #expect(machine.reopened(socket, now: Self.at(170)) == [.publishState(.buffering)])
+        #expect(machine.lifecycle == .running)
         #expect(machine.poll(now: Self.at(200), tracks: [Machine.TrackStatus(lastRender: Self.at(90))]).actions.isEmpty, "a render from before the reopen")
         #expect(machine.poll(now: Self.at(220), tracks: [Machine.TrackStatus(lastRender: Self.at(210))]).actions == [.publishState(.playing)])
+    }
+
+    @Test("reopening: each failure of a reopen doubles the wait, two sources come back before buffering, media flowing starts the backoff over")
+    func reopenBackoff() {
+        var machine = Self.started(.init(socketReopenBackoff: .milliseconds(100), inputReopenBackoff: .milliseconds(200), reopenMaximum: .milliseconds(400)))
+        let rtp = Machine.Source.socket(track: 0, socket: 0)
+        let rtcp = Machine.Source.socket(track: 0, socket: 1)
+        #expect(machine.sourceFailed(rtp, now: Self.at(0)).retryAt == Self.at(100))
+        #expect(machine.sourceFailed(rtcp, now: Self.at(10)).retryAt == Self.at(210), "the second failure waits twice as long")
+        #expect(machine.poll(now: Self.at(100), tracks: []).actions == [.reopen(rtp)])
+        #expect(machine.reopenFailed(rtp, now: Self.at(105)).retryAt == Self.at(505), "at most the maximum")
+        #expect(machine.poll(now: Self.at(210), tracks: []).actions == [.reopen(rtcp)])
+        #expect(machine.reopened(rtcp, now: Self.at(215)).isEmpty, "the other socket is still down: connecting")
+        #expect(machine.poll(now: Self.at(505), tracks: []).actions == [.reopen(rtp)])
+        #expect(machine.reopened(rtp, now: Self.at(510)) == [.publishState(.buffering)])
+        #expect(machine.poll(now: Self.at(600), tracks: [Machine.TrackStatus(lastRender: Self.at(590))]).actions == [.publishState(.playing)])
+        #expect(machine.sourceFailed(rtp, now: Self.at(700)).retryAt == Self.at(800), "rendering again started the backoff over")
+        #expect(machine.sourceFailed(.input, now: Self.at(700)).retryAt == Self.at(900), "the input has its own first wait")
+    }
+
+    @Test("stop: once, in the machine — before the start, while reopening, or after an input ended; nothing reopens after it")
+    func stopping() {
+        var early = Machine(configuration: .init())
+        early.stop()
+        _ = early.start(now: Self.t0)
+        #expect(early.poll(now: Self.t0, tracks: []).actions.last == .finish, "a stop before the start ends the first poll")
+
+        var machine = Self.started()
+        _ = machine.sourceFailed(.input, now: Self.at(0))
+        machine.stop()
+        let step = machine.poll(now: Self.at(500), tracks: [])
+        #expect(step.actions == [.finish] && step.wake == nil && machine.lifecycle == .finished, "\(step)")
+        #expect(machine.sourceFailed(.input, now: Self.at(600)).actions.isEmpty, "nothing reopens once finished")
+
+        var file = Self.started()
+        file.inputDidEnd()
+        #expect(file.lifecycle == .inputEnded)
+        file.stop()
+        #expect(file.poll(now: Self.at(10), tracks: [Machine.TrackStatus(isDrained: false)]).actions.last == .finish, "stop does not wait for the drain")
     }
 
     @Test("scheduled overrides come out as actions at their instants, and bound the next wake")

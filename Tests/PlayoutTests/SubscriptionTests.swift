@@ -195,24 +195,30 @@ struct SubscriptionTests {
         let start = simulation.clock.now
         let first = try SimulatedSender(key: Self.key).datagrams(video: Duration.zero..<Duration.seconds(2), origin: start)
         let second = try SimulatedSender(key: Self.key, ssrc: 0xD00D).datagrams(video: Duration.zero..<Duration.seconds(2), origin: start.advanced(by: .seconds(3)))
-        // The driver's part: the source fails at 2.5 s and is reopened after the backoff, 100 ms
-        // then 200 ms (the first reopen fails).
-        var backoff = ReconnectBackoff(initial: .milliseconds(100))
-        let lost = start.advanced(by: .milliseconds(2_500))
-        let firstRetry = backoff.failed(now: lost).retryAt
-        let secondRetry = backoff.failed(now: firstRetry).retryAt
-        #expect(start.duration(to: secondRetry) == .milliseconds(2_800))
+        // The driver's part: the input fails at 2.3 s; the decisions say to reopen it after their
+        // backoff, 200 ms then 400 ms (the first reopen fails): at 2.5 s and 2.9 s, carried out
+        // 1–2 ms later (steps run before what is due at their instant).
+        let lost = start.advanced(by: .milliseconds(2_300))
+        let error = PlayoutError(.invalidSource, "gone")
         let final = simulation.run(first + second, at: [
-            (lost, { $0.subscription.sourceLost() }),
-            (secondRetry, { simulation in
+            (lost, { $0.subscription.sourceFailed(.input, error: error) }),
+            (start.advanced(by: .milliseconds(2_499)), { simulation in
+                #expect(!simulation.subscription.takeDueInputReopen(), "not due before the backoff")
+            }),
+            (start.advanced(by: .milliseconds(2_501)), { simulation in
+                #expect(simulation.subscription.takeDueInputReopen(), "the reopen is due")
+                simulation.subscription.inputReopenFailed(error)
+            }),
+            (start.advanced(by: .milliseconds(2_902)), { simulation in
+                #expect(simulation.subscription.takeDueInputReopen(), "the second reopen is due")
                 for track in simulation.subscription.tracks { track.restart() }
-                simulation.subscription.sourceRestored()
+                simulation.subscription.inputReopened()
             }),
         ])
         let timeline = simulation.states.map { (start.duration(to: $0.at), $0.state) }
         let expected: [(Duration, SubscriberState)] = [
             (.zero, .idle), (.zero, .connecting), (.zero, .buffering), (.milliseconds(260), .playing),
-            (.milliseconds(2_500), .connecting), (.milliseconds(2_800), .buffering), (.milliseconds(3_260), .playing), (.seconds(6), .ended),
+            (.milliseconds(2_300), .connecting), (.milliseconds(2_902), .buffering), (.milliseconds(3_260), .playing), (.seconds(6), .ended),
         ]
         #expect(timeline.map(\.0) == expected.map(\.0) && timeline.map(\.1) == expected.map(\.1), "\(timeline)")
         #expect(final.video?.framesRendered == 120)

@@ -26,8 +26,8 @@ import PlayoutCore
 ///
 /// Decoding, when on, runs on the worker that owns the subscriber (there is no separate decode
 /// pool yet): a loop meant for many viewers runs them with ``Subscriber/Options/decoding`` off.
-/// RTP sources only; a socket that fails ends its subscription (the threaded driver of
-/// ``Subscriber/start()`` reopens it instead).
+/// RTP sources only; a socket that fails is bound again when its subscription's decisions say
+/// (with backoff, `connecting` meanwhile), as under ``Subscriber/start()``.
 public final class SubscriptionEventLoop: @unchecked Sendable {
     /// How often the observer thread delivers queued updates when nothing wakes it sooner.
     public static let observerInterval: Duration = .milliseconds(20)
@@ -98,7 +98,9 @@ private final class Worker: @unchecked Sendable {
     /// A subscriber the worker drives, with its sockets.
     private struct Member {
         var turns: SubscriptionTurns
-        var sockets: [(track: SubscribedTrack, socket: SubscribedTrack.Socket)]
+        var sockets: [(track: SubscribedTrack, index: Int, socket: SubscribedTrack.Socket)]
+        /// The subscription's ``Subscription/socketsGeneration`` when `sockets` was read.
+        var generation: Int
     }
 
     private let index: Int
@@ -194,7 +196,7 @@ private final class Worker: @unchecked Sendable {
             var changed = !incoming.isEmpty
             for turns in incoming {
                 if stopped { turns.subscriber.stop() }
-                members.append(Member(turns: turns, sockets: turns.subscription.sockets))
+                members.append(Member(turns: turns, sockets: turns.subscription.sockets, generation: turns.subscription.socketsGeneration))
                 wakes.append(turns.nextWake?.nanoseconds ?? .max)
             }
             // Take the turns that are due; hand the runs that ended to the observer thread.
@@ -212,6 +214,12 @@ private final class Worker: @unchecked Sendable {
                 index += 1
             }
             if members.isEmpty, stopping { return }
+            for index in members.indices where members[index].turns.subscription.socketsGeneration != members[index].generation {
+                // A failed socket was bound again: wait on the new one.
+                members[index].generation = members[index].turns.subscription.socketsGeneration
+                members[index].sockets = members[index].turns.subscription.sockets
+                changed = true
+            }
             if changed {
                 descriptors = [pollfd(fd: wakeDescriptors.read, events: Int16(POLLIN), revents: 0)]
                 owners = [(-1, -1)]
@@ -257,7 +265,9 @@ private final class Worker: @unchecked Sendable {
                     try entry.track.receive(from: entry.socket)
                     if received.last != memberIndex { received.append(memberIndex) }
                 } catch {
-                    members[memberIndex].turns.subscription.fail(reason: "receiving on \(entry.socket.receiver.localAddress) failed: \(error)")
+                    // The decisions say when to bind it again; not waited on meanwhile.
+                    members[memberIndex].turns.subscription.sourceFailed(.socket(track: entry.track.index, socket: entry.index), error: error)
+                    descriptors[position].fd = -1
                     wakes[memberIndex] = now.nanoseconds
                 }
             }

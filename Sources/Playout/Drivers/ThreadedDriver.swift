@@ -8,14 +8,15 @@ import PlayoutCore
 
 /// The driver of ``Subscriber/start()``: carries a ``Subscription``'s decisions out with real
 /// sockets, threads and the monotonic clock. It decides nothing itself — the subscription's state
-/// machine does — and owns only its threads:
+/// machine does, reopening and stopping included — and owns only its threads:
 ///
 /// - one intake thread waits on every socket at once (`poll`), hands each batch of datagrams to
 ///   its track and runs the subscription's decisions when due, until it finishes; a socket that
-///   fails is reopened with backoff;
+///   fails is reported, and bound again when the decisions say;
 /// - one playout thread per track advances its ``PlayoutLoop`` and sleeps until what it asks for;
 /// - a feedback thread (when a track talks back) sends what the receivers decided;
-/// - a demux thread reads a libavformat input (reads block), paced in real time for a file.
+/// - a demux thread reads a libavformat input (reads block), paced in real time for a file, and
+///   opens it again when the decisions say.
 ///
 /// The intake thread ends the run: once the subscription finished, it stops the tracks, waits
 /// for the playout threads to drain and hands the final sample to `finished`.
@@ -23,18 +24,13 @@ final class ThreadedDriver: @unchecked Sendable {
     private let subscription: Subscription
     private let source: SubscriptionSource
     private let clock: MonotonicClock
-    private let lifecycle: RunLifecycle<SubscriberQoS>
     private let finished: @Sendable (SubscriberQoS) -> Void
     private let logger = Logger(label: "playout.subscriber")
 
-    init(
-        subscription: Subscription, source: SubscriptionSource, clock: MonotonicClock, lifecycle: RunLifecycle<SubscriberQoS>,
-        finished: @escaping @Sendable (SubscriberQoS) -> Void
-    ) {
+    init(subscription: Subscription, source: SubscriptionSource, clock: MonotonicClock, finished: @escaping @Sendable (SubscriberQoS) -> Void) {
         self.subscription = subscription
         self.source = source
         self.clock = clock
-        self.lifecycle = lifecycle
         self.finished = finished
     }
 
@@ -92,9 +88,9 @@ final class ThreadedDriver: @unchecked Sendable {
     /// The feedback thread: sends what each track's receiver decided, when it decided it, and
     /// sleeps until the subscription says to look again (``Subscription/feedback(now:)``).
     private func feedback(_ subscription: Subscription) {
-        while !subscription.isFinished, !lifecycle.isStopRequested {
+        while true {
             let now = clock.now
-            _ = lifecycle.sleep(until: subscription.feedback(now: now) ?? now.advanced(by: Subscription.reportOnlyPollInterval))
+            guard subscription.sleep(until: subscription.feedback(now: now) ?? now.advanced(by: Subscription.reportOnlyPollInterval)) else { return }
         }
     }
 
@@ -102,8 +98,8 @@ final class ThreadedDriver: @unchecked Sendable {
     /// the subscription's decisions when due, until it finishes.
     private func intake(_ subscription: Subscription) {
         var sockets = subscription.sockets
-        var descriptors = sockets.map { pollfd(fd: $0.1.receiver.fileDescriptor, events: Int16(POLLIN), revents: 0) }
-        var backoff = ReconnectBackoff(initial: .milliseconds(100))
+        var generation = subscription.socketsGeneration
+        var descriptors = sockets.map { pollfd(fd: $0.socket.receiver.fileDescriptor, events: Int16(POLLIN), revents: 0) }
         var wake = clock.now
         while true {
             var now = clock.now
@@ -111,6 +107,12 @@ final class ThreadedDriver: @unchecked Sendable {
                 guard let next = subscription.control(now: now) else { break }
                 wake = next
                 now = clock.now
+            }
+            if subscription.socketsGeneration != generation {
+                // A failed socket was bound again: wait on the new one.
+                generation = subscription.socketsGeneration
+                sockets = subscription.sockets
+                descriptors = sockets.map { pollfd(fd: $0.socket.receiver.fileDescriptor, events: Int16(POLLIN), revents: 0) }
             }
             // poll(2) takes milliseconds: round up, so a wake-up is never early.
             let timeout = Int32(clamping: min(50, max(0, (now.duration(to: wake).nanoseconds + 999_999) / 1_000_000)))
@@ -123,21 +125,15 @@ final class ThreadedDriver: @unchecked Sendable {
             guard ready > 0 else { continue }
             for index in descriptors.indices where descriptors[index].revents != 0 {
                 descriptors[index].revents = 0
-                let (track, socket) = sockets[index]
+                let (track, socketIndex, socket) = sockets[index]
                 do {
                     try track.receive(from: socket)
-                    backoff.succeeded()
                 } catch {
-                    // The socket failed: reopen it with backoff, visibly.
-                    let retry = backoff.failed(now: clock.now)
-                    logger.warning("receiving on \(socket.receiver.localAddress) failed: \(error); reopening in \(retry.after.compactDescription)")
-                    subscription.sourceLost()
-                    guard lifecycle.sleep(until: retry.retryAt) else { break }
-                    if let reopened = try? track.reopen(socket) {
-                        sockets[index] = (track, reopened)
-                        descriptors[index].fd = reopened.receiver.fileDescriptor
-                        subscription.sourceRestored()
-                    }
+                    // The socket failed: the decisions say when to bind it again; not waited on
+                    // meanwhile (poll(2) skips a negative descriptor).
+                    subscription.sourceFailed(.socket(track: track.index, socket: socketIndex), error: error)
+                    descriptors[index].fd = -1
+                    wake = clock.now
                 }
             }
         }
@@ -150,23 +146,24 @@ final class ThreadedDriver: @unchecked Sendable {
         var demuxer = input.takeOpened()  // the subscriber keeps no reference: a reopen can bind again
         demuxer?.usesDecodingTimestamps = true
         var pacer = RealTimePacer(clock: clock)
-        var backoff = ReconnectBackoff(initial: .milliseconds(200))
         var mapping = DemuxedInput.trackMapping(input.streams, tracks: tracks)
         var latest: [Int: MediaTime] = [:]
-        while !lifecycle.isStopRequested, !subscription.isFinished {
+        while !subscription.isFinished {
             guard let current = demuxer else {
-                // Reopen, with backoff, visibly.
-                subscription.sourceLost()
-                guard lifecycle.sleep(until: backoff.failed(now: clock.now).retryAt) else { return }
-                if let reopened = try? FFmpegDemuxer(url: input.url, options: input.options) {
+                // Reopen when the decisions say (after their backoff).
+                guard subscription.waitForInputReopen() else { return }
+                do {
+                    let reopened = try FFmpegDemuxer(url: input.url, options: input.options)
                     reopened.usesDecodingTimestamps = true
                     demuxer = reopened
                     mapping = DemuxedInput.trackMapping(reopened.streams.filter { $0.kind != nil }, tracks: tracks)
                     pacer = RealTimePacer(clock: clock)
                     latest = [:]
                     for track in tracks { track.restart() }
-                    subscription.sourceRestored()
+                    subscription.inputReopened()
                     logger.info("reopened \(input.url)")
+                } catch {
+                    subscription.inputReopenFailed(error)
                 }
                 continue
             }
@@ -176,12 +173,12 @@ final class ThreadedDriver: @unchecked Sendable {
                         subscription.inputDidEnd()
                         return
                     }
-                    logger.warning("\(input.url) ended; reopening")
+                    subscription.sourceFailed(.input, error: PlayoutError(.invalidSource, "\(input.url) ended"))
                     demuxer = nil
                     continue
                 }
                 guard let track = mapping[Int(frame.track.rawValue)] else { continue }
-                if input.isFile { lifecycle.sleep(until: pacer.dueInstant(for: frame.mediaTime.duration)) }
+                if input.isFile { subscription.sleep(until: pacer.dueInstant(for: frame.mediaTime.duration)) }
                 let now = clock.now
                 frame.firstArrival = now
                 frame.lastArrival = now
@@ -193,9 +190,8 @@ final class ThreadedDriver: @unchecked Sendable {
                 }
                 latest[stream] = frame.mediaTime
                 track.receive(frame: frame)
-                backoff.succeeded()
             } catch {
-                logger.warning("\(error); reopening")
+                subscription.sourceFailed(.input, error: error)
                 demuxer = nil
             }
         }

@@ -137,12 +137,12 @@ package final class SubscribedTrack: @unchecked Sendable {
 
     // MARK: Intake side
 
-    /// Binds `socket`'s address again after a failure (intake thread).
-    func reopen(_ socket: Socket) throws -> Socket {
-        let address = socket.receiver.localAddress
-        let fresh = Socket(receiver: try UDPReceiver(bindingTo: address), isControl: socket.isControl)
-        if let index = receivers.firstIndex(where: { $0.receiver === socket.receiver }) { receivers[index] = fresh }
-        return fresh
+    /// Binds the address of socket `index` (of ``receivers``) again after a failure (the thread
+    /// that receives: the subscription's decisions run there).
+    func reopen(socketAt index: Int) throws {
+        let socket = receivers[index]
+        receivers[index] = Socket(receiver: try UDPReceiver(bindingTo: socket.receiver.localAddress), isControl: socket.isControl)
+        lock.withLock { if feedbackSocket === socket.receiver { feedbackSocket = receivers[index].receiver } }
     }
 
     /// Receives one batch from `socket` (intake thread): files its packets, then wakes the
@@ -171,12 +171,12 @@ package final class SubscribedTrack: @unchecked Sendable {
     /// sender's reports come from. Returns when to call again (nil: the track stays silent).
     /// Off the media path: the intake lock is held only while the decisions are made.
     func sendFeedback(now: MonotonicInstant) -> MonotonicInstant? {
-        let (polled, destination) = lock.withLock { (pipeline.pollFeedback(now: now), feedbackDestination) }
+        let (polled, destination, socket) = lock.withLock { (pipeline.pollFeedback(now: now), feedbackDestination, feedbackSocket) }
         guard let decided = polled else { return nil }
         var (sent, unsent) = (0, 0)
         for compound in decided.packets {
             var bytes = RTCPPacket.serializeCompound(compound)
-            guard let destination, let socket = feedbackSocket else {
+            guard let destination, let socket else {
                 unsent += 1
                 continue
             }
@@ -193,10 +193,10 @@ package final class SubscribedTrack: @unchecked Sendable {
     }
 
     /// Whether the track talks back to its sender.
-    var sendsFeedback: Bool { feedbackSocket != nil }
+    var sendsFeedback: Bool { lock.withLock { feedbackSocket != nil } }
 
     /// Whether it sends more than reports (NACK, key-frame requests, REMB/TMMBR): looked at often.
-    var sendsFeedbackMessages: Bool { feedbackSocket != nil && lock.withLock { pipeline.receiver.sendsFeedbackMessages } }
+    var sendsFeedbackMessages: Bool { lock.withLock { feedbackSocket != nil && pipeline.receiver.sendsFeedbackMessages } }
 
     /// The bandwidth limit told to the sender (any thread).
     func setBandwidthLimit(_ bitsPerSecond: UInt64?) {

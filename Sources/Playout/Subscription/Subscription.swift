@@ -29,6 +29,13 @@ package final class Subscription: @unchecked Sendable {
     /// The last periodic sample (rates are measured against it).
     private let previousSample = LockedValue<SubscriberQoS?>(nil)
     private var delayWatch: (any Disposable)?
+    /// Where driver threads wait (pacing, feedback, an input's reopen): woken when the
+    /// subscription finishes or the state machine says to reopen the input.
+    private let waits = ConditionLock()
+    private var inputReopenDue = false  // waits
+    private var finishing = false  // waits
+    /// Bumped when a track's socket was bound anew: drivers read ``sockets`` again.
+    private let socketsChanged = LockedValue(0)
 
     /// Wires `tracks` to playout loops presenting into `renderer`, started at `start`.
     ///
@@ -66,10 +73,14 @@ package final class Subscription: @unchecked Sendable {
         perform(actions, now: start)
     }
 
-    /// Every bound socket of every track, with its track: what a driver waits on.
-    var sockets: [(track: SubscribedTrack, socket: SubscribedTrack.Socket)] {
-        tracks.flatMap { track in track.receivers.map { (track, $0) } }
+    /// Every bound socket of every track, with its track and its place among the track's
+    /// sockets: what a driver waits on. Read again when ``socketsGeneration`` changed.
+    var sockets: [(track: SubscribedTrack, index: Int, socket: SubscribedTrack.Socket)] {
+        tracks.flatMap { track in track.receivers.enumerated().map { (track, $0.offset, $0.element) } }
     }
+
+    /// Changes whenever a socket was bound anew (a reopen).
+    var socketsGeneration: Int { socketsChanged.withLock { $0 } }
 
     /// The instant the subscription started.
     package var startInstant: MonotonicInstant { machine.withLock { $0.startInstant } }
@@ -118,17 +129,61 @@ package final class Subscription: @unchecked Sendable {
         machine.withLock { $0.inputDidEnd() }
     }
 
-    /// The source failed and is being reopened (state `connecting`).
-    package func sourceLost() {
-        let actions = machine.withLock { $0.sourceLost() }
-        perform(actions, now: clock.now)
+    /// `source` failed with `error`: `connecting`, and the state machine says when to reopen it
+    /// (a socket: ``control(now:)`` binds it again; the input: ``waitForInputReopen()`` returns).
+    func sourceFailed(_ source: SubscriptionStateMachine.Source, error: any Error) {
+        let now = clock.now
+        let (actions, retryAt) = machine.withLock { $0.sourceFailed(source, now: now) }
+        if let retryAt { logger.warning("\(describe(source)) failed: \(error); reopening in \(now.duration(to: retryAt).compactDescription)") }
+        perform(actions, now: now)
     }
 
-    /// The source was reopened (state `buffering`).
-    package func sourceRestored() {
+    /// The input was opened again (the driver's reading thread, after ``waitForInputReopen()``).
+    package func inputReopened() {
         let now = clock.now
-        let actions = machine.withLock { $0.sourceRestored(now: now) }
+        let actions = machine.withLock { $0.reopened(.input, now: now) }
         perform(actions, now: now)
+    }
+
+    /// Opening the input again failed: the state machine says when to try next.
+    package func inputReopenFailed(_ error: any Error) {
+        sourceFailed(.input, error: error)
+    }
+
+    /// Waits until the state machine says to reopen the input (true), or the subscription
+    /// finishes (false). The reading thread of a libavformat input.
+    package func waitForInputReopen() -> Bool {
+        waits.withLock {
+            while !inputReopenDue, !finishing { waits.wait(until: nil) }
+            defer { inputReopenDue = false }
+            return !finishing
+        }
+    }
+
+    /// Whether the state machine said to reopen the input since the last look (and forgets it):
+    /// ``waitForInputReopen()`` without the wait, for a driver that looks at each turn.
+    package func takeDueInputReopen() -> Bool {
+        waits.withLock {
+            defer { inputReopenDue = false }
+            return inputReopenDue
+        }
+    }
+
+    /// Sleeps until `instant`, or until the subscription finishes (false then). Driver threads.
+    @discardableResult
+    package func sleep(until instant: MonotonicInstant) -> Bool {
+        waits.withLock {
+            if !finishing { waits.wait(until: instant) }
+            return !finishing
+        }
+    }
+
+    private func describe(_ source: SubscriptionStateMachine.Source) -> String {
+        switch source {
+        case .input: "the input"
+        case .socket(let track, let socket):
+            tracks[track].receivers.indices.contains(socket) ? "receiving on \(tracks[track].receivers[socket].receiver.localAddress)" : "a socket"
+        }
     }
 
     /// Fails the subscription with `reason`.
@@ -195,7 +250,25 @@ package final class Subscription: @unchecked Sendable {
                 limitsHeld[index] = bandwidthLimiter.hold(planned.bitsPerSecond)
             case .releaseBandwidthLimit(let index):
                 limitsHeld.removeValue(forKey: index)?.dispose()
+            case .reopen(.socket(let track, let socket)):
+                let now = clock.now
+                do {
+                    try tracks[track].reopen(socketAt: socket)
+                    socketsChanged.withLock { $0 += 1 }
+                    perform(machine.withLock { $0.reopened(.socket(track: track, socket: socket), now: now) }, now: now)
+                } catch {
+                    sourceFailed(.socket(track: track, socket: socket), error: error)
+                }
+            case .reopen(.input):
+                waits.withLock {
+                    inputReopenDue = true
+                    waits.broadcast()
+                }
             case .finish:
+                waits.withLock {
+                    finishing = true
+                    waits.broadcast()
+                }
                 for track in tracks { track.requestStop() }
             }
         }

@@ -21,7 +21,7 @@ enum SubscriptionSource {
     init(parsing source: String, options: Subscriber.Options) throws {
         let isURL = source.contains("://") && !source.hasPrefix("file://")
         let path = source.hasPrefix("file://") ? String(source.dropFirst(7)) : source
-        if !isURL, let text = try SDPFile.read(path, deadline: options.duration.map { MonotonicClock().now.advanced(by: $0) }) {
+        if !isURL, let text = try SDPFile.read(path, timeout: options.duration) {
             let description: SessionDescription
             do {
                 description = try SessionDescription(parsing: text)
@@ -171,12 +171,12 @@ enum SDPFile {
     /// The text of `path` when it is an SDP (starts with `v=`); nil when it is something else (a
     /// media file) or cannot be opened. Reads at most ``SessionDescription/maximumSize`` + 1
     /// bytes: a larger file that starts with `v=` is refused with the parser's size message.
-    /// A FIFO, socket or device is read without blocking past `deadline` (nil: until its writer
-    /// closes), polling every 100 ms.
+    /// A FIFO, socket or device is read without waiting for it longer than `timeout` in all (nil:
+    /// until its writer closes), polling every 100 ms; the waits are counted, no clock is read.
     ///
     /// - Throws: ``PlayoutError`` for an SDP over the size limit, a FIFO that is not an SDP, or a
-    ///   read that did not finish by `deadline`.
-    static func read(_ path: String, deadline: MonotonicInstant?, limit: Int = SessionDescription.maximumSize) throws -> String? {
+    ///   read that did not finish within `timeout`.
+    static func read(_ path: String, timeout: Duration?, limit: Int = SessionDescription.maximumSize) throws -> String? {
         let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
@@ -186,7 +186,7 @@ enum SDPFile {
         guard isRegular || status.st_mode & S_IFMT != S_IFDIR else { return nil }
         var bytes = [UInt8](repeating: 0, count: limit + 1)
         var count = 0
-        let clock = MonotonicClock()
+        var remaining = timeout.map { max(0, $0.nanoseconds / 1_000_000) }  // milliseconds
         while count < bytes.count {
             let got = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + count, $0.count - count) }
             if got > 0 {
@@ -200,14 +200,15 @@ enum SDPFile {
             guard got == 0 || errno == EAGAIN || errno == EINTR else {
                 throw PlayoutError(.invalidSource, "cannot read \(path): \(String(cString: strerror(errno)))")
             }
-            let now = clock.now
-            if let deadline, now >= deadline {
+            if let remaining, remaining <= 0 {
                 throw PlayoutError(.invalidSource, "\(path): no complete SDP before the end of the run (\(count) bytes read); a FIFO needs a writer that writes the SDP and closes it")
             }
             var descriptors = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
-            let wait = deadline.map { min(100, max(1, now.duration(to: $0).nanoseconds / 1_000_000)) } ?? 100
+            let wait = remaining.map { min(100, max(1, $0)) } ?? 100
             // POLLHUP: a writer came and went (the end); nothing at all: no writer yet, wait on.
-            if poll(&descriptors, 1, Int32(wait)) > 0, descriptors[0].revents & Int16(POLLHUP) != 0, descriptors[0].revents & Int16(POLLIN) == 0 { break }
+            let ready = poll(&descriptors, 1, Int32(wait))
+            if ready > 0, descriptors[0].revents & Int16(POLLHUP) != 0, descriptors[0].revents & Int16(POLLIN) == 0 { break }
+            if ready == 0 { remaining = remaining.map { $0 - wait } }
         }
         guard count >= 2, bytes[0] == UInt8(ascii: "v"), bytes[1] == UInt8(ascii: "=") else {
             if !isRegular, count > 0 {

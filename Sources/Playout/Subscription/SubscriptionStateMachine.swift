@@ -1,11 +1,13 @@
 import PlayoutCore
 import PlayoutTelemetry
 
-/// The decisions of one subscription, sans-IO: its lifecycle (connecting, buffering, playing,
-/// stalled, ended, failed), when to take a QoS sample, when each scheduled override is set and
-/// released, and when the subscription ends. It reads no clock and starts nothing: the driver
-/// feeds it events with the time and carries out the actions it returns, with real sockets and
-/// threads in production and a manual clock in tests.
+/// The decisions of one subscription, sans-IO: its lifecycle (running, reopening a failed source
+/// with backoff, draining an ended input, stopping, finished — one ``Lifecycle`` value) and the
+/// state it publishes (connecting, buffering, playing, stalled, ended, failed), when to take a QoS
+/// sample, when each scheduled override is set and released, when a failed source is reopened,
+/// and when the subscription ends. It reads no clock and starts nothing: the driver feeds it
+/// events with the time and carries out the actions it returns, with real sockets and threads in
+/// production and a manual clock in tests.
 ///
 /// ```swift
 /// var machine = SubscriptionStateMachine(configuration: .init(qosInterval: .seconds(1)))
@@ -31,6 +33,37 @@ struct SubscriptionStateMachine {
         var stateCheckInterval: Duration = .milliseconds(20)
         /// Every SRTP packet failing authentication this many times, nothing received: a wrong key.
         var authenticationFailuresToFail = 50
+        /// The first wait before a failed socket is bound again (doubling to ``reopenMaximum``).
+        var socketReopenBackoff: Duration = .milliseconds(100)
+        /// The first wait before a failed or ended libavformat URL is opened again.
+        var inputReopenBackoff: Duration = .milliseconds(200)
+        /// The longest wait between two reopens.
+        var reopenMaximum: Duration = .seconds(5)
+    }
+
+    /// Something a driver reads, which the subscription reopens when it fails.
+    enum Source: Hashable, Comparable {
+        /// Socket `socket` of track `track` (its RTP or RTCP socket; ``Subscription/sockets``).
+        case socket(track: Int, socket: Int)
+        /// The libavformat input.
+        case input
+    }
+
+    /// Where the subscription is in its life. Every decision reads this one value.
+    enum Lifecycle: Equatable {
+        /// Not started.
+        case idle
+        /// Receiving.
+        case running
+        /// Sources failed: each is reopened at its instant (`due`), or its reopen is under way
+        /// (`underWay`); the state stays `connecting` until the last is back.
+        case reopening(due: [Source: MonotonicInstant], underWay: Set<Source>)
+        /// A file source reached its end: finishing once every track drained.
+        case inputEnded
+        /// ``stop()`` was called: the next poll finishes.
+        case stopping
+        /// The ``Action/finish`` action was returned.
+        case finished
     }
 
     /// What one track reports to the machine.
@@ -61,6 +94,8 @@ struct SubscriptionStateMachine {
         case setBandwidthLimit(index: Int)
         /// Release the scheduled bandwidth limit `index`.
         case releaseBandwidthLimit(index: Int)
+        /// Reopen `source`, then report ``reopened(_:now:)`` or ``reopenFailed(_:now:)``.
+        case reopen(Source)
         /// The subscription is over: stop the threads, drain, publish the final sample.
         case finish
     }
@@ -73,22 +108,27 @@ struct SubscriptionStateMachine {
     }
 
     let configuration: Configuration
-    /// The lifecycle state (what the driver last published).
+    /// The published state (what the driver last published).
     private(set) var state = SubscriberState.idle
+    /// Where the subscription is in its life.
+    private(set) var lifecycle = Lifecycle.idle
     private var start = MonotonicInstant.zero
     private var nextSample = MonotonicInstant.zero
     private var nextStateCheck = MonotonicInstant.zero
     private var overrides = OverrideTimetable([])
-    private var stopRequested = false
-    private var inputEnded = false
-    private var reconnecting = false
+    private var socketBackoff: ReconnectBackoff
+    private var inputBackoff: ReconnectBackoff
     /// Renders before this instant do not count (the source was reopened then).
     private var rendersSince: MonotonicInstant?
-    private(set) var isFinished = false
 
     init(configuration: Configuration) {
         self.configuration = configuration
+        socketBackoff = ReconnectBackoff(initial: configuration.socketReopenBackoff, maximum: configuration.reopenMaximum)
+        inputBackoff = ReconnectBackoff(initial: configuration.inputReopenBackoff, maximum: configuration.reopenMaximum)
     }
+
+    /// Whether the ``Action/finish`` action was returned.
+    var isFinished: Bool { lifecycle == .finished }
 
     /// The instant the subscription started.
     var startInstant: MonotonicInstant { start }
@@ -106,6 +146,7 @@ struct SubscriptionStateMachine {
         nextSample = Self.later(now, by: configuration.qosInterval)
         nextStateCheck = now
         overrides = OverrideTimetable(configuration.overrides, bandwidthLimits: configuration.bandwidthLimits, start: now)
+        if lifecycle == .idle { lifecycle = .running }
         return transition(to: .connecting)
     }
 
@@ -119,27 +160,50 @@ struct SubscriptionStateMachine {
         transition(to: .failed(reason: reason))
     }
 
-    /// ``Subscriber/stop()`` was called: the next poll finishes.
+    /// ``Subscriber/stop()`` was called (before the start too): the next poll finishes.
     mutating func stop() {
-        stopRequested = true
+        guard lifecycle != .finished else { return }
+        lifecycle = .stopping
     }
 
     /// A file source reached its end: the subscription finishes once every track drained.
     mutating func inputDidEnd() {
-        inputEnded = true
+        if lifecycle == .running { lifecycle = .inputEnded }
     }
 
-    /// The source (a socket or a libavformat input) failed and is being reopened.
-    mutating func sourceLost() -> [Action] {
-        reconnecting = true
-        return transition(to: .connecting)
+    /// `source` failed at `now`: `connecting`, and a ``Action/reopen(_:)`` after the backoff (the
+    /// returned instant; the first wait is the configured one, each next twice as long).
+    mutating func sourceFailed(_ source: Source, now: MonotonicInstant) -> (actions: [Action], retryAt: MonotonicInstant?) {
+        var (due, underWay): ([Source: MonotonicInstant], Set<Source>)
+        switch lifecycle {
+        case .running, .inputEnded: (due, underWay) = ([:], [])
+        case .reopening(let scheduled, let pending): (due, underWay) = (scheduled, pending)
+        case .idle, .stopping, .finished: return ([], nil)
+        }
+        let retry = source == .input ? inputBackoff.failed(now: now) : socketBackoff.failed(now: now)
+        due[source] = retry.retryAt
+        underWay.remove(source)
+        lifecycle = .reopening(due: due, underWay: underWay)
+        return (transition(to: .connecting), retry.retryAt)
     }
 
-    /// The source was reopened at `now`: buffering until a frame renders again.
-    mutating func sourceRestored(now: MonotonicInstant) -> [Action] {
-        reconnecting = false
+    /// `source` was reopened at `now`: once every failed source is back, buffering until a frame
+    /// renders again (renders from before do not count).
+    mutating func reopened(_ source: Source, now: MonotonicInstant) -> [Action] {
+        guard case .reopening(let due, var underWay) = lifecycle else { return [] }
+        underWay.remove(source)
+        guard due.isEmpty, underWay.isEmpty else {
+            lifecycle = .reopening(due: due, underWay: underWay)
+            return []
+        }
+        lifecycle = .running
         rendersSince = now
         return transition(to: .buffering)
+    }
+
+    /// Reopening `source` failed at `now`: tried again after a longer wait.
+    mutating func reopenFailed(_ source: Source, now: MonotonicInstant) -> (actions: [Action], retryAt: MonotonicInstant?) {
+        sourceFailed(source, now: now)
     }
 
     /// Everything due at `now`: overrides, the state (from the tracks' status), the QoS sample,
@@ -147,20 +211,30 @@ struct SubscriptionStateMachine {
     mutating func poll(now: MonotonicInstant, tracks: [TrackStatus]) -> Step {
         guard !isFinished else { return Step(actions: [], wake: nil) }
         var actions: [Action] = overrides.take(now: now)
-        if now >= nextStateCheck || stopRequested {
+        if now >= nextStateCheck || lifecycle == .stopping {
             nextStateCheck = now.advanced(by: configuration.stateCheckInterval)
             actions += updateState(now: now, tracks: tracks)
         }
         let end = configuration.duration.map { Self.later(start, by: $0) }
-        let drained = inputEnded && tracks.allSatisfy(\.isDrained)
-        if case .failed = state {
-            isFinished = true
-        } else if stopRequested || drained || end.map({ now >= $0 }) == true {
-            isFinished = true
-        }
-        if isFinished {
+        let drained = lifecycle == .inputEnded && tracks.allSatisfy(\.isDrained)
+        let failed = if case .failed = state { true } else { false }
+        if failed || lifecycle == .stopping || drained || end.map({ now >= $0 }) == true {
+            lifecycle = .finished
             actions.append(.finish)
             return Step(actions: actions, wake: nil)
+        }
+        var nextReopen: MonotonicInstant?
+        if case .reopening(var due, var underWay) = lifecycle {
+            for (source, at) in due.sorted(by: { ($0.value, $0.key) < ($1.value, $1.key) }) {
+                if at <= now {
+                    due[source] = nil
+                    underWay.insert(source)
+                    actions.append(.reopen(source))
+                } else {
+                    nextReopen = min(nextReopen ?? at, at)
+                }
+            }
+            lifecycle = .reopening(due: due, underWay: underWay)
         }
         if now >= nextSample {
             actions.append(.sampleQoS)
@@ -170,6 +244,7 @@ struct SubscriptionStateMachine {
         var wake = min(nextSample, nextStateCheck)
         if let next = overrides.next { wake = min(wake, next) }
         if let end { wake = min(wake, end) }
+        if let nextReopen { wake = min(wake, nextReopen) }
         return Step(actions: actions, wake: wake)
     }
 
@@ -183,8 +258,13 @@ struct SubscriptionStateMachine {
     /// of a track fails SRTP authentication (a wrong key).
     private mutating func updateState(now: MonotonicInstant, tracks: [TrackStatus]) -> [Action] {
         if case .failed = state { return [] }
-        if reconnecting { return [] }
+        if case .reopening = lifecycle { return [] }
         let lastRender = tracks.compactMap(\.lastRender).filter { $0 >= (rendersSince ?? $0) }.max()
+        if lastRender != nil {
+            // Media flows: the next failure waits the first backoff again.
+            socketBackoff.succeeded()
+            inputBackoff.succeeded()
+        }
         let next: SubscriberState
         if let lastRender {
             // Nothing rendered for a while is a stall only when nothing waits to be rendered

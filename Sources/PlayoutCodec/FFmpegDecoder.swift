@@ -210,7 +210,9 @@ public final class FFmpegDecoder {
     private let context: UnsafeMutablePointer<AVCodecContext>
     private let packet: UnsafeMutablePointer<AVPacket>
     private let frame: UnsafeMutablePointer<AVFrame>
-    private let clock = MonotonicClock()
+    /// The clock decode time is measured on (a manual clock measures none: a simulation's
+    /// statistics come out the same on every run).
+    private let clock: any PlayoutClock
 
     /// Opens a decoder for `codec`.
     ///
@@ -218,9 +220,14 @@ public final class FFmpegDecoder {
     ///   - extradata: codec configuration (H.264/H.265 parameter sets in Annex B form, AAC
     ///     AudioSpecificConfig, …), or empty.
     ///   - sampleRate, channelCount: for audio codecs whose configuration does not carry them.
+    ///   - clock: what ``Statistics/totalDecodeTime`` is measured on (default: the real clock).
     /// - Throws: ``CodecError`` when this FFmpeg has no decoder for the codec or cannot open it.
-    public init(codec: Codec, extradata: [UInt8] = [], sampleRate: Int = 0, channelCount: Int = 0, configuration: Configuration = Configuration()) throws(CodecError) {
+    public init(
+        codec: Codec, extradata: [UInt8] = [], sampleRate: Int = 0, channelCount: Int = 0, configuration: Configuration = Configuration(),
+        clock: any PlayoutClock = MonotonicClock()
+    ) throws(CodecError) {
         FFmpegLibrary.routeLogs()
+        self.clock = clock
         self.codec = codec
         self.configuration = configuration
         guard let decoder = avcodec_find_decoder(codec.avCodecID) else {

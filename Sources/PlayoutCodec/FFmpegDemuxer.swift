@@ -45,7 +45,8 @@ public final class FFmpegDemuxer {
     /// Annex B converters for MP4-style H.264/H.265 streams, by stream index.
     private var filters: [Int: UnsafeMutablePointer<AVBSFContext>] = [:]
     private var pending: [EncodedFrame] = []
-    private let clock = MonotonicClock()
+    /// The clock frames' arrival instants are read from.
+    private let clock: any PlayoutClock
     /// Stamp frames with their decoding time instead of their presentation time, strictly
     /// increasing per stream: frames then come in media-time order even with B-frames, which a
     /// live scheduler needs.
@@ -54,10 +55,13 @@ public final class FFmpegDemuxer {
 
     /// Opens `url` and reads its stream information.
     ///
-    /// - Parameter options: libavformat options, e.g. `["rtsp_transport": "tcp"]`.
+    /// - Parameters:
+    ///   - options: libavformat options, e.g. `["rtsp_transport": "tcp"]`.
+    ///   - clock: where each frame's arrival instant is read (default: the real clock).
     /// - Throws: ``CodecError`` naming the input when it cannot be opened or understood.
-    public init(url: String, options: [String: String] = [:]) throws(CodecError) {
+    public init(url: String, options: [String: String] = [:], clock: any PlayoutClock = MonotonicClock()) throws(CodecError) {
         FFmpegLibrary.routeLogs()
+        self.clock = clock
         self.url = url
         var dictionary: OpaquePointer?
         for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }

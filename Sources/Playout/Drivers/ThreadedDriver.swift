@@ -153,7 +153,7 @@ final class ThreadedDriver: @unchecked Sendable {
                 // Reopen when the decisions say (after their backoff).
                 guard subscription.waitForInputReopen() else { return }
                 do {
-                    let reopened = try FFmpegDemuxer(url: input.url, options: input.options)
+                    let reopened = try FFmpegDemuxer(url: input.url, options: input.options, clock: clock)
                     reopened.usesDecodingTimestamps = true
                     demuxer = reopened
                     mapping = DemuxedInput.trackMapping(reopened.streams.filter { $0.kind != nil }, tracks: tracks)

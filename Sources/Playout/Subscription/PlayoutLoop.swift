@@ -82,7 +82,7 @@ package final class PlayoutLoop: @unchecked Sendable {
         decoder = decoding
             ? try FFmpegDecoder(
                 codec: setup.codec, extradata: setup.extradata, sampleRate: setup.sampleRate, channelCount: setup.channelCount,
-                configuration: .init(threadCount: decoderThreads, threading: .slice)
+                configuration: .init(threadCount: decoderThreads, threading: .slice), clock: clock
             ) : nil
         self.track = track
         self.renderer = renderer

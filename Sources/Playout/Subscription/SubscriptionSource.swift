@@ -240,7 +240,7 @@ final class DemuxedInput: @unchecked Sendable {
             formatOptions["srtp_in_suite"] = key.suite.name
             formatOptions["srtp_in_params"] = key.base64
         }
-        let demuxer = try FFmpegDemuxer(url: url, options: formatOptions)
+        let demuxer = try FFmpegDemuxer(url: url, options: formatOptions, clock: options.clock)
         var streams: [FFmpegDemuxer.Stream] = []
         for kind in [MediaKind.video, .audio] {
             guard let stream = demuxer.streams.first(where: { $0.kind == kind && $0.codec != nil && $0.codec != .av1 }) else { continue }

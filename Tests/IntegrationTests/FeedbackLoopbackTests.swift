@@ -171,7 +171,11 @@ extension PublishSubscribeTests {
             let released = rates.filter { $0.at >= releaseAt + .seconds(2) && $0.at <= .seconds(11) }
             #expect(!limited.isEmpty && limited.allSatisfy { $0.bitrate < 720_000 }, "\(rates.map { "\(Int($0.at.seconds * 10))/\(Int($0.bitrate / 1000))" })")
             #expect(!released.isEmpty && released.allSatisfy { $0.bitrate > 1_000_000 }, "\(released.map { Int($0.bitrate) })")
-            #expect(run.renderedShare > 0.9, "each reopening starts with a key frame: nothing waits for one")
+            let qos = run.final.video
+            #expect(
+                run.renderedShare > 0.9,
+                "each reopening starts with a key frame: nothing waits for one; rendered \(qos?.framesRendered ?? 0), decoded \(qos?.framesDecoded ?? 0), decode errors \(qos?.decodeErrors ?? 0), waiting for a key frame \(qos?.framesDroppedWaitingForKeyframe ?? 0), incomplete \(qos?.framesIncomplete ?? 0), late \(qos?.framesLate ?? 0), lost \(qos?.packetsLost ?? 0), PLIs \(qos?.pliCount ?? 0)"
+            )
         }
     }
 }

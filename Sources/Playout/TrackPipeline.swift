@@ -141,6 +141,27 @@ public struct TrackPipeline {
         return playout.poll(now: now, lead: lead, released: &released, bufferDeadline: deadline)
     }
 
+    /// Where a frame the last poll released stands: when it is due under the schedule in effect,
+    /// the delay that puts it there (due − its local time) and when it was captured — what a
+    /// driver records and measures with the frame, read with the action rather than asked for
+    /// again at its render time.
+    public struct FrameSchedule: Equatable, Sendable {
+        /// When the frame is due (the render time of a `.render` action).
+        public var due: MonotonicInstant
+        /// The playout delay that puts it there.
+        public var delay: Duration
+        /// When it was captured on the sender's wall clock (nanoseconds since 1970), once known.
+        public var captureTime: Int64?
+    }
+
+    /// The schedule of `frame`, just released by ``poll(now:lead:)`` (`due`: the render time the
+    /// action said, if it said one).
+    public func schedule(of frame: EncodedFrame, due: MonotonicInstant? = nil) -> FrameSchedule {
+        let due = due ?? playout.dueTime(for: frame.mediaTime.duration)
+        let delay = playout.timeline.localTime(for: frame.mediaTime.duration).duration(to: due)
+        return FrameSchedule(due: due, delay: delay, captureTime: receiver.captureTime(of: frame.mediaTime))
+    }
+
     /// Gives back the bytes of a rendered or skipped frame for reuse.
     public mutating func recycle(_ bytes: [UInt8]) {
         playout.recycle(bytes)

@@ -47,8 +47,8 @@ package final class PlayoutLoop: @unchecked Sendable {
         var pictures: [RetainedFrame]
         /// Decoded bytes held (YUV 4:2:0 pictures, float samples).
         var bytes: Int
-        /// The delay it was scheduled with and its source, when the frame log is kept.
-        var scheduledDelay: (delay: Duration, source: PlayoutDelaySource)?
+        /// Its schedule (due, delay, capture time) and the source of the delay, as released.
+        var schedule: (frame: TrackPipeline.FrameSchedule, source: PlayoutDelaySource)?
     }
 
     let track: SubscribedTrack
@@ -121,10 +121,11 @@ package final class PlayoutLoop: @unchecked Sendable {
             }
             // Nothing decoded waits: ask for the next frame. In a burst: take what is released
             // within the horizon now, without waiting.
-            guard let (action, generation) = track.poll(now: now, lead: decoded.isEmpty ? ahead.wakeLead : ahead.horizon, loopHoldsNothing: decoded.isEmpty) else {
+            guard let polled = track.poll(now: now, lead: decoded.isEmpty ? ahead.wakeLead : ahead.horizon, loopHoldsNothing: decoded.isEmpty) else {
                 return .stopped
             }
-            switch action {
+            let generation = polled.generation
+            switch polled.action {
             case .render(let frame, let renderAt):
                 bursting = true
                 var pictures: [RetainedFrame] = []
@@ -142,16 +143,11 @@ package final class PlayoutLoop: @unchecked Sendable {
                     logger.debug("\(track.kind.rawValue) frame at \(frame.mediaTime) did not decode: \(error)")
                     track.decodeFailed()
                 }
-                var scheduled: (Duration, PlayoutDelaySource)?
-                if frameLog != nil {
-                    let schedule = track.schedule(of: frame.mediaTime, due: renderAt)
-                    scheduled = (schedule.delay, schedule.source)
-                }
-                decoded.append(Decoded(frame: frame, renderAt: renderAt, pictures: pictures, bytes: bytes, scheduledDelay: scheduled))
+                decoded.append(Decoded(frame: frame, renderAt: renderAt, pictures: pictures, bytes: bytes, schedule: polled.schedule))
                 decodedBytes += bytes
                 remux(frame, renderAt: renderAt, picture: pictures.first)
             case .skip(let frame, .decodeWithoutRender):
-                logSkip(frame, at: now)
+                logSkip(frame, schedule: polled.schedule, at: now)
                 do {
                     try decoder?.decode(frame, output: false)
                 } catch {
@@ -160,7 +156,7 @@ package final class PlayoutLoop: @unchecked Sendable {
                 remux(frame, renderAt: nil, picture: nil)
                 track.finished(frame, decoder: decoderStatistics) { _ in }
             case .skip(let frame, _):
-                logSkip(frame, at: now)
+                logSkip(frame, schedule: polled.schedule, at: now)
                 track.finished(frame, decoder: decoderStatistics) { _ in }
             case .wait(let instant):
                 if decoded.isEmpty { return .poll(until: instant, generation: generation) }
@@ -224,13 +220,13 @@ package final class PlayoutLoop: @unchecked Sendable {
             }
         }
         let frame = decoded.frame
-        let capture = presented == nil ? nil : track.captureTime(of: frame.mediaTime)
+        let capture = presented == nil ? nil : decoded.schedule?.frame.captureTime
         let wall = clock.wallClockNanoseconds
         let now = clock.now
-        if let frameLog, let presented, let schedule = decoded.scheduledDelay {
+        if let frameLog, let presented, let schedule = decoded.schedule {
             frameLog.record(FrameRecord(
                 track: track.index, kind: track.kind, index: frameIndex, mediaTime: frame.mediaTime.duration, captureTime: capture,
-                arrival: frame.lastArrival, due: decoded.renderAt, shown: presented, skipped: false, delay: schedule.delay, source: schedule.source,
+                arrival: frame.lastArrival, due: decoded.renderAt, shown: presented, skipped: false, delay: schedule.frame.delay, source: schedule.source,
                 endToEndLatency: capture.map { .nanoseconds(wall - $0) }
             ))
             frameIndex += 1
@@ -252,13 +248,12 @@ package final class PlayoutLoop: @unchecked Sendable {
     }
 
     /// Records a skipped frame in the frame log, when one is kept.
-    private func logSkip(_ frame: EncodedFrame, at now: MonotonicInstant) {
-        guard let frameLog else { return }
-        let schedule = track.schedule(of: frame.mediaTime)
+    private func logSkip(_ frame: EncodedFrame, schedule: (frame: TrackPipeline.FrameSchedule, source: PlayoutDelaySource)?, at now: MonotonicInstant) {
+        guard let frameLog, let schedule else { return }
         frameLog.record(FrameRecord(
             track: track.index, kind: track.kind, index: frameIndex, mediaTime: frame.mediaTime.duration,
-            captureTime: track.captureTime(of: frame.mediaTime), arrival: frame.lastArrival, due: schedule.due, shown: now, skipped: true,
-            delay: schedule.delay, source: schedule.source, endToEndLatency: nil
+            captureTime: schedule.frame.captureTime, arrival: frame.lastArrival, due: schedule.frame.due, shown: now, skipped: true,
+            delay: schedule.frame.delay, source: schedule.source, endToEndLatency: nil
         ))
         frameIndex += 1
     }

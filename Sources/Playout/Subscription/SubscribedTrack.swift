@@ -258,10 +258,21 @@ package final class SubscribedTrack: @unchecked Sendable {
 
     // MARK: Playout side
 
+    /// What the track's pipeline said at one poll: the action, the schedule of the frame it
+    /// released (with the source of the delay in effect), and the generation it saw.
+    struct Poll {
+        var action: TrackPipeline.Action
+        /// For `.render` and `.skip`: when the frame is due, the delay that puts it there, its
+        /// capture time, and where the delay came from.
+        var schedule: (frame: TrackPipeline.FrameSchedule, source: PlayoutDelaySource)?
+        var generation: Int
+    }
+
     /// What the pipeline says to do at `now` (a frame released `lead` before its render time),
-    /// with the generation it saw; nil once stopping. `loopHoldsNothing`: the loop has no decoded
-    /// frame waiting (with an idle pipeline, the track is drained). Playout thread.
-    func poll(now: MonotonicInstant, lead: Duration?, loopHoldsNothing: Bool) -> (action: TrackPipeline.Action, generation: Int)? {
+    /// with everything the loop needs to present and record that frame; nil once stopping.
+    /// `loopHoldsNothing`: the loop has no decoded frame waiting (with an idle pipeline, the
+    /// track is drained). The loop's thread.
+    func poll(now: MonotonicInstant, lead: Duration?, loopHoldsNothing: Bool) -> Poll? {
         lock.withLock {
             guard !stopping else { return nil }
             if delay.delay != appliedDelay.delay || delay.transition != appliedDelay.transition {
@@ -269,8 +280,15 @@ package final class SubscribedTrack: @unchecked Sendable {
             }
             appliedDelay = delay
             let action = pipeline.poll(now: now, lead: lead)
-            if case .idle = action { loopIdle = loopHoldsNothing } else { loopIdle = false }
-            return (action, generation)
+            var schedule: (TrackPipeline.FrameSchedule, PlayoutDelaySource)?
+            switch action {
+            case .render(let frame, let renderAt): schedule = (pipeline.schedule(of: frame, due: renderAt), delay.source)
+            case .skip(let frame, _): schedule = (pipeline.schedule(of: frame), delay.source)
+            case .idle: loopIdle = loopHoldsNothing
+            case .wait: break
+            }
+            if case .idle = action {} else { loopIdle = false }
+            return Poll(action: action, schedule: schedule, generation: generation)
         }
     }
 
@@ -308,21 +326,6 @@ package final class SubscribedTrack: @unchecked Sendable {
             update(&playback)
             playback.decoder = decoder
         }
-    }
-
-    /// For the frame log: when a frame of `mediaTime` is due under the schedule now (or `due`,
-    /// when the scheduler already said), the delay that puts it there (due − localTime(mediaTime))
-    /// and the source of the delay applied now (playout thread).
-    func schedule(of mediaTime: MediaTime, due: MonotonicInstant? = nil) -> (due: MonotonicInstant, delay: Duration, source: PlayoutDelaySource) {
-        lock.withLock {
-            let due = due ?? pipeline.playout.dueTime(for: mediaTime.duration)
-            return (due, pipeline.timeline.localTime(for: mediaTime.duration).duration(to: due), appliedDelay.source)
-        }
-    }
-
-    /// When `mediaTime` was captured on the sender's wall clock (nanoseconds since 1970).
-    func captureTime(of mediaTime: MediaTime) -> Int64? {
-        lock.withLock { pipeline.captureTime(of: mediaTime) }
     }
 
     // MARK: Observation

@@ -222,7 +222,7 @@ public final class Subscriber: @unchecked Sendable {
             )
         }
         let subscription = try open(bindingSockets: true, deliveryThread: true)
-        try ThreadedDriver(subscription: subscription, source: source, clock: clock) { [self] final in finish(final) }.start()
+        try ThreadedDriver(subscription: subscription, source: source, clock: clock).start()
     }
 
     /// Opens the subscription for a driver: the renderer (the null sink unless one was created),
@@ -248,14 +248,12 @@ public final class Subscriber: @unchecked Sendable {
             subscription = try Subscription(
                 clock: clock, start: start, options: options, delayController: delayController, delivery: delivery, tracks: tracks,
                 renderer: renderer, bandwidthLimiter: bandwidthLimiter
-            )
+            ) { [self] final in ended(final) }
             if deliveryThread { try delivery.start() }
         } catch {
             delivery.post(.state(.failed(reason: "\(error)")))
             delivery.close()
-            let final = SubscriberQoS(elapsed: .zero, state: .failed(reason: "\(error)"), playoutDelay: delayController.effectiveDelay.value)
-            telemetry?.finish(final: final)
-            lifecycle.finish(final)
+            ended(SubscriberQoS(elapsed: .zero, state: .failed(reason: "\(error)"), playoutDelay: delayController.effectiveDelay.value))
             throw error
         }
         let stopped = parts.withLock {
@@ -266,9 +264,9 @@ public final class Subscriber: @unchecked Sendable {
         return subscription
     }
 
-    /// The end, once the driver finished the subscription: telemetry's last heartbeat and
+    /// The end (the subscription finished, or could not open): telemetry's last heartbeat and
     /// viewend (the observers saw the final values), then ``waitUntilEnded()`` returns.
-    package func finish(_ final: SubscriberQoS) {
+    private func ended(_ final: SubscriberQoS) {
         telemetry?.finish(final: final)
         lifecycle.finish(final)
     }

@@ -77,8 +77,6 @@ package final class SubscriptionTurns: @unchecked Sendable {
     package func finish() {
         guard final == nil else { return }
         for loop in subscription.loops { loop.drain() }
-        let final = subscription.finish()
-        self.final = final
-        subscriber.finish(final)
+        final = subscription.finish()
     }
 }

@@ -24,14 +24,12 @@ final class ThreadedDriver: @unchecked Sendable {
     private let subscription: Subscription
     private let source: SubscriptionSource
     private let clock: MonotonicClock
-    private let finished: @Sendable (SubscriberQoS) -> Void
     private let logger = Logger(label: "playout.subscriber")
 
-    init(subscription: Subscription, source: SubscriptionSource, clock: MonotonicClock, finished: @escaping @Sendable (SubscriberQoS) -> Void) {
+    init(subscription: Subscription, source: SubscriptionSource, clock: MonotonicClock) {
         self.subscription = subscription
         self.source = source
         self.clock = clock
-        self.finished = finished
     }
 
     /// Starts the threads.
@@ -58,13 +56,13 @@ final class ThreadedDriver: @unchecked Sendable {
                 intake(subscription)
                 for track in subscription.tracks { track.requestStop() }
                 group.wait()
-                finished(subscription.finish())
+                subscription.finish()
             }
         } catch {
             // A thread could not start: the playout threads already running end at once.
             subscription.fail(reason: "\(error)")
             for track in subscription.tracks { track.requestStop() }
-            group.notify(queue: .global()) { [self] in finished(subscription.finish()) }
+            group.notify(queue: .global()) { subscription.finish() }
             throw error
         }
         if subscription.options.feedback, subscription.tracks.contains(where: \.sendsFeedback) {

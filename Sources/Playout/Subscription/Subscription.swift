@@ -20,6 +20,8 @@ package final class Subscription: @unchecked Sendable {
     /// The per-frame record, when ``Subscriber/Options/frameLogCapacity`` asks for one.
     package let frameLog: FrameLog?
     private let machine: LockedValue<SubscriptionStateMachine>
+    /// Told the final sample once the run is over (the subscriber's telemetry and waiters).
+    private let ended: @Sendable (SubscriberQoS) -> Void
     private let logger = Logger(label: "playout.subscriber")
     /// The scheduled overrides held now (control thread).
     private var held: [Int: PlayoutDelayOverride] = [:]
@@ -42,8 +44,10 @@ package final class Subscription: @unchecked Sendable {
     /// - Throws: ``PlayoutError`` when a decoder cannot be opened.
     init(
         clock: any PlayoutClock, start: MonotonicInstant, options: Subscriber.Options, delayController: PlayoutDelayController,
-        delivery: ObserverDelivery, tracks: [SubscribedTrack], renderer: Renderer, bandwidthLimiter: BandwidthLimiter = BandwidthLimiter()
+        delivery: ObserverDelivery, tracks: [SubscribedTrack], renderer: Renderer, bandwidthLimiter: BandwidthLimiter = BandwidthLimiter(),
+        ended: @escaping @Sendable (SubscriberQoS) -> Void = { _ in }
     ) throws {
+        self.ended = ended
         self.bandwidthLimiter = bandwidthLimiter
         self.clock = clock
         self.options = options
@@ -193,7 +197,9 @@ package final class Subscription: @unchecked Sendable {
     }
 
     /// After the loops ended: closes the sinks, publishes the final state and sample, lets the
-    /// observers see them; returns the final sample.
+    /// observers see them, then ends the run (telemetry's last records, the subscriber's
+    /// waiters); returns the final sample. The one end of every driver.
+    @discardableResult
     package func finish() -> SubscriberQoS {
         renderer.finish()
         delayWatch?.dispose()
@@ -204,6 +210,7 @@ package final class Subscription: @unchecked Sendable {
         let final = sample(final: true)
         delivery.post(.qos(final))
         delivery.close()
+        ended(final)
         return final
     }
 

@@ -194,6 +194,12 @@ public final class Subscriber: @unchecked Sendable {
         }
     }
 
+    /// The libavformat input a driver reads on a thread of its own (nil for RTP sources).
+    var demuxedInput: DemuxedInput? {
+        if case .demuxer(let input) = source { return input }
+        return nil
+    }
+
     /// The tracks as encoded streams, in track order (for a remux sink).
     var encodedStreams: [EncodedStreamDescription] { source.encodedStreams }
 

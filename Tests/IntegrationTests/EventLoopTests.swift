@@ -20,6 +20,14 @@ extension PublishSubscribeTests {
         }
 
         /// CPU time of this process so far (user + system).
+        /// This process's threads whose name starts with `prefix`.
+        static func threadCount(named prefix: String) -> Int {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+            return tasks.count { task in
+                (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?.hasPrefix(prefix) ?? false
+            }
+        }
+
         static func processCPU() -> Duration {
             var usage = rusage()
             getrusage(RUSAGE_SELF.rawValue, &usage)
@@ -75,6 +83,32 @@ extension PublishSubscribeTests {
                 if fields.count > 1, let waited = Int64(fields[1]) { delay += waited }
             }
             return .nanoseconds(delay)
+        }
+
+        @Test("media files on the event loop: each viewer reads its own copy on a thread of its own, every frame renders, and each ends with its file")
+        func files() throws {
+            let clip = FFmpeg.temporaryFile("loop-2s.mkv")
+            defer { try? FileManager.default.removeItem(at: clip) }
+            try FFmpeg.run([
+                "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30:duration=2", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=2",
+                "-c:v", "libx264", "-g", "30", "-bf", "2", "-pix_fmt", "yuv420p", "-c:a", "libopus", clip.path,
+            ])
+            let loop = try SubscriptionEventLoop(workers: 2)
+            defer { loop.shutdown() }
+            // Threads by name: suites running beside this one start and end threads of their own.
+            let readersBefore = Self.threadCount(named: "playout-demux")
+            let viewers = try (0..<4).map { _ in try Subscriber(source: clip.path) }
+            for viewer in viewers { try loop.start(viewer) }
+            #expect(Self.threadCount(named: "playout-demux") - readersBefore == 4, "one reading thread per file viewer")
+            #expect(Self.threadCount(named: "playout-loop") == 3, "the loop's own threads, whatever the viewers")
+            for final in viewers.map({ $0.waitUntilEnded() }) {
+                #expect(final.state == .ended, "the file's end ends the run")
+                #expect(final.video?.framesRendered == 60 && final.video?.framesSkipped == 0, "\(final.video.map { "\($0.framesRendered) rendered, \($0.framesLate) late" } ?? "no video")")
+                #expect((final.audio?.framesRendered ?? 0) > 90 && final.audio?.framesSkipped == 0)
+                #expect(final.elapsed >= .seconds(2) && final.elapsed < .seconds(4), "played in real time: \(final.elapsed)")
+            }
+            Thread.sleep(forTimeInterval: 0.1)  // the reading threads return after handing over the end
+            #expect(Self.threadCount(named: "playout-demux") == readersBefore, "the reading threads ended with their runs")
         }
 
         @Test("200 subscriptions, one copy each: every frame rendered on time unless the machine kept the loop from a CPU, every frame accounted for, threads independent of the count")

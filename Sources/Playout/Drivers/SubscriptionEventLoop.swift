@@ -26,8 +26,10 @@ import PlayoutCore
 ///
 /// Decoding, when on, runs on the worker that owns the subscriber (there is no separate decode
 /// pool yet): a loop meant for many viewers runs them with ``Subscriber/Options/decoding`` off.
-/// RTP sources only; a socket that fails is bound again when its subscription's decisions say
-/// (with backoff, `connecting` meanwhile), as under ``Subscriber/start()``.
+/// A socket that fails is bound again when its subscription's decisions say (with backoff,
+/// `connecting` meanwhile), as under ``Subscriber/start()``. A libavformat input (a file or a
+/// URL) is read on a thread of its own — its reads block — which hands the frames over and has
+/// the worker take the subscription's turn; it is reopened as under ``Subscriber/start()``.
 public final class SubscriptionEventLoop: @unchecked Sendable {
     /// How often the observer thread delivers queued updates when nothing wakes it sooner.
     public static let observerInterval: Duration = .milliseconds(20)
@@ -75,14 +77,22 @@ public final class SubscriptionEventLoop: @unchecked Sendable {
         guard subscriber.options.clock is MonotonicClock else {
             throw PlayoutError(.invalidOption, "an event loop plays on the real clock (MonotonicClock); a subscriber on a ManualClock is driven by EmbeddedDriver (PlayoutTesting)")
         }
-        guard subscriber.sessionDescription != nil else {
-            throw PlayoutError(.invalidOption, "an event loop takes RTP sources (a session description), not a libavformat input")
-        }
         let subscription = try subscriber.open(bindingSockets: true, deliveryThread: false)
         let turns = SubscriptionTurns(subscriber: subscriber, subscription: subscription, now: clock.now)
         observers.add(subscription.delivery)
         let worker = placement.withLock { _ in workers.min { $0.load < $1.load }! }
         worker.add(turns)
+        if let input = subscriber.demuxedInput {
+            // Its reads block: a thread of its own, which has the worker take the subscription's
+            // turn as each frame arrives.
+            do {
+                try DemuxReader(input: input, subscription: subscription, clock: clock) { [weak worker] in worker?.takeTurnSoon(turns) }.start()
+            } catch {
+                subscription.fail(reason: "\(error)")
+                worker.takeTurnSoon(turns)
+                throw error
+            }
+        }
     }
 
     /// Stops every subscriber still playing, waits until each ended, then ends the threads.
@@ -109,7 +119,9 @@ private final class Worker: @unchecked Sendable {
     private let logger = Logger(label: "playout.event-loop")
     /// Wakes the thread from `poll` (a subscriber added, a shutdown): a pipe's two ends.
     private let wakeDescriptors: (read: Int32, write: Int32)
-    private let state = LockedValue<(incoming: [SubscriptionTurns], count: Int, stopping: Bool, stopAll: Bool)>(([], 0, false, false))
+    private let state = LockedValue<(incoming: [SubscriptionTurns], count: Int, stopping: Bool, stopAll: Bool, soon: Set<ObjectIdentifier>)>(
+        ([], 0, false, false, [])
+    )
     private let ended = ConditionLock()
     private var running = true  // ended
 
@@ -150,6 +162,12 @@ private final class Worker: @unchecked Sendable {
         wake()
     }
 
+    /// Has the worker take `turns`' turn at once (a frame arrived from outside its sockets).
+    func takeTurnSoon(_ turns: SubscriptionTurns) {
+        let first = state.withLock { $0.soon.insert(ObjectIdentifier(turns)).inserted }
+        if first { wake() }
+    }
+
     /// Asks every subscriber it drives to stop.
     func stopAll() {
         state.withLock { $0.stopAll = true }
@@ -185,9 +203,12 @@ private final class Worker: @unchecked Sendable {
             return ended
         }
         while true {
-            let (incoming, stopping, stopAll) = state.withLock { state in
-                defer { state.incoming.removeAll() }
-                return (state.incoming, state.stopping, state.stopAll)
+            let (incoming, stopping, stopAll, soon) = state.withLock { state in
+                defer {
+                    state.incoming.removeAll()
+                    state.soon.removeAll()
+                }
+                return (state.incoming, state.stopping, state.stopAll, state.soon)
             }
             if stopAll, !stopped {
                 stopped = true
@@ -198,6 +219,9 @@ private final class Worker: @unchecked Sendable {
                 if stopped { turns.subscriber.stop() }
                 members.append(Member(turns: turns, sockets: turns.subscription.sockets, generation: turns.subscription.socketsGeneration))
                 wakes.append(turns.nextWake?.nanoseconds ?? .max)
+            }
+            if !soon.isEmpty {
+                for index in members.indices where soon.contains(ObjectIdentifier(members[index].turns)) { wakes[index] = 0 }
             }
             // Take the turns that are due; hand the runs that ended to the observer thread.
             let now = clock.now

@@ -2,8 +2,6 @@
 import Glibc
 #endif
 import Dispatch
-import Logging
-import PlayoutCodec
 import PlayoutCore
 
 /// The driver of ``Subscriber/start()``: carries a ``Subscription``'s decisions out with real
@@ -24,7 +22,6 @@ final class ThreadedDriver: @unchecked Sendable {
     private let subscription: Subscription
     private let source: SubscriptionSource
     private let clock: MonotonicClock
-    private let logger = Logger(label: "playout.subscriber")
 
     init(subscription: Subscription, source: SubscriptionSource, clock: MonotonicClock) {
         self.subscription = subscription
@@ -75,7 +72,7 @@ final class ThreadedDriver: @unchecked Sendable {
         }
         if case .demuxer(let input) = source {
             do {
-                try startThread(named: "playout-demux") { [self] in demux(input, into: subscription) }
+                try DemuxReader(input: input, subscription: subscription, clock: clock).start()
             } catch {
                 subscription.fail(reason: "\(error)")  // the intake thread ends the subscription
                 throw error
@@ -133,64 +130,6 @@ final class ThreadedDriver: @unchecked Sendable {
                     descriptors[index].fd = -1
                     wake = clock.now
                 }
-            }
-        }
-    }
-
-    /// Reads a libavformat input on its own thread (reads block): paces a file in real time,
-    /// hands each frame to its track, and reopens a failed or ended URL with backoff.
-    private func demux(_ input: DemuxedInput, into subscription: Subscription) {
-        let tracks = subscription.tracks
-        var demuxer = input.takeOpened()  // the subscriber keeps no reference: a reopen can bind again
-        demuxer?.usesDecodingTimestamps = true
-        var pacer = RealTimePacer(clock: clock)
-        var mapping = DemuxedInput.trackMapping(input.streams, tracks: tracks)
-        var latest: [Int: MediaTime] = [:]
-        while !subscription.isFinished {
-            guard let current = demuxer else {
-                // Reopen when the decisions say (after their backoff).
-                guard subscription.waitForInputReopen() else { return }
-                do {
-                    let reopened = try FFmpegDemuxer(url: input.url, options: input.options, clock: clock)
-                    reopened.usesDecodingTimestamps = true
-                    demuxer = reopened
-                    mapping = DemuxedInput.trackMapping(reopened.streams.filter { $0.kind != nil }, tracks: tracks)
-                    pacer = RealTimePacer(clock: clock)
-                    latest = [:]
-                    for track in tracks { track.restart() }
-                    subscription.inputReopened()
-                    logger.info("reopened \(input.url)")
-                } catch {
-                    subscription.inputReopenFailed(error)
-                }
-                continue
-            }
-            do {
-                guard var frame = try current.read() else {
-                    if input.isFile {
-                        subscription.inputDidEnd()
-                        return
-                    }
-                    subscription.sourceFailed(.input, error: PlayoutError(.invalidSource, "\(input.url) ended"))
-                    demuxer = nil
-                    continue
-                }
-                guard let track = mapping[Int(frame.track.rawValue)] else { continue }
-                if input.isFile { subscription.sleep(until: pacer.dueInstant(for: frame.mediaTime.duration)) }
-                let now = clock.now
-                frame.firstArrival = now
-                frame.lastArrival = now
-                // A sender that restarted behind the same URL: its timestamps start again.
-                let stream = Int(frame.track.rawValue)
-                if let last = latest[stream], frame.mediaTime < last || frame.mediaTime.duration > last.duration + .seconds(5) {
-                    logger.info("\(input.url): timestamps jumped from \(last) to \(frame.mediaTime); restarting the track")
-                    track.restart()
-                }
-                latest[stream] = frame.mediaTime
-                track.receive(frame: frame)
-            } catch {
-                subscription.sourceFailed(.input, error: error)
-                demuxer = nil
             }
         }
     }

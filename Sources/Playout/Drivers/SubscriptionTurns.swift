@@ -42,12 +42,21 @@ package final class SubscriptionTurns: @unchecked Sendable {
         earliest(feedbackWake)
         for loopWake in loopWakes {
             switch loopWake {
-            case .present(let at): earliest(at)
+            case .present(let at), .yield(let at): earliest(at)
             case .poll(let until, _): earliest(until)
             case .stopped: break
             }
         }
         return wake
+    }
+
+    /// When a loop's wake is due (`.max` for none), for ordering.
+    private static func instant(of wake: PlayoutLoop.Wake) -> Int64 {
+        switch wake {
+        case .present(let at), .yield(let at): at.nanoseconds
+        case .poll(let until, _): until?.nanoseconds ?? .max
+        case .stopped: .max
+        }
     }
 
     /// Does everything due at `now`; returns whether the subscription's decisions said the end
@@ -62,11 +71,20 @@ package final class SubscriptionTurns: @unchecked Sendable {
         }
         if let due = controlWake, due <= now { controlWake = subscription.control(now: now) }
         if let due = feedbackWake, due <= now { feedbackWake = subscription.feedback(now: now) }
-        for (index, loop) in subscription.loops.enumerated() {
+        // Earliest first; each loop told when another presents next, so a decode does not keep
+        // an audio frame waiting that is due before the decode would end.
+        let order = subscription.loops.indices.sorted { Self.instant(of: loopWakes[$0]) < Self.instant(of: loopWakes[$1]) }
+        for index in order {
             switch loopWakes[index] {
             case .present(let at) where at > now: continue
+            case .yield(let at) where at > now: continue
             case .stopped: continue
-            default: loopWakes[index] = loop.advance(now: now)
+            default:
+                var deadline: MonotonicInstant?
+                for (other, wake) in loopWakes.enumerated() where other != index {
+                    if case .present(let at) = wake { deadline = min(deadline ?? at, at) }
+                }
+                loopWakes[index] = subscription.loops[index].advance(now: now, presentingBy: deadline)
             }
         }
         return controlWake == nil

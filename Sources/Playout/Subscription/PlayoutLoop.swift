@@ -36,6 +36,9 @@ package final class PlayoutLoop: @unchecked Sendable {
         case present(at: MonotonicInstant)
         /// Nothing decoded waits: wait for new packets or until the instant (nil: until woken).
         case poll(until: MonotonicInstant?, generation: Int)
+        /// Another track of the subscription presents then, sooner than a decode would take:
+        /// come back at that instant, after it presented.
+        case yield(until: MonotonicInstant)
         /// The track was asked to stop.
         case stopped
     }
@@ -67,6 +70,9 @@ package final class PlayoutLoop: @unchecked Sendable {
     /// clock decoding takes no time, so a simulation decides the same way every run).
     private var decodeTime: Duration = .zero
     private var decodes = 0
+    /// Whether the last ``advance(now:presentingBy:)`` yielded to another track: it does not yield
+    /// twice in a row, so a decode slower than the other track's frame interval still happens.
+    private var yielded = false
     /// The benchmark's per-frame record (nil: not kept) and the next frame's index in it.
     private let frameLog: FrameLog?
     private var frameIndex = 0
@@ -100,7 +106,9 @@ package final class PlayoutLoop: @unchecked Sendable {
 
     /// Does everything due at `now`: presents the decoded frames whose render time came, decodes
     /// what the pipeline releases (in bursts), skips what is late; returns when to come back.
-    package func advance(now start: MonotonicInstant) -> Wake {
+    /// `deadline`: when another track on the same thread presents next — no decode starts that
+    /// would keep it waiting (an average decode and 2 ms), once in a row.
+    package func advance(now start: MonotonicInstant, presentingBy deadline: MonotonicInstant? = nil) -> Wake {
         var now = start
         while true {
             if let first = decoded.first {
@@ -119,6 +127,17 @@ package final class PlayoutLoop: @unchecked Sendable {
                     continue
                 }
             }
+            // Another track presents before a decode would finish: it goes first.
+            if let deadline, deadline > now, !yielded {
+                let average = decodes > 0 ? decodeTime / decodes : .zero
+                if decoder != nil, now.duration(to: deadline) < average + .milliseconds(2) {
+                    yielded = true
+                    bursting = false
+                    if let first = decoded.first, first.renderAt < deadline { return .present(at: first.renderAt) }
+                    return .yield(until: deadline)
+                }
+            }
+            yielded = false
             // Nothing decoded waits: ask for the next frame. In a burst: take what is released
             // within the horizon now, without waiting.
             guard let polled = track.poll(now: now, lead: decoded.isEmpty ? ahead.wakeLead : ahead.horizon, loopHoldsNothing: decoded.isEmpty) else {
@@ -192,6 +211,8 @@ package final class PlayoutLoop: @unchecked Sendable {
                 sleepUntil(instant)
             case .poll(let until, let generation):
                 track.wait(until: until, generation: generation)
+            case .yield(let instant):
+                sleepUntil(instant)
             case .stopped:
                 break loop
             }

@@ -70,16 +70,19 @@ let package = Package(
         // Network backends (InfluxDB, Graphite, swift-metrics/Prometheus) over a small HTTP/TCP layer.
         .target(name: "PlayoutTelemetryBackends", dependencies: ["PlayoutTelemetry", "PlayoutCore", coreMetrics, prometheus], swiftSettings: settings),
 
-        // The public facade and the command-line tool.
-        .target(
-            name: "Playout",
-            dependencies: ["PlayoutCore", "PlayoutRTP", "PlayoutJitter", "PlayoutCodec", "PlayoutTelemetry", log],
-            swiftSettings: settings
-        ),
-        // Analytics SDK shapes (Adobe heartbeat, Mux, Nielsen DCR, OpenAVT) over the telemetry engine.
+        // Analytics SDK shapes (Adobe heartbeat, Mux, Nielsen DCR, OpenAVT) over the telemetry engine
+        // only: a test that wants the Mux shape links neither FFmpeg nor libsrtp2.
         .target(
             name: "PlayoutAnalytics",
-            dependencies: ["Playout", "PlayoutCore", "PlayoutTelemetry", log],
+            dependencies: ["PlayoutCore", "PlayoutTelemetry", log],
+            swiftSettings: settings
+        ),
+
+        // The public facade (with the bridges from a subscriber to telemetry and the adapters) and
+        // the command-line tool.
+        .target(
+            name: "Playout",
+            dependencies: ["PlayoutCore", "PlayoutRTP", "PlayoutJitter", "PlayoutCodec", "PlayoutTelemetry", "PlayoutAnalytics", log],
             swiftSettings: settings
         ),
         .executableTarget(
@@ -198,7 +201,7 @@ let package = Package(
         .testTarget(name: "PlayoutCodecTests", dependencies: ["PlayoutCodec", "PlayoutCore", "PlayoutTesting", log, .product(name: "InMemoryLogging", package: "swift-log")], swiftSettings: settings),
         .testTarget(name: "PlayoutTelemetryTests", dependencies: ["PlayoutTelemetry", "PlayoutCore", "PlayoutTesting", log, .product(name: "InMemoryLogging", package: "swift-log")], swiftSettings: settings),
         .testTarget(name: "PlayoutTelemetryBackendsTests", dependencies: ["PlayoutTelemetryBackends", "PlayoutTelemetry", "PlayoutCore", "PlayoutTesting", coreMetrics, metricsTestKit, prometheus], swiftSettings: settings),
-        .testTarget(name: "PlayoutTests", dependencies: ["Playout", "PlayoutCore", "PlayoutRTP", "PlayoutJitter", "PlayoutCodec", "PlayoutTesting"], swiftSettings: settings),
+        .testTarget(name: "PlayoutTests", dependencies: ["Playout", "PlayoutAnalytics", "PlayoutTelemetry", "PlayoutCore", "PlayoutRTP", "PlayoutJitter", "PlayoutCodec", "PlayoutTesting"], swiftSettings: settings),
         .testTarget(name: "PlayoutAnalyticsTests", dependencies: ["PlayoutAnalytics", "Playout", "PlayoutCore", "PlayoutTelemetry", "PlayoutTesting"], swiftSettings: settings),
         .testTarget(name: "PlayoutCLITests", dependencies: ["PlayoutCLI", "Playout", "PlayoutTelemetry", "PlayoutTelemetryBackends"], swiftSettings: settings),
         .testTarget(name: "IntegrationTests", dependencies: ["Playout", "PlayoutAnalytics", "PlayoutCore", "PlayoutRTP", "PlayoutTelemetry", "PlayoutTelemetryBackends", "PlayoutTesting", coreMetrics, prometheus], swiftSettings: settings),

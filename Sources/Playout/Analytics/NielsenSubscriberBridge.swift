@@ -1,6 +1,6 @@
-public import Playout
+public import PlayoutAnalytics
 import PlayoutCore
-public import PlayoutTelemetry
+import PlayoutTelemetry
 
 /// Drives a ``NielsenAppSDK`` from a real subscription, as a player integrating the SDK would:
 /// built on ``SubscriberEventFeed`` (the subscriber's one ``SubscriberTelemetryTranslator``).

@@ -1,6 +1,6 @@
-public import Playout
+public import PlayoutAnalytics
 import PlayoutCore
-public import PlayoutTelemetry
+import PlayoutTelemetry
 
 /// Drives an OpenAVT tracker from a real subscription, as a player's OpenAVT tracker would: built
 /// on ``SubscriberEventFeed`` (the subscriber's one ``SubscriberTelemetryTranslator``).

@@ -1,6 +1,5 @@
-import Playout
 public import PlayoutCore
-public import PlayoutTelemetry
+import PlayoutTelemetry
 
 /// A subscription told as a player's story, sans-IO, for the SDK adapters' bridges: it feeds the
 /// subscriber's state, playout delay and QoS samples through ``SubscriberTelemetryTranslator``

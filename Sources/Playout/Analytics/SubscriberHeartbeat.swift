@@ -1,7 +1,7 @@
 public import Logging
-public import Playout
+public import PlayoutAnalytics
 import PlayoutCore
-public import PlayoutTelemetry
+import PlayoutTelemetry
 
 /// A subscriber is the heartbeat's player: its QoS is the QoS info (bitrate over the last sample
 /// window, the video's frames per second, every frame dropped, the picture size — the numbers of

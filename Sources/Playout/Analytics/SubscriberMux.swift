@@ -1,4 +1,4 @@
-public import Playout
+public import PlayoutAnalytics
 
 /// Feeds a ``MuxCore`` player from a real subscription: the subscriber's story
 /// (``SubscriberPlayerStory``) becomes Mux's events — `viewinit` with the video's data and

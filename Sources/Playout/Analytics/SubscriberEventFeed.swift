@@ -1,6 +1,5 @@
-public import Playout
 import PlayoutCore
-public import PlayoutTelemetry
+import PlayoutTelemetry
 
 /// A subscription's observable updates — state, QoS samples, the playout delay in effect — turned
 /// into telemetry events by the one ``SubscriberTelemetryTranslator``, handed to a bridge that

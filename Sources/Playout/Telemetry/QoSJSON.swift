@@ -252,3 +252,9 @@ package func fixed(_ value: Double, _ digits: Int) -> String {
     let padded = String(repeating: "0", count: max(0, digits + 1 - text.count)) + text
     return sign + padded.dropLast(digits) + "." + padded.suffix(digits)
 }
+
+extension JSONLinesTelemetryBackend.Format {
+    /// The command line's `--json` stream: a subscriber's QoS samples and contract events, in
+    /// the documented shape (``QoSJSONWriter/line(for:)``); other records are left out.
+    public static var commandLine: Self { .lines { QoSJSONWriter().line(for: $0) } }
+}

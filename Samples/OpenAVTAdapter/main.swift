@@ -13,9 +13,9 @@ LoggingSetup.bootstrap()
 // pings (the engine's heartbeats) every second here instead of OpenAVT's 30 s.
 let memory = InMemoryTelemetryBackend()
 let conformance = ConformanceLog<OpenAVTRule>()
+let engine = try TelemetryInstrument(configuration: OpenAVTInstrument.engineConfiguration(pingInterval: .seconds(1)))
 let instrument = try OpenAVTInstrument(
-    hub: OpenAVTHubCore(), metricalc: OpenAVTMetricalcCore(), backend: memory,
-    configuration: .init(hub: .init(heartbeatInterval: .seconds(1))), conformance: conformance)
+    engine: engine, hub: OpenAVTHubCore(), metricalc: OpenAVTMetricalcCore(), backend: memory, conformance: conformance)
 let tracker = instrument.addTracker(name: "subscriber")
 instrument.ready()
 

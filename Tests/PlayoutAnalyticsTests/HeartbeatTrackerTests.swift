@@ -46,7 +46,7 @@ struct HeartbeatTrackerTests {
         init(_ configuration: HeartbeatTracker.Configuration = .init(publisher: "org1", debugLogging: true, conformance: true)) throws {
             instrument = try TelemetryInstrument(
                 backends: [memory], configuration: .init(delivery: .init(linger: .zero), engineId: "e"), clock: clock,
-                wallClockNanoseconds: HeartbeatTrackerTests.wallStart)
+                wallClockNanoseconds: HeartbeatTrackerTests.wallStart, driver: .embedded)
             let collector = collector
             heartbeat = HeartbeatTracker(
                 instrument: instrument, delegate: player, configuration: configuration,

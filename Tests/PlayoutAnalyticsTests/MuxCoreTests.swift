@@ -22,7 +22,7 @@ struct MuxCoreTests {
             configuration.delivery = .init(linger: .zero)
             configuration.engineId = "e"
             instrument = try TelemetryInstrument(
-                backends: [memory, beacons], configuration: configuration, clock: clock, wallClockNanoseconds: MuxCoreTests.wallStart)
+                backends: [memory, beacons], configuration: configuration, clock: clock, wallClockNanoseconds: MuxCoreTests.wallStart, driver: .embedded)
             let collector = collector
             mux = MuxCore(
                 instrument: instrument, configuration: .init(debugLogging: true, conformance: true),

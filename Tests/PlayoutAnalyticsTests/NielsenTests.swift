@@ -33,7 +33,7 @@ final class NielsenHarness {
     init() throws {
         instrument = try TelemetryInstrument(
             backends: [memory], configuration: .init(delivery: .init(linger: .zero), engineId: "n"), clock: clock,
-            wallClockNanoseconds: NielsenFixtures.wallStart)
+            wallClockNanoseconds: NielsenFixtures.wallStart, driver: .embedded)
     }
 
     func makeSDK(appInfo: [String: NielsenValue] = ["appid": NielsenFixtures.appId], name: String = "nielsen", logger: Logger? = nil) -> NielsenAppSDK {

@@ -1,5 +1,5 @@
 public import Logging
-public import PlayoutCore
+import PlayoutCore
 public import PlayoutTelemetry
 
 /// OpenAVT's instrument shape over the telemetry engine: trackers emit actions
@@ -9,7 +9,7 @@ public import PlayoutTelemetry
 ///
 /// | OpenAVT | here |
 /// |---|---|
-/// | instrument | one ``TelemetryInstrument`` (``engine``): its ring, session hubs, KPIs and backend threads |
+/// | instrument | the ``TelemetryInstrument`` it is given (``engine``), shared with every other adapter and tracker: no second engine |
 /// | tracker (`addTracker` → id) | an engine ``TelemetryTracker``: its own sessions |
 /// | hub | an ``OpenAVTHub`` (default ``OpenAVTHubCore``) run on the emitting thread before the engine's session hub |
 /// | metricalc | an ``OpenAVTMetricalc`` (default ``OpenAVTMetricalcCore``); metrics become the session's metric records |
@@ -25,7 +25,8 @@ public import PlayoutTelemetry
 ///
 /// ```swift
 /// let memory = InMemoryTelemetryBackend()
-/// let instrument = try OpenAVTInstrument(hub: OpenAVTHubCore(), metricalc: OpenAVTMetricalcCore(), backend: memory)
+/// let engine = try TelemetryInstrument(configuration: OpenAVTInstrument.engineConfiguration())
+/// let instrument = try OpenAVTInstrument(engine: engine, hub: OpenAVTHubCore(), metricalc: OpenAVTMetricalcCore(), backend: memory)
 /// let tracker = instrument.addTracker()
 /// instrument.ready()
 /// instrument.emit(action: .streamLoad, trackerId: tracker)
@@ -66,18 +67,25 @@ public final class OpenAVTInstrument: Sendable {
         var rejected = 0
     }
 
-    /// An instrument with `hub`, `metricalc` and `backend`, on an engine configured with
-    /// `configuration` (default: heartbeats every 30 s, OpenAVT's ping interval).
+    /// An engine configuration with OpenAVT's ping interval (30 s) as the heartbeat interval.
+    public static func engineConfiguration(pingInterval: Duration = defaultPingInterval) -> TelemetryInstrument.Configuration {
+        .init(hub: .init(heartbeatInterval: pingInterval))
+    }
+
+    /// An instrument with `hub`, `metricalc` and `backend` on `engine` — the one engine every
+    /// adapter shares (its heartbeat interval is the ping interval: ``engineConfiguration(pingInterval:)``);
+    /// `backend` is added to it.
     ///
-    /// - Throws: ``TelemetryEngineError`` when the engine's threads cannot start.
+    /// - Throws: ``TelemetryEngineError`` when `engine` is shutting down or the backend's thread
+    ///   cannot start.
     public init(
-        hub: some OpenAVTHub = OpenAVTHubCore(), metricalc: some OpenAVTMetricalc = OpenAVTMetricalcCore(), backend: any TelemetryBackend,
-        configuration: TelemetryInstrument.Configuration = .init(hub: .init(heartbeatInterval: OpenAVTInstrument.defaultPingInterval)),
-        instrumentId: String? = nil, conformance: ConformanceLog<OpenAVTRule>? = nil, clock: any PlayoutClock = MonotonicClock(),
-        wallClockNanoseconds: Int64? = nil, logger: Logger = Logger(label: "playout.analytics.openavt")
+        engine: TelemetryInstrument, hub: some OpenAVTHub = OpenAVTHubCore(), metricalc: some OpenAVTMetricalc = OpenAVTMetricalcCore(),
+        backend: any TelemetryBackend, instrumentId: String? = nil, conformance: ConformanceLog<OpenAVTRule>? = nil,
+        logger: Logger = Logger(label: "playout.analytics.openavt")
     ) throws(TelemetryEngineError) {
-        engine = try TelemetryInstrument(
-            backends: [backend], configuration: configuration, clock: clock, wallClockNanoseconds: wallClockNanoseconds, logger: logger)
+        try engine.addBackend(backend)
+        self.engine = engine
+        let clock = engine.clock
         var random = SystemRandomNumberGenerator()
         self.instrumentId = instrumentId ?? String(random.next() as UInt64, radix: 16)
         self.conformance = conformance

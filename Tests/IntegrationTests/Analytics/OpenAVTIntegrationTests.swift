@@ -11,8 +11,8 @@ struct OpenAVTIntegrationTests {
     func story() throws {
         let memory = InMemoryTelemetryBackend()
         let log = ConformanceLog<OpenAVTRule>()
-        let instrument = try OpenAVTInstrument(
-            backend: memory, configuration: .init(hub: .init(heartbeatInterval: .seconds(1)), delivery: .init(linger: .zero)), conformance: log)
+        let engine = try TelemetryInstrument(configuration: .init(hub: .init(heartbeatInterval: .seconds(1)), delivery: .init(linger: .zero)))
+        let instrument = try OpenAVTInstrument(engine: engine, backend: memory, conformance: log)
         let tracker = instrument.addTracker(name: "subscriber")
         instrument.ready()
         var bridge: OpenAVTSubscriberBridge?

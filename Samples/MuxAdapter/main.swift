@@ -24,7 +24,7 @@ let subscriber = try Subscriber(
     sessionDescription: publisher.sessionDescription,
     options: .init(duration: .seconds(7), overrides: [ScheduledOverride(delay: .seconds(1), at: .milliseconds(1_500), hold: .seconds(1))]))
 
-let bridge = SubscriberMuxBridge(subscriber: subscriber, mux: mux, player: "main")
+let bridge = MuxSubscriberBridge(subscriber: subscriber, mux: mux, player: "main")
 try subscriber.start()
 try publisher.start()
 _ = try publisher.waitUntilEnded()

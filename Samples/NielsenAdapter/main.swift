@@ -38,8 +38,7 @@ let bridge = NielsenSubscriberBridge(
 try subscriber.start()
 try publisher.start()
 _ = try publisher.waitUntilEnded()
-let final = subscriber.waitUntilEnded()
-bridge.finish(final: final)
+let final = subscriber.waitUntilEnded()  // the bridge has finished by itself: end, the last QoS
 ticker.shutdown()
 instrument.shutdown(timeout: .seconds(5))
 

@@ -34,8 +34,7 @@ let bridge = OpenAVTSubscriberBridge(subscriber: subscriber, instrument: instrum
 try subscriber.start()
 try publisher.start()
 _ = try publisher.waitUntilEnded()
-let final = subscriber.waitUntilEnded()
-bridge.finish(final: final)
+let final = subscriber.waitUntilEnded()  // the bridge has finished by itself: End, the last Ping
 instrument.shutdown(timeout: .seconds(5))
 
 let records = memory.records

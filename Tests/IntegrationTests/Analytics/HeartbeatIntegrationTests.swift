@@ -11,9 +11,9 @@ struct HeartbeatIntegrationTests {
         let memory = InMemoryTelemetryBackend()
         let instrument = try AnalyticsStory.makeInstrument(memory)
         let unloaded = DispatchSemaphore(value: 0)
-        var bridge: SubscriberHeartbeatBridge?
+        var bridge: HeartbeatSubscriberBridge?
         let final = try AnalyticsStory.run(.heartbeatMux) { subscriber in
-            bridge = SubscriberHeartbeatBridge(
+            bridge = HeartbeatSubscriberBridge(
                 subscriber: subscriber, instrument: instrument, configuration: .init(conformance: true), onVideoUnloaded: { unloaded.signal() })
             return nil
         }.final

@@ -13,9 +13,9 @@ struct MuxIntegrationTests {
         try instrument.addBackend(beacons)
         let mux = MuxCore(instrument: instrument, configuration: .init(conformance: true))
         mux.dispatchGlobalDataEvent(MuxGlobalData(environmentKey: "env-test", viewerUserId: "ci"))
-        var bridge: SubscriberMuxBridge?
+        var bridge: MuxSubscriberBridge?
         let story = try AnalyticsStory.run(.heartbeatMux) { subscriber in
-            bridge = SubscriberMuxBridge(subscriber: subscriber, mux: mux, player: "main")
+            bridge = MuxSubscriberBridge(subscriber: subscriber, mux: mux, player: "main")
             return nil
         }
         let final = story.final

@@ -19,7 +19,7 @@ struct OpenAVTIntegrationTests {
         let story = try AnalyticsStory.run(.nielsenOpenAVT) { subscriber in
             let made = OpenAVTSubscriberBridge(subscriber: subscriber, instrument: instrument, trackerId: tracker)
             bridge = made
-            return { made.finish(final: $0) }
+            return nil  // the bridge finishes by itself when the subscription ends
         }
         instrument.shutdown(timeout: .seconds(5))
         _ = bridge

@@ -9,7 +9,7 @@ LoggingSetup.bootstrap()
 let memory = InMemoryTelemetryBackend()
 let beacons = MuxBeaconBackend()  // Mux's beacons: batched every 10 s, closed at viewend
 let instrument = try TelemetryInstrument(backends: [memory, beacons], configuration: MuxCore.instrumentConfiguration())
-let mux = MuxCore(instrument: instrument, configuration: .init(conformance: true))
+let mux = MuxCore(instrument: instrument, options: .conformance())
 mux.dispatchGlobalDataEvent(MuxGlobalData(environmentKey: "sample-env", viewerUserId: "viewer-1", deviceCategory: "desktop"))
 
 // 6.5 s of 320×180 H.264 over SRTP; everything is lost from 3 s to 4.5 s after the first datagram.

@@ -13,7 +13,7 @@ let instrument = try TelemetryInstrument(backends: [memory], configuration: .ini
 
 // One SDK instance per player, in conformance mode; one ticker thread reports the playheads.
 let conformance = ConformanceLog<NielsenRule>()
-let nielsen = NielsenAppSDK(appInfo: ["appid": "PE4D5C2A1-0B1C-4D2E-8F3A-5B6C7D8E9F00"], instrument: instrument, conformance: conformance)
+let nielsen = NielsenAppSDK(appInfo: ["appid": "PE4D5C2A1-0B1C-4D2E-8F3A-5B6C7D8E9F00"], instrument: instrument, options: .init(conformance: conformance))
 let ticker = try NielsenPlayheadTicker()
 let content: [String: NielsenValue] = [
     "type": "content", "assetid": "EP-001", "program": "Playout News", "title": "Playout News S1E1", "length": "0",

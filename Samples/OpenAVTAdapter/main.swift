@@ -15,7 +15,7 @@ let memory = InMemoryTelemetryBackend()
 let conformance = ConformanceLog<OpenAVTRule>()
 let engine = try TelemetryInstrument(configuration: OpenAVTInstrument.engineConfiguration(pingInterval: .seconds(1)))
 let instrument = try OpenAVTInstrument(
-    engine: engine, hub: OpenAVTHubCore(), metricalc: OpenAVTMetricalcCore(), backend: memory, conformance: conformance)
+    engine: engine, hub: OpenAVTHubCore(), metricalc: OpenAVTMetricalcCore(), backend: memory, options: .init(conformance: conformance))
 let tracker = instrument.addTracker(name: "subscriber")
 instrument.ready()
 

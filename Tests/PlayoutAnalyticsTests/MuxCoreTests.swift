@@ -25,8 +25,8 @@ struct MuxCoreTests {
                 backends: [memory, beacons], configuration: configuration, clock: clock, wallClockNanoseconds: MuxCoreTests.wallStart, driver: .embedded)
             let collector = collector
             mux = MuxCore(
-                instrument: instrument, configuration: .init(debugLogging: true, conformance: true),
-                logger: Logger(label: "mux") { collector.makeHandler(label: $0) }, wallClockNanoseconds: MuxCoreTests.wallStart)
+                instrument: instrument, configuration: .init(debugLogging: true),
+                options: .conformance(logger: Logger(label: "mux") { collector.makeHandler(label: $0) }), wallClockNanoseconds: MuxCoreTests.wallStart)
         }
 
         var findings: [MuxRule] { mux.conformance?.findings.map(\.rule) ?? [] }

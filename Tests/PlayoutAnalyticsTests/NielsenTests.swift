@@ -38,8 +38,8 @@ final class NielsenHarness {
 
     func makeSDK(appInfo: [String: NielsenValue] = ["appid": NielsenFixtures.appId], name: String = "nielsen", logger: Logger? = nil) -> NielsenAppSDK {
         NielsenAppSDK(
-            appInfo: appInfo, instrument: instrument, name: name, conformance: log, clock: clock,
-            wallClockNanoseconds: NielsenFixtures.wallStart, logger: logger ?? Logger(label: "test"))
+            appInfo: appInfo, instrument: instrument, name: name, options: .init(conformance: log, logger: logger ?? Logger(label: "test")),
+            clock: clock, wallClockNanoseconds: NielsenFixtures.wallStart)
     }
 
     /// play, loadMetadata, then `seconds` playheads a second apart (live: the Unix time).

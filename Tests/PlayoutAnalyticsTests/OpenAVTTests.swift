@@ -16,7 +16,7 @@ final class OpenAVTHarness {
         let engine = try TelemetryInstrument(
             configuration: .init(ringCapacity: ringCapacity, hub: .init(heartbeatInterval: .seconds(30)), delivery: .init(linger: .zero), engineId: "o"),
             clock: clock, wallClockNanoseconds: 1_700_000_000_000_000_000, driver: .embedded)
-        instrument = try OpenAVTInstrument(engine: engine, hub: hub, metricalc: metricalc, backend: memory, instrumentId: "i", conformance: log)
+        instrument = try OpenAVTInstrument(engine: engine, hub: hub, metricalc: metricalc, backend: memory, instrumentId: "i", options: .init(conformance: log))
     }
 
     /// Emits `actions` on `tracker`, `step` apart.

@@ -1,4 +1,4 @@
-public import Logging
+import Logging
 public import PlayoutAnalytics
 import PlayoutCore
 import PlayoutTelemetry
@@ -48,9 +48,9 @@ public final class HeartbeatSubscriberBridge: Sendable {
     /// runs once the unload has reached every backend.
     public init(
         subscriber: Subscriber, instrument: TelemetryInstrument, configuration: HeartbeatTracker.Configuration = .init(),
-        logger: Logger = Logger(label: "playout.analytics.heartbeat"), onVideoUnloaded: @escaping @Sendable () -> Void = {}
+        options: AnalyticsAdapterOptions<HeartbeatRule> = .init(), onVideoUnloaded: @escaping @Sendable () -> Void = {}
     ) {
-        let heartbeat = HeartbeatTracker(instrument: instrument, delegate: subscriber, configuration: configuration, logger: logger)
+        let heartbeat = HeartbeatTracker(instrument: instrument, delegate: subscriber, configuration: configuration, options: options)
         self.heartbeat = heartbeat
         @Sendable func perform(_ steps: [SubscriberPlayerStory.Step]) {
             for step in steps {

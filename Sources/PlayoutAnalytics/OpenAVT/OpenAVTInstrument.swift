@@ -1,4 +1,4 @@
-public import Logging
+import Logging
 import PlayoutCore
 public import PlayoutTelemetry
 
@@ -43,8 +43,10 @@ public final class OpenAVTInstrument: Sendable {
     public let engine: TelemetryInstrument
     /// The instrument's id (the prefix of its stream ids).
     public let instrumentId: String
+    /// Conformance log, logger and quiet mode.
+    public let options: AnalyticsAdapterOptions<OpenAVTRule>
     /// The conformance record (nil: conformance mode off).
-    public let conformance: ConformanceLog<OpenAVTRule>?
+    public var conformance: ConformanceLog<OpenAVTRule>? { options.conformance }
 
     private let clock: any PlayoutClock
     private let logger: Logger
@@ -80,17 +82,16 @@ public final class OpenAVTInstrument: Sendable {
     ///   cannot start.
     public init(
         engine: TelemetryInstrument, hub: some OpenAVTHub = OpenAVTHubCore(), metricalc: some OpenAVTMetricalc = OpenAVTMetricalcCore(),
-        backend: any TelemetryBackend, instrumentId: String? = nil, conformance: ConformanceLog<OpenAVTRule>? = nil,
-        logger: Logger = Logger(label: "playout.analytics.openavt")
+        backend: any TelemetryBackend, instrumentId: String? = nil, options: AnalyticsAdapterOptions<OpenAVTRule> = .init()
     ) throws(TelemetryEngineError) {
         try engine.addBackend(backend)
         self.engine = engine
         let clock = engine.clock
         var random = SystemRandomNumberGenerator()
         self.instrumentId = instrumentId ?? String(random.next() as UInt64, radix: 16)
-        self.conformance = conformance
+        self.options = options
         self.clock = clock
-        self.logger = logger
+        logger = options.logger ?? Logger(label: "playout.analytics.openavt")
         shared = LockedValue(Shared(hub: hub, metricalc: metricalc, backend: backend))
     }
 
@@ -104,7 +105,7 @@ public final class OpenAVTInstrument: Sendable {
             shared.nextTrackerId += 1
             let tracker = engine.makeTracker(name: name)
             shared.trackers[id] = Tracker(engine: tracker, state: OpenAVTPlaybackState(trackerId: id, streamIdPrefix: "\(instrumentId)-\(id)"))
-            if shared.ready { tracker.ready() }
+            if shared.ready, !options.quiet { tracker.ready() }
             return id
         }
     }
@@ -118,7 +119,7 @@ public final class OpenAVTInstrument: Sendable {
             report(.knownTracker, call: "removeTracker", "no tracker \(trackerId)")
             return false
         }
-        removed.engine.endOfService()
+        if !options.quiet { removed.engine.endOfService() }
         return true
     }
 
@@ -164,7 +165,7 @@ public final class OpenAVTInstrument: Sendable {
             shared.ready = true
             shared.hub.instrumentReady()
             shared.metricalc.instrumentReady()
-            for id in shared.trackers.keys.sorted() { shared.trackers[id]!.engine.ready() }
+            for id in shared.trackers.keys.sorted() where !options.quiet { shared.trackers[id]!.engine.ready() }
         }
     }
 
@@ -271,9 +272,9 @@ public final class OpenAVTInstrument: Sendable {
                 // Emitting only copies into the engine's ring; under the lock, so that events of
                 // calls from several threads keep the order they were decided in.
                 for telemetry in Self.events(for: accepted, previous: previous, state: tracker.state, rendition: rendition, ping: ping) {
-                    tracker.engine.emit(telemetry, at: accepted.time)
+                    if !options.quiet { tracker.engine.emit(telemetry, at: accepted.time) }
                 }
-                for metric in metrics { tracker.engine.emit(.metric(metric.name, metric.value), at: accepted.time) }
+                for metric in metrics where !options.quiet { tracker.engine.emit(.metric(metric.name, metric.value), at: accepted.time) }
                 return nil
             }
         }

@@ -14,7 +14,7 @@ struct HeartbeatIntegrationTests {
         var bridge: HeartbeatSubscriberBridge?
         let final = try AnalyticsStory.run(.heartbeatMux) { subscriber in
             bridge = HeartbeatSubscriberBridge(
-                subscriber: subscriber, instrument: instrument, configuration: .init(conformance: true), onVideoUnloaded: { unloaded.signal() })
+                subscriber: subscriber, instrument: instrument, options: .conformance(), onVideoUnloaded: { unloaded.signal() })
             return nil
         }.final
         #expect(unloaded.wait(timeout: .now() + 10) == .success)

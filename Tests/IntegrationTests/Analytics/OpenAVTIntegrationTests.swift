@@ -12,7 +12,7 @@ struct OpenAVTIntegrationTests {
         let memory = InMemoryTelemetryBackend()
         let log = ConformanceLog<OpenAVTRule>()
         let engine = try TelemetryInstrument(configuration: .init(hub: .init(heartbeatInterval: .seconds(1)), delivery: .init(linger: .zero)))
-        let instrument = try OpenAVTInstrument(engine: engine, backend: memory, conformance: log)
+        let instrument = try OpenAVTInstrument(engine: engine, backend: memory, options: .init(conformance: log))
         let tracker = instrument.addTracker(name: "subscriber")
         instrument.ready()
         var bridge: OpenAVTSubscriberBridge?

@@ -180,23 +180,24 @@ final class TelemetryBackendDriver: @unchecked Sendable {
     }
 
     /// The next batch to deliver; nil when finishing and nothing is left (or the deadline passed).
-    /// Not `waiting` (embedded, finishing on the caller's thread): what cannot go now is dropped
-    /// and counted instead of waited for.
+    /// Not `waiting` (embedded, finishing on the caller's thread): what is due goes, what cannot go
+    /// now is dropped and counted instead of waited for.
     private func next(waiting: Bool) -> TelemetryBatch? {
         condition.withLock {
             while true {
                 let now = clock.now
+                if !waiting {
+                    // Embedded: the clock does not move while the caller drains, so the deadline
+                    // cannot pass; what is due goes now, the rest (a retry's backoff) is dropped.
+                    if case .deliver(let batch) = machine.nextAction(now: now) { return batch }
+                    if !machine.isEmpty { machine.abandon() }
+                    return nil
+                }
                 if finishing, let deadline, now >= deadline {
                     machine.abandon()
                     return nil
                 }
-                let action = machine.nextAction(now: now)
-                if !waiting {
-                    if case .deliver(let batch) = action { return batch }
-                    if !machine.isEmpty { machine.abandon() }
-                    return nil
-                }
-                switch action {
+                switch machine.nextAction(now: now) {
                 case .deliver(let batch): return batch
                 case .wait(let until):
                     var timeout = now.duration(to: until)

@@ -202,7 +202,7 @@ let package = Package(
         .testTarget(name: "PlayoutTelemetryTests", dependencies: ["PlayoutTelemetry", "PlayoutCore", "PlayoutTesting", log, .product(name: "InMemoryLogging", package: "swift-log")], swiftSettings: settings),
         .testTarget(name: "PlayoutTelemetryBackendsTests", dependencies: ["PlayoutTelemetryBackends", "PlayoutTelemetry", "PlayoutCore", "PlayoutTesting", coreMetrics, metricsTestKit, prometheus], swiftSettings: settings),
         .testTarget(name: "PlayoutTests", dependencies: ["Playout", "PlayoutAnalytics", "PlayoutTelemetry", "PlayoutCore", "PlayoutRTP", "PlayoutJitter", "PlayoutCodec", "PlayoutTesting"], swiftSettings: settings),
-        .testTarget(name: "PlayoutAnalyticsTests", dependencies: ["PlayoutAnalytics", "Playout", "PlayoutCore", "PlayoutTelemetry", "PlayoutTesting"], swiftSettings: settings),
+        .testTarget(name: "PlayoutAnalyticsTests", dependencies: ["PlayoutAnalytics", "PlayoutCore", "PlayoutTelemetry", "PlayoutTesting", log], swiftSettings: settings),
         .testTarget(name: "PlayoutCLITests", dependencies: ["PlayoutCLI", "Playout", "PlayoutTelemetry", "PlayoutTelemetryBackends"], swiftSettings: settings),
         .testTarget(name: "IntegrationTests", dependencies: ["Playout", "PlayoutAnalytics", "PlayoutCore", "PlayoutRTP", "PlayoutTelemetry", "PlayoutTelemetryBackends", "PlayoutTesting", coreMetrics, prometheus], swiftSettings: settings),
     ]

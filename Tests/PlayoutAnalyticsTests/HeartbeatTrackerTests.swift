@@ -1,6 +1,8 @@
 import Dispatch
-import Playout
+import Logging
 import PlayoutAnalytics
+import PlayoutCore
+import PlayoutTelemetry
 import PlayoutTesting
 import Testing
 

@@ -1,5 +1,7 @@
-import Playout
+import Logging
 import PlayoutAnalytics
+import PlayoutCore
+import PlayoutTelemetry
 import PlayoutTesting
 import Testing
 

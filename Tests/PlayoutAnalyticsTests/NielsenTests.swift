@@ -1,4 +1,4 @@
-import Playout
+import Logging
 import PlayoutAnalytics
 import PlayoutCore
 import PlayoutTelemetry

@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "PlayoutJitter", targets: ["PlayoutJitter"]),
         .library(name: "PlayoutCodec", targets: ["PlayoutCodec"]),
         .library(name: "PlayoutTelemetry", targets: ["PlayoutTelemetry"]),
+        .library(name: "PlayoutTelemetryBackends", targets: ["PlayoutTelemetryBackends"]),
         .library(name: "PlayoutTesting", targets: ["PlayoutTesting"]),
         .library(name: "PlayoutAnalytics", targets: ["PlayoutAnalytics"]),
         .executable(name: "playout", targets: ["PlayoutCLI"]),
@@ -65,23 +66,28 @@ let package = Package(
         .target(name: "PlayoutRTP", dependencies: ["PlayoutCore", "CSRTP", "CSRTPCrypto", "CSocket", log], swiftSettings: settings),
         .target(name: "PlayoutJitter", dependencies: ["PlayoutCore", log], swiftSettings: settings),
         .target(name: "PlayoutCodec", dependencies: ["PlayoutCore", "CFFmpeg", log], swiftSettings: settings),
-        .target(name: "PlayoutTelemetry", dependencies: ["PlayoutCore", log, coreMetrics, prometheus], swiftSettings: settings),
+        .target(name: "PlayoutTelemetry", dependencies: ["PlayoutCore", log], swiftSettings: settings),
+        // Network backends (InfluxDB, Graphite, swift-metrics/Prometheus) over a small HTTP/TCP layer.
+        .target(name: "PlayoutTelemetryBackends", dependencies: ["PlayoutTelemetry", "PlayoutCore", coreMetrics, prometheus], swiftSettings: settings),
 
-        // The public facade and the command-line tool.
-        .target(
-            name: "Playout",
-            dependencies: ["PlayoutCore", "PlayoutRTP", "PlayoutJitter", "PlayoutCodec", "PlayoutTelemetry", log],
-            swiftSettings: settings
-        ),
-        // Analytics SDK shapes (Adobe heartbeat, Mux, Nielsen DCR, OpenAVT) over the telemetry engine.
+        // Analytics SDK shapes (Adobe heartbeat, Mux, Nielsen DCR, OpenAVT) over the telemetry engine
+        // only: a test that wants the Mux shape links neither FFmpeg nor libsrtp2.
         .target(
             name: "PlayoutAnalytics",
-            dependencies: ["Playout", "PlayoutCore", "PlayoutTelemetry", log],
+            dependencies: ["PlayoutCore", "PlayoutTelemetry", log],
+            swiftSettings: settings
+        ),
+
+        // The public facade (with the bridges from a subscriber to telemetry and the adapters) and
+        // the command-line tool.
+        .target(
+            name: "Playout",
+            dependencies: ["PlayoutCore", "PlayoutRTP", "PlayoutJitter", "PlayoutCodec", "PlayoutTelemetry", "PlayoutAnalytics", log],
             swiftSettings: settings
         ),
         .executableTarget(
             name: "PlayoutCLI",
-            dependencies: ["Playout", "PlayoutCore", "PlayoutTelemetry", argumentParser, log],
+            dependencies: ["Playout", "PlayoutCore", "PlayoutTelemetry", "PlayoutTelemetryBackends", argumentParser, log],
             swiftSettings: settings
         ),
 
@@ -107,7 +113,7 @@ let package = Package(
 
         .executableTarget(
             name: "WriteToInfluxDB",
-            dependencies: ["Playout"],
+            dependencies: ["Playout", "PlayoutTelemetryBackends"],
             path: "Samples/WriteToInfluxDB",
             exclude: ["README.md"],
             swiftSettings: settings
@@ -187,16 +193,17 @@ let package = Package(
 
         // libFuzzer harnesses: plain targets (an executable target would rename `main`), linked
         // with -sanitize=fuzzer by `make fuzz`.
-        .target(name: "PlayoutFuzz", dependencies: ["PlayoutRTP", "PlayoutCore", "PlayoutTelemetry", "Playout", "PlayoutCodec"], path: "Tests/Fuzz/PlayoutFuzz", exclude: ["Seeds", "Crashers"], swiftSettings: settings),
+        .target(name: "PlayoutFuzz", dependencies: ["PlayoutRTP", "PlayoutCore", "PlayoutTelemetry", "PlayoutTelemetryBackends", "Playout", "PlayoutCodec"], path: "Tests/Fuzz/PlayoutFuzz", exclude: ["Seeds", "Crashers"], swiftSettings: settings),
 
         .testTarget(name: "PlayoutCoreTests", dependencies: ["PlayoutCore", "PlayoutTesting", propertyBased], swiftSettings: settings),
         .testTarget(name: "PlayoutRTPTests", dependencies: ["PlayoutRTP", "PlayoutCore", "PlayoutTesting", "PlayoutFuzz", propertyBased], swiftSettings: settings),
         .testTarget(name: "PlayoutJitterTests", dependencies: ["PlayoutJitter", "PlayoutCore", "PlayoutTesting", log, .product(name: "InMemoryLogging", package: "swift-log")], swiftSettings: settings),
         .testTarget(name: "PlayoutCodecTests", dependencies: ["PlayoutCodec", "PlayoutCore", "PlayoutTesting", log, .product(name: "InMemoryLogging", package: "swift-log")], swiftSettings: settings),
-        .testTarget(name: "PlayoutTelemetryTests", dependencies: ["PlayoutTelemetry", "PlayoutCore", "PlayoutTesting", log, .product(name: "InMemoryLogging", package: "swift-log"), coreMetrics, metricsTestKit, prometheus], swiftSettings: settings),
-        .testTarget(name: "PlayoutTests", dependencies: ["Playout", "PlayoutCore", "PlayoutRTP", "PlayoutJitter", "PlayoutCodec", "PlayoutTesting"], swiftSettings: settings),
-        .testTarget(name: "PlayoutAnalyticsTests", dependencies: ["PlayoutAnalytics", "Playout", "PlayoutCore", "PlayoutTelemetry", "PlayoutTesting"], swiftSettings: settings),
-        .testTarget(name: "PlayoutCLITests", dependencies: ["PlayoutCLI", "Playout", "PlayoutTelemetry"], swiftSettings: settings),
-        .testTarget(name: "IntegrationTests", dependencies: ["Playout", "PlayoutAnalytics", "PlayoutCore", "PlayoutRTP", "PlayoutTelemetry", "PlayoutTesting", coreMetrics, prometheus], swiftSettings: settings),
+        .testTarget(name: "PlayoutTelemetryTests", dependencies: ["PlayoutTelemetry", "PlayoutCore", "PlayoutTesting", log, .product(name: "InMemoryLogging", package: "swift-log")], swiftSettings: settings),
+        .testTarget(name: "PlayoutTelemetryBackendsTests", dependencies: ["PlayoutTelemetryBackends", "PlayoutTelemetry", "PlayoutCore", "PlayoutTesting", coreMetrics, metricsTestKit, prometheus], swiftSettings: settings),
+        .testTarget(name: "PlayoutTests", dependencies: ["Playout", "PlayoutAnalytics", "PlayoutTelemetry", "PlayoutCore", "PlayoutRTP", "PlayoutJitter", "PlayoutCodec", "PlayoutTesting"], swiftSettings: settings),
+        .testTarget(name: "PlayoutAnalyticsTests", dependencies: ["PlayoutAnalytics", "PlayoutCore", "PlayoutTelemetry", "PlayoutTesting", log], swiftSettings: settings),
+        .testTarget(name: "PlayoutCLITests", dependencies: ["PlayoutCLI", "Playout", "PlayoutTelemetry", "PlayoutTelemetryBackends"], swiftSettings: settings),
+        .testTarget(name: "IntegrationTests", dependencies: ["Playout", "PlayoutAnalytics", "PlayoutCore", "PlayoutRTP", "PlayoutTelemetry", "PlayoutTelemetryBackends", "PlayoutTesting", coreMetrics, prometheus], swiftSettings: settings),
     ]
 )

@@ -24,8 +24,8 @@ let subscriber = try Subscriber(
 
 // The subscriber is the heartbeat's player delegate; the bridge makes the tracking calls.
 let unloaded = DispatchSemaphore(value: 0)
-let bridge = SubscriberHeartbeatBridge(
-    subscriber: subscriber, instrument: instrument, configuration: .init(publisher: "sample-org", conformance: true),
+let bridge = HeartbeatSubscriberBridge(
+    subscriber: subscriber, instrument: instrument, configuration: .init(publisher: "sample-org"), options: .conformance(),
     onVideoUnloaded: { unloaded.signal() })
 try subscriber.start()
 try publisher.start()

@@ -13,7 +13,7 @@ let instrument = try TelemetryInstrument(backends: [memory], configuration: .ini
 
 // One SDK instance per player, in conformance mode; one ticker thread reports the playheads.
 let conformance = ConformanceLog<NielsenRule>()
-let nielsen = NielsenAppSDK(appInfo: ["appid": "PE4D5C2A1-0B1C-4D2E-8F3A-5B6C7D8E9F00"], instrument: instrument, conformance: conformance)
+let nielsen = NielsenAppSDK(appInfo: ["appid": "PE4D5C2A1-0B1C-4D2E-8F3A-5B6C7D8E9F00"], instrument: instrument, options: .init(conformance: conformance))
 let ticker = try NielsenPlayheadTicker()
 let content: [String: NielsenValue] = [
     "type": "content", "assetid": "EP-001", "program": "Playout News", "title": "Playout News S1E1", "length": "0",
@@ -38,8 +38,7 @@ let bridge = NielsenSubscriberBridge(
 try subscriber.start()
 try publisher.start()
 _ = try publisher.waitUntilEnded()
-let final = subscriber.waitUntilEnded()
-bridge.finish(final: final)
+let final = subscriber.waitUntilEnded()  // the bridge has finished by itself: end, the last QoS
 ticker.shutdown()
 instrument.shutdown(timeout: .seconds(5))
 

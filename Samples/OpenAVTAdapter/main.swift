@@ -13,9 +13,9 @@ LoggingSetup.bootstrap()
 // pings (the engine's heartbeats) every second here instead of OpenAVT's 30 s.
 let memory = InMemoryTelemetryBackend()
 let conformance = ConformanceLog<OpenAVTRule>()
+let engine = try TelemetryInstrument(configuration: OpenAVTInstrument.engineConfiguration(pingInterval: .seconds(1)))
 let instrument = try OpenAVTInstrument(
-    hub: OpenAVTHubCore(), metricalc: OpenAVTMetricalcCore(), backend: memory,
-    configuration: .init(hub: .init(heartbeatInterval: .seconds(1))), conformance: conformance)
+    engine: engine, hub: OpenAVTHubCore(), metricalc: OpenAVTMetricalcCore(), backend: memory, options: .init(conformance: conformance))
 let tracker = instrument.addTracker(name: "subscriber")
 instrument.ready()
 
@@ -34,8 +34,7 @@ let bridge = OpenAVTSubscriberBridge(subscriber: subscriber, instrument: instrum
 try subscriber.start()
 try publisher.start()
 _ = try publisher.waitUntilEnded()
-let final = subscriber.waitUntilEnded()
-bridge.finish(final: final)
+let final = subscriber.waitUntilEnded()  // the bridge has finished by itself: End, the last Ping
 instrument.shutdown(timeout: .seconds(5))
 
 let records = memory.records

@@ -1,7 +1,7 @@
 public import PlayoutCodec
 import PlayoutCore
 public import PlayoutRTP
-public import PlayoutTelemetry
+import PlayoutTelemetry
 
 extension PlayoutDelayBenchmark {
     /// A benchmark scenario: what to subscribe to, the playout delay, the schedule of overrides,

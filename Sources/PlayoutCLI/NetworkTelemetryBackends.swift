@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Playout
+import PlayoutTelemetryBackends
 
 /// The backend for a network `--telemetry` spec: InfluxDB (v1 or v2 write API, the v2 token from
 /// `INFLUX_TOKEN`), Graphite plaintext, or a Prometheus `/metrics` endpoint served while the run

@@ -3,6 +3,7 @@ import ArgumentParser
 import Glibc
 #endif
 import Playout
+import PlayoutTelemetryBackends
 
 /// Where `--telemetry` sends records, as typed: `jsonl:PATH`, `influx:http://HOST:PORT/write?db=NAME`
 /// (InfluxDB v1), `influx:http://HOST:PORT/api/v2/write?org=O&bucket=B` (v2, token from

@@ -1,5 +1,6 @@
 import PlayoutAnalytics
 import PlayoutCore
+import PlayoutTelemetry
 import Testing
 
 @Suite struct ConformanceLogTests {

@@ -1,6 +1,8 @@
 import Dispatch
-import Playout
+import Logging
 import PlayoutAnalytics
+import PlayoutCore
+import PlayoutTelemetry
 import PlayoutTesting
 import Testing
 
@@ -43,14 +45,15 @@ struct HeartbeatTrackerTests {
         let instrument: TelemetryInstrument
         let heartbeat: HeartbeatTracker
 
-        init(_ configuration: HeartbeatTracker.Configuration = .init(publisher: "org1", debugLogging: true, conformance: true)) throws {
+        init(_ configuration: HeartbeatTracker.Configuration = .init(publisher: "org1", debugLogging: true), quiet: Bool = false) throws {
             instrument = try TelemetryInstrument(
                 backends: [memory], configuration: .init(delivery: .init(linger: .zero), engineId: "e"), clock: clock,
-                wallClockNanoseconds: HeartbeatTrackerTests.wallStart)
+                wallClockNanoseconds: HeartbeatTrackerTests.wallStart, driver: .embedded)
             let collector = collector
             heartbeat = HeartbeatTracker(
                 instrument: instrument, delegate: player, configuration: configuration,
-                logger: Logger(label: "heartbeat") { collector.makeHandler(label: $0) }, wallClockNanoseconds: HeartbeatTrackerTests.wallStart)
+                options: .conformance(logger: Logger(label: "heartbeat") { collector.makeHandler(label: $0) }, quiet: quiet),
+                wallClockNanoseconds: HeartbeatTrackerTests.wallStart)
         }
 
         var findings: [HeartbeatRule] { heartbeat.conformance?.findings.map(\.rule) ?? [] }
@@ -247,7 +250,7 @@ struct HeartbeatTrackerTests {
 
     @Test("quiet mode sends nothing, yet checks the rules and still calls onVideoUnloaded")
     func quietMode() throws {
-        let setup = try Setup(.init(quietMode: true, conformance: true))
+        let setup = try Setup(.init(), quiet: true)
         setup.heartbeat.trackVideoLoad()
         setup.heartbeat.trackPlay()
         setup.heartbeat.trackSeekComplete()

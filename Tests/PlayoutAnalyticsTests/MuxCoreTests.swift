@@ -1,5 +1,7 @@
-import Playout
+import Logging
 import PlayoutAnalytics
+import PlayoutCore
+import PlayoutTelemetry
 import PlayoutTesting
 import Testing
 
@@ -22,11 +24,11 @@ struct MuxCoreTests {
             configuration.delivery = .init(linger: .zero)
             configuration.engineId = "e"
             instrument = try TelemetryInstrument(
-                backends: [memory, beacons], configuration: configuration, clock: clock, wallClockNanoseconds: MuxCoreTests.wallStart)
+                backends: [memory, beacons], configuration: configuration, clock: clock, wallClockNanoseconds: MuxCoreTests.wallStart, driver: .embedded)
             let collector = collector
             mux = MuxCore(
-                instrument: instrument, configuration: .init(debugLogging: true, conformance: true),
-                logger: Logger(label: "mux") { collector.makeHandler(label: $0) }, wallClockNanoseconds: MuxCoreTests.wallStart)
+                instrument: instrument, configuration: .init(debugLogging: true),
+                options: .conformance(logger: Logger(label: "mux") { collector.makeHandler(label: $0) }), wallClockNanoseconds: MuxCoreTests.wallStart)
         }
 
         var findings: [MuxRule] { mux.conformance?.findings.map(\.rule) ?? [] }

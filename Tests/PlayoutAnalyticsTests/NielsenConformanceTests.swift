@@ -1,4 +1,3 @@
-import Playout
 import PlayoutAnalytics
 import PlayoutCore
 import PlayoutTelemetry

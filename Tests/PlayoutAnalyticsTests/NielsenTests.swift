@@ -1,4 +1,4 @@
-import Playout
+import Logging
 import PlayoutAnalytics
 import PlayoutCore
 import PlayoutTelemetry
@@ -33,13 +33,13 @@ final class NielsenHarness {
     init() throws {
         instrument = try TelemetryInstrument(
             backends: [memory], configuration: .init(delivery: .init(linger: .zero), engineId: "n"), clock: clock,
-            wallClockNanoseconds: NielsenFixtures.wallStart)
+            wallClockNanoseconds: NielsenFixtures.wallStart, driver: .embedded)
     }
 
     func makeSDK(appInfo: [String: NielsenValue] = ["appid": NielsenFixtures.appId], name: String = "nielsen", logger: Logger? = nil) -> NielsenAppSDK {
         NielsenAppSDK(
-            appInfo: appInfo, instrument: instrument, name: name, conformance: log, clock: clock,
-            wallClockNanoseconds: NielsenFixtures.wallStart, logger: logger ?? Logger(label: "test"))
+            appInfo: appInfo, instrument: instrument, name: name, options: .init(conformance: log, logger: logger ?? Logger(label: "test")),
+            clock: clock, wallClockNanoseconds: NielsenFixtures.wallStart)
     }
 
     /// play, loadMetadata, then `seconds` playheads a second apart (live: the Unix time).

@@ -1,4 +1,3 @@
-import Playout
 import PlayoutAnalytics
 import PlayoutCore
 import PlayoutTelemetry
@@ -13,10 +12,10 @@ final class OpenAVTHarness {
     let instrument: OpenAVTInstrument
 
     init(hub: some OpenAVTHub = OpenAVTHubCore(), metricalc: some OpenAVTMetricalc = OpenAVTMetricalcCore(), ringCapacity: Int = 8_192) throws {
-        instrument = try OpenAVTInstrument(
-            hub: hub, metricalc: metricalc, backend: memory,
+        let engine = try TelemetryInstrument(
             configuration: .init(ringCapacity: ringCapacity, hub: .init(heartbeatInterval: .seconds(30)), delivery: .init(linger: .zero), engineId: "o"),
-            instrumentId: "i", conformance: log, clock: clock, wallClockNanoseconds: 1_700_000_000_000_000_000)
+            clock: clock, wallClockNanoseconds: 1_700_000_000_000_000_000, driver: .embedded)
+        instrument = try OpenAVTInstrument(engine: engine, hub: hub, metricalc: metricalc, backend: memory, instrumentId: "i", options: .init(conformance: log))
     }
 
     /// Emits `actions` on `tracker`, `step` apart.

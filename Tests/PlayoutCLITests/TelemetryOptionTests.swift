@@ -1,5 +1,6 @@
 import ArgumentParser
 import Playout
+import PlayoutTelemetryBackends
 @testable import PlayoutCLI
 import Testing
 #if canImport(Glibc)

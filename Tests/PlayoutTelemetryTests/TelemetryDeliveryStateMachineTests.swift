@@ -1,5 +1,5 @@
 import PlayoutCore
-import PlayoutTelemetry
+@testable import PlayoutTelemetry
 import Testing
 
 @Suite("Telemetry delivery state machine: batching, retry with jittered backoff, drop-oldest")

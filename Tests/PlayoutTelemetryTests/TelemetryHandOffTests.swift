@@ -9,7 +9,7 @@ struct TelemetryHandOffTests {
     func makeInstrument(_ backends: [any TelemetryBackend], clock: ManualClock, linger: Duration = .zero) throws -> TelemetryInstrument {
         try TelemetryInstrument(
             backends: backends, configuration: .init(delivery: .init(linger: linger, maximumAttempts: 1), engineId: "e"), clock: clock,
-            wallClockNanoseconds: 0)
+            wallClockNanoseconds: 0, driver: .embedded)
     }
 
     /// Waits (real time, bounded) for the callback; returns what it captured.

@@ -8,18 +8,19 @@ import Testing
 import Glibc
 #endif
 
-@Suite("Telemetry instrument: trackers to backends on the engine's threads")
+@Suite("Telemetry instrument: trackers to backends, embedded on a manual clock and on the engine's threads")
 struct TelemetryInstrumentTests {
     static let tags = [TelemetryField("run", .string("r1")), TelemetryField("host", .string("h"))]
 
     func makeInstrument(
         _ backends: [any TelemetryBackend], clock: ManualClock, delivery: TelemetryDeliveryStateMachine.Configuration = .init(linger: .zero),
-        hub: TelemetrySessionHub.Configuration = .init(), logger: Logger = Logger(label: "test")
+        hub: TelemetrySessionHub.Configuration = .init(), logger: Logger = Logger(label: "test"),
+        driver: TelemetryInstrument.Driver = .embedded
     ) throws -> TelemetryInstrument {
         try TelemetryInstrument(
             backends: backends,
             configuration: .init(hub: hub, delivery: delivery, tags: Self.tags, engineId: "e"),
-            clock: clock, wallClockNanoseconds: 1_700_000_000_000_000_000, logger: logger)
+            clock: clock, wallClockNanoseconds: 1_700_000_000_000_000_000, logger: logger, driver: driver)
     }
 
     @Test("a tracker's events reach every backend as records with tags, in order; shutdown ends the view with its KPIs")
@@ -187,7 +188,7 @@ struct TelemetryInstrumentTests {
     @Test("backends added or swapped in while the engine shuts down are either part of the shutdown or refused and closed; none is left running unclosed")
     func addingRacesShutdown() throws {
         for _ in 0..<50 {  // without the check under the lock, 1 in 3 runs of 10 rounds left one running
-            let instrument = try makeInstrument([InMemoryTelemetryBackend(name: "first")], clock: ManualClock())
+            let instrument = try makeInstrument([InMemoryTelemetryBackend(name: "first")], clock: ManualClock(), driver: .thread)
             let started = LockedValue<[InMemoryTelemetryBackend]>([])
             let results = LockedValue<[Bool]>([])
             let done = LockedValue(false)

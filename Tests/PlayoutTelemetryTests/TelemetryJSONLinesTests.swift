@@ -54,7 +54,7 @@ struct TelemetryJSONLinesTests {
             backends: [memory, file],
             configuration: .init(hub: .init(heartbeatInterval: .seconds(10)), delivery: .init(linger: .zero),
                                  tags: [TelemetryField("run", .string("replay"))], engineId: "e"),
-            clock: clock, wallClockNanoseconds: 1_000)
+            clock: clock, wallClockNanoseconds: 1_000, driver: .embedded)
         let tracker = instrument.makeTracker(name: "player")
         tracker.setHeartbeatProvider { [TelemetryField("framesRendered", .int(300)), TelemetryField("framesDropped", .int(7)),
                                         TelemetryField("endToEndLatency", .double(0.2613))] }

@@ -1,5 +1,5 @@
 import PlayoutCore
-import PlayoutTelemetry
+@testable import PlayoutTelemetry
 import Testing
 
 @Suite("Telemetry metric calculator: Mux's KPIs on scripted sessions")

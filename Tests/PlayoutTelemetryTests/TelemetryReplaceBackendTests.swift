@@ -11,7 +11,7 @@ struct TelemetryReplaceBackendTests {
         let old = InMemoryTelemetryBackend(name: "memory")
         let other = InMemoryTelemetryBackend(name: "other")
         let instrument = try TelemetryInstrument(
-            backends: [old, other], configuration: .init(delivery: .init(linger: .zero), engineId: "e"), clock: clock)
+            backends: [old, other], configuration: .init(delivery: .init(linger: .zero), engineId: "e"), clock: clock, driver: .embedded)
         let tracker = instrument.makeTracker(name: "player")
         tracker.ready()
         tracker.emit(.play)
@@ -30,7 +30,7 @@ struct TelemetryReplaceBackendTests {
 
     @Test("replacing a backend that is not there adds the new one; after shutdown it throws")
     func missingAndAfterShutdown() throws {
-        let instrument = try TelemetryInstrument(configuration: .init(delivery: .init(linger: .zero)), clock: ManualClock())
+        let instrument = try TelemetryInstrument(configuration: .init(delivery: .init(linger: .zero)), clock: ManualClock(), driver: .embedded)
         let added = InMemoryTelemetryBackend(name: "added")
         #expect(try instrument.replaceBackend(named: "absent", with: added) == nil)
         instrument.makeTracker(name: "t").ready()

@@ -1,5 +1,5 @@
 import PlayoutCore
-import PlayoutTelemetry
+@testable import PlayoutTelemetry
 import Testing
 
 /// Drives a hub on exact instants (seconds since the origin).

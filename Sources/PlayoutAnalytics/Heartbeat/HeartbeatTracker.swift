@@ -1,4 +1,4 @@
-public import Logging
+import Logging
 import PlayoutCore
 public import PlayoutTelemetry
 
@@ -22,7 +22,8 @@ public import PlayoutTelemetry
 /// heartbeat.trackVideoUnload()     // viewend; then player.onVideoUnloaded()
 /// ```
 public final class HeartbeatTracker: Sendable {
-    /// Adobe's `VideoHeartbeatConfig`, plus conformance mode.
+    /// Adobe's `VideoHeartbeatConfig` (conformance, logger and quiet mode are the adapter's
+    /// ``AnalyticsAdapterOptions``).
     public struct Configuration: Sendable {
         /// Where heartbeats go in Adobe's service (here: an attribute of every record, like the
         /// other non-empty strings of the configuration; the engine's backends deliver).
@@ -38,15 +39,11 @@ public final class HeartbeatTracker: Sendable {
         /// Writes the SDK's trace lines (`[DEBUG] [time][VideoPlayerPlugin] #trackPlay > …`) to the
         /// logger.
         public var debugLogging: Bool
-        /// Sends nothing: calls are checked (and recorded in conformance mode), no event is emitted.
-        public var quietMode: Bool
-        /// Records every call and every broken rule in ``HeartbeatTracker/conformance``.
-        public var conformance: Bool
 
-        /// A configuration with the given values (defaults: no logging, not quiet, no conformance log).
+        /// A configuration with the given values (default: no logging).
         public init(
             trackingServer: String = "", publisher: String = "", channel: String = "", ovp: String = "", sdk: String = "",
-            debugLogging: Bool = false, quietMode: Bool = false, conformance: Bool = false
+            debugLogging: Bool = false
         ) {
             self.trackingServer = trackingServer
             self.publisher = publisher
@@ -54,8 +51,6 @@ public final class HeartbeatTracker: Sendable {
             self.ovp = ovp
             self.sdk = sdk
             self.debugLogging = debugLogging
-            self.quietMode = quietMode
-            self.conformance = conformance
         }
     }
 
@@ -73,8 +68,10 @@ public final class HeartbeatTracker: Sendable {
 
     /// The configuration in use.
     public let configuration: Configuration
-    /// Every call and broken rule (nil unless ``Configuration/conformance``).
-    public let conformance: ConformanceLog<HeartbeatRule>?
+    /// Conformance log, logger and quiet mode.
+    public let options: AnalyticsAdapterOptions<HeartbeatRule>
+    /// Every call and broken rule (nil unless the options have a conformance log).
+    public var conformance: ConformanceLog<HeartbeatRule>? { options.conformance }
     /// The engine's tracker this adapter emits to.
     public let tracker: TelemetryTracker
 
@@ -91,21 +88,23 @@ public final class HeartbeatTracker: Sendable {
     /// An adapter reporting to `instrument` as the tracker `name`, asking `delegate` for info.
     ///
     /// - Parameters:
-    ///   - logger: where ``Configuration/debugLogging`` writes its trace lines.
+    ///   - options: the conformance log, the logger ``Configuration/debugLogging`` writes its
+    ///     trace lines to, quiet mode (calls checked, nothing sent).
     ///   - wallClockNanoseconds: the wall time now, ns since 1970, for the trace lines' times
     ///     (default: the system's).
     public init(
         instrument: TelemetryInstrument, delegate: some HeartbeatPlayerDelegate, configuration: Configuration = .init(),
-        name: String = "heartbeat", logger: Logger = Logger(label: "playout.analytics.heartbeat"), wallClockNanoseconds: Int64? = nil
+        name: String = "heartbeat", options: AnalyticsAdapterOptions<HeartbeatRule> = .init(), wallClockNanoseconds: Int64? = nil
     ) {
         self.instrument = instrument
         self.delegate = delegate
         self.configuration = configuration
-        conformance = configuration.conformance ? ConformanceLog() : nil
+        self.options = options
         tracker = instrument.makeTracker(name: name)
+        let logger = options.logger ?? Logger(label: "playout.analytics.heartbeat")
         trace = AdapterTrace(logger: logger, enabled: configuration.debugLogging, clock: instrument.clock, wallClockNanoseconds: wallClockNanoseconds)
         installHeartbeatProvider()
-        if !configuration.quietMode {
+        if !options.quiet {
             let attributes = [
                 ("trackingServer", configuration.trackingServer), ("publisher", configuration.publisher),
                 ("channel", configuration.channel), ("ovp", configuration.ovp), ("sdk", configuration.sdk),
@@ -184,7 +183,7 @@ public final class HeartbeatTracker: Sendable {
             guard !state.disabled.contains(.videoPlayer) else { return nil }
             let decision = state.machine.handle(call, info: info, now: now)
             // Emitted under the lock: concurrent calls keep their order in the ring (emit is O(1)).
-            if !configuration.quietMode {
+            if !options.quiet {
                 for event in decision.events { tracker.emit(event, at: now) }
             }
             return decision
@@ -200,7 +199,7 @@ public final class HeartbeatTracker: Sendable {
             delegate.onError(HeartbeatErrorInfo(rule: rule, call: call.rawValue, message: detail))
         } else {
             let names = outcome.events.filter { if case .attribute = $0 { false } else { true } }.map(\.name)
-            let sent = configuration.quietMode ? "quiet mode: nothing sent" : names.isEmpty ? "nothing to send" : names.joined(separator: ", ")
+            let sent = options.quiet ? "quiet mode: nothing sent" : names.isEmpty ? "nothing to send" : names.joined(separator: ", ")
             trace.log(.debug, Plugin.videoPlayer.rawValue, call.rawValue, outcome.note ?? sent)
         }
         if outcome.unloaded {
@@ -227,7 +226,7 @@ public final class HeartbeatTracker: Sendable {
 
     /// Heartbeats carry the delegate's QoS (read on the engine's thread), unless quiet.
     private func installHeartbeatProvider() {
-        guard !configuration.quietMode else { return }
+        guard !options.quiet else { return }
         tracker.setHeartbeatProvider { [delegate, state] in
             let startup = state.withLock { $0.machine.measuredStartupTime }
             return HeartbeatStateMachine.qosFields(delegate.qosInfo, startup: startup)

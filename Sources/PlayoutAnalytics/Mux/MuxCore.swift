@@ -1,4 +1,4 @@
-public import Logging
+import Logging
 import PlayoutCore
 public import PlayoutTelemetry
 
@@ -25,17 +25,15 @@ public import PlayoutTelemetry
 /// mux.destroyPlayer("main")
 /// ```
 public final class MuxCore: Sendable {
-    /// Logging and conformance settings.
+    /// Mux's own settings (conformance, logger and quiet mode are the adapter's
+    /// ``AnalyticsAdapterOptions``).
     public struct Configuration: Sendable {
         /// Writes trace lines (`[DEBUG] [time][MuxCore] #dispatch > main: play`) to the logger.
         public var debugLogging: Bool
-        /// Records every call and every broken rule in ``MuxCore/conformance``.
-        public var conformance: Bool
 
-        /// Settings with the given values (default: neither).
-        public init(debugLogging: Bool = false, conformance: Bool = false) {
+        /// Settings with the given values (default: no trace lines).
+        public init(debugLogging: Bool = false) {
             self.debugLogging = debugLogging
-            self.conformance = conformance
         }
     }
 
@@ -52,8 +50,10 @@ public final class MuxCore: Sendable {
 
     /// The configuration in use.
     public let configuration: Configuration
-    /// Every call and broken rule (nil unless ``Configuration/conformance``).
-    public let conformance: ConformanceLog<MuxRule>?
+    /// Conformance log, logger and quiet mode.
+    public let options: AnalyticsAdapterOptions<MuxRule>
+    /// Every call and broken rule (nil unless the options have a conformance log).
+    public var conformance: ConformanceLog<MuxRule>? { options.conformance }
 
     private let instrument: TelemetryInstrument
     private let trace: AdapterTrace
@@ -67,16 +67,17 @@ public final class MuxCore: Sendable {
     /// A core reporting to `instrument`.
     ///
     /// - Parameters:
-    ///   - logger: where ``Configuration/debugLogging`` writes.
+    ///   - options: the conformance log, the logger ``Configuration/debugLogging`` writes to,
+    ///     quiet mode (calls checked, nothing sent).
     ///   - wallClockNanoseconds: the wall time now (ns since 1970) for trace lines (default: the system's).
     public init(
-        instrument: TelemetryInstrument, configuration: Configuration = .init(), logger: Logger = Logger(label: "playout.analytics.mux"),
+        instrument: TelemetryInstrument, configuration: Configuration = .init(), options: AnalyticsAdapterOptions<MuxRule> = .init(),
         wallClockNanoseconds: Int64? = nil
     ) {
         self.instrument = instrument
         self.configuration = configuration
-        conformance = configuration.conformance ? ConformanceLog() : nil
-        trace = AdapterTrace(logger: logger, enabled: configuration.debugLogging, clock: instrument.clock, wallClockNanoseconds: wallClockNanoseconds)
+        self.options = options
+        trace = AdapterTrace(logger: options.logger ?? Logger(label: "playout.analytics.mux"), enabled: configuration.debugLogging, clock: instrument.clock, wallClockNanoseconds: wallClockNanoseconds)
     }
 
     /// The players being tracked.
@@ -93,7 +94,7 @@ public final class MuxCore: Sendable {
         state.withLock { state in
             let previous = state.global?.fields.map(\.name) ?? []
             state.global = data
-            for player in state.players.values {
+            for player in state.players.values where !options.quiet {
                 for name in previous { player.tracker.emit(.attribute(name, nil), at: now) }
                 for field in data.fields { player.tracker.emit(.attribute(field.name, field.value), at: now) }
             }
@@ -112,14 +113,16 @@ public final class MuxCore: Sendable {
             if state.players[player] == nil {
                 guard state.players.count < MuxLimits.maximumPlayers else { return nil }
                 let tracker = instrument.makeTracker(name: player)
-                for field in state.global?.fields ?? [] { tracker.emit(.attribute(field.name, field.value), at: now) }
-                tracker.emit(.attribute("player_name", .string(player)), at: now)
+                if !options.quiet {
+                    for field in state.global?.fields ?? [] { tracker.emit(.attribute(field.name, field.value), at: now) }
+                    tracker.emit(.attribute("player_name", .string(player)), at: now)
+                }
                 state.players[player] = (tracker, MuxPlayerStateMachine())
             }
             let hasKey = !(state.global?.environmentKey.isEmpty ?? true)
             let decision = state.players[player]!.machine.handle(event, hasEnvironmentKey: hasKey)
             // Emitted under the lock: one player's events keep their order (emit is O(1)).
-            for telemetry in decision.events { state.players[player]!.tracker.emit(telemetry, at: now) }
+            for telemetry in decision.events where !options.quiet { state.players[player]!.tracker.emit(telemetry, at: now) }
             return decision
         }
         guard let outcome else {

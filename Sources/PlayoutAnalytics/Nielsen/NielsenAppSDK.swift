@@ -1,4 +1,4 @@
-public import Logging
+import Logging
 public import PlayoutCore
 public import PlayoutTelemetry
 
@@ -24,8 +24,10 @@ public import PlayoutTelemetry
 /// nielsen.stop(); nielsen.end()
 /// ```
 public final class NielsenAppSDK: Sendable {
+    /// Conformance log, logger and quiet mode.
+    public let options: AnalyticsAdapterOptions<NielsenRule>
     /// The conformance record (nil: conformance mode off).
-    public let conformance: ConformanceLog<NielsenRule>?
+    public var conformance: ConformanceLog<NielsenRule>? { options.conformance }
     /// The clock of the instance's calls (the instrument's).
     public let clock: any PlayoutClock
 
@@ -46,19 +48,20 @@ public final class NielsenAppSDK: Sendable {
     /// `instrument` as a tracker called `name`.
     ///
     /// - Parameters:
+    ///   - options: the conformance log, the logger, quiet mode (calls checked, nothing sent).
     ///   - clock: the clock calls are timed on (use the instrument's).
     ///   - wallClockNanoseconds: the wall time at creation, ns since 1970 (default: the system's):
     ///     live playheads are checked against it.
     public init(
         appInfo: [String: NielsenValue], instrument: TelemetryInstrument, name: String = "nielsen",
-        conformance: ConformanceLog<NielsenRule>? = nil, clock: any PlayoutClock = MonotonicClock(),
-        wallClockNanoseconds: Int64? = nil, logger: Logger = Logger(label: "playout.analytics.nielsen")
+        options: AnalyticsAdapterOptions<NielsenRule> = .init(), clock: any PlayoutClock = MonotonicClock(),
+        wallClockNanoseconds: Int64? = nil
     ) {
         self.instrument = instrument
         self.name = name
-        self.conformance = conformance
+        self.options = options
         self.clock = clock
-        self.logger = logger
+        logger = options.logger ?? Logger(label: "playout.analytics.nielsen")
         origin = clock.now
         wallOrigin = wallClockNanoseconds ?? MonotonicClock().wallClockNanoseconds
         shared = LockedValue(Shared())
@@ -136,7 +139,7 @@ public final class NielsenAppSDK: Sendable {
     /// disabled.
     public func reportQoS(_ fields: [TelemetryField]) {
         shared.withLock { shared in
-            guard !shared.machine.optedOut, shared.machine.state != .disabled, let tracker = shared.tracker else { return }
+            guard !options.quiet, !shared.machine.optedOut, shared.machine.state != .disabled, let tracker = shared.tracker else { return }
             tracker.emit(.heartbeat(fields))
         }
     }
@@ -158,7 +161,7 @@ public final class NielsenAppSDK: Sendable {
             for finding in step.findings {
                 conformance?.report(ConformanceFinding(rule: finding.rule, call: call, detail: finding.detail, time: now))
             }
-            for event in step.events {
+            for event in step.events where !options.quiet {
                 if case .viewEnd = event {
                     shared.tracker?.endOfService()
                     shared.tracker = nil

@@ -1,5 +1,5 @@
-public import Logging
-public import PlayoutCore
+import Logging
+import PlayoutCore
 public import PlayoutTelemetry
 
 /// OpenAVT's instrument shape over the telemetry engine: trackers emit actions
@@ -9,7 +9,7 @@ public import PlayoutTelemetry
 ///
 /// | OpenAVT | here |
 /// |---|---|
-/// | instrument | one ``TelemetryInstrument`` (``engine``): its ring, session hubs, KPIs and backend threads |
+/// | instrument | the ``TelemetryInstrument`` it is given (``engine``), shared with every other adapter and tracker: no second engine |
 /// | tracker (`addTracker` → id) | an engine ``TelemetryTracker``: its own sessions |
 /// | hub | an ``OpenAVTHub`` (default ``OpenAVTHubCore``) run on the emitting thread before the engine's session hub |
 /// | metricalc | an ``OpenAVTMetricalc`` (default ``OpenAVTMetricalcCore``); metrics become the session's metric records |
@@ -25,7 +25,8 @@ public import PlayoutTelemetry
 ///
 /// ```swift
 /// let memory = InMemoryTelemetryBackend()
-/// let instrument = try OpenAVTInstrument(hub: OpenAVTHubCore(), metricalc: OpenAVTMetricalcCore(), backend: memory)
+/// let engine = try TelemetryInstrument(configuration: OpenAVTInstrument.engineConfiguration())
+/// let instrument = try OpenAVTInstrument(engine: engine, hub: OpenAVTHubCore(), metricalc: OpenAVTMetricalcCore(), backend: memory)
 /// let tracker = instrument.addTracker()
 /// instrument.ready()
 /// instrument.emit(action: .streamLoad, trackerId: tracker)
@@ -42,8 +43,10 @@ public final class OpenAVTInstrument: Sendable {
     public let engine: TelemetryInstrument
     /// The instrument's id (the prefix of its stream ids).
     public let instrumentId: String
+    /// Conformance log, logger and quiet mode.
+    public let options: AnalyticsAdapterOptions<OpenAVTRule>
     /// The conformance record (nil: conformance mode off).
-    public let conformance: ConformanceLog<OpenAVTRule>?
+    public var conformance: ConformanceLog<OpenAVTRule>? { options.conformance }
 
     private let clock: any PlayoutClock
     private let logger: Logger
@@ -66,23 +69,29 @@ public final class OpenAVTInstrument: Sendable {
         var rejected = 0
     }
 
-    /// An instrument with `hub`, `metricalc` and `backend`, on an engine configured with
-    /// `configuration` (default: heartbeats every 30 s, OpenAVT's ping interval).
+    /// An engine configuration with OpenAVT's ping interval (30 s) as the heartbeat interval.
+    public static func engineConfiguration(pingInterval: Duration = defaultPingInterval) -> TelemetryInstrument.Configuration {
+        .init(hub: .init(heartbeatInterval: pingInterval))
+    }
+
+    /// An instrument with `hub`, `metricalc` and `backend` on `engine` — the one engine every
+    /// adapter shares (its heartbeat interval is the ping interval: ``engineConfiguration(pingInterval:)``);
+    /// `backend` is added to it.
     ///
-    /// - Throws: ``TelemetryEngineError`` when the engine's threads cannot start.
+    /// - Throws: ``TelemetryEngineError`` when `engine` is shutting down or the backend's thread
+    ///   cannot start.
     public init(
-        hub: some OpenAVTHub = OpenAVTHubCore(), metricalc: some OpenAVTMetricalc = OpenAVTMetricalcCore(), backend: any TelemetryBackend,
-        configuration: TelemetryInstrument.Configuration = .init(hub: .init(heartbeatInterval: OpenAVTInstrument.defaultPingInterval)),
-        instrumentId: String? = nil, conformance: ConformanceLog<OpenAVTRule>? = nil, clock: any PlayoutClock = MonotonicClock(),
-        wallClockNanoseconds: Int64? = nil, logger: Logger = Logger(label: "playout.analytics.openavt")
+        engine: TelemetryInstrument, hub: some OpenAVTHub = OpenAVTHubCore(), metricalc: some OpenAVTMetricalc = OpenAVTMetricalcCore(),
+        backend: any TelemetryBackend, instrumentId: String? = nil, options: AnalyticsAdapterOptions<OpenAVTRule> = .init()
     ) throws(TelemetryEngineError) {
-        engine = try TelemetryInstrument(
-            backends: [backend], configuration: configuration, clock: clock, wallClockNanoseconds: wallClockNanoseconds, logger: logger)
+        try engine.addBackend(backend)
+        self.engine = engine
+        let clock = engine.clock
         var random = SystemRandomNumberGenerator()
         self.instrumentId = instrumentId ?? String(random.next() as UInt64, radix: 16)
-        self.conformance = conformance
+        self.options = options
         self.clock = clock
-        self.logger = logger
+        logger = options.logger ?? Logger(label: "playout.analytics.openavt")
         shared = LockedValue(Shared(hub: hub, metricalc: metricalc, backend: backend))
     }
 
@@ -96,7 +105,7 @@ public final class OpenAVTInstrument: Sendable {
             shared.nextTrackerId += 1
             let tracker = engine.makeTracker(name: name)
             shared.trackers[id] = Tracker(engine: tracker, state: OpenAVTPlaybackState(trackerId: id, streamIdPrefix: "\(instrumentId)-\(id)"))
-            if shared.ready { tracker.ready() }
+            if shared.ready, !options.quiet { tracker.ready() }
             return id
         }
     }
@@ -110,7 +119,7 @@ public final class OpenAVTInstrument: Sendable {
             report(.knownTracker, call: "removeTracker", "no tracker \(trackerId)")
             return false
         }
-        removed.engine.endOfService()
+        if !options.quiet { removed.engine.endOfService() }
         return true
     }
 
@@ -156,7 +165,7 @@ public final class OpenAVTInstrument: Sendable {
             shared.ready = true
             shared.hub.instrumentReady()
             shared.metricalc.instrumentReady()
-            for id in shared.trackers.keys.sorted() { shared.trackers[id]!.engine.ready() }
+            for id in shared.trackers.keys.sorted() where !options.quiet { shared.trackers[id]!.engine.ready() }
         }
     }
 
@@ -263,9 +272,9 @@ public final class OpenAVTInstrument: Sendable {
                 // Emitting only copies into the engine's ring; under the lock, so that events of
                 // calls from several threads keep the order they were decided in.
                 for telemetry in Self.events(for: accepted, previous: previous, state: tracker.state, rendition: rendition, ping: ping) {
-                    tracker.engine.emit(telemetry, at: accepted.time)
+                    if !options.quiet { tracker.engine.emit(telemetry, at: accepted.time) }
                 }
-                for metric in metrics { tracker.engine.emit(.metric(metric.name, metric.value), at: accepted.time) }
+                for metric in metrics where !options.quiet { tracker.engine.emit(.metric(metric.name, metric.value), at: accepted.time) }
                 return nil
             }
         }

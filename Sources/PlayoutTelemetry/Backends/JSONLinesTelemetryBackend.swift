@@ -12,9 +12,10 @@ import PlayoutCore
 /// let instrument = try TelemetryInstrument(backends: [file])
 /// ```
 ///
-/// With ``Format/commandLine`` it writes the command line's `--json` stream instead (`"qos"` and
-/// `"event"` lines, ``QoSJSONWriter/line(for:)``): that stream is this backend on standard output,
-/// with its own bounded queue, so a reader that does not keep up costs only the queue.
+/// With ``Format/lines(_:)`` it writes each record as the caller's function renders it — the
+/// `Playout` module's `.commandLine` format is the command line's `--json` stream (`"qos"` and
+/// `"event"` lines): that stream is this backend on standard output, with its own bounded queue,
+/// so a reader that does not keep up costs only the queue.
 ///
 /// A batch is written with as few `write` calls as the system allows. A failure before anything
 /// was written is retryable (the engine retries with backoff); one after part of a batch was
@@ -24,9 +25,9 @@ public final class JSONLinesTelemetryBackend: TelemetryBackend {
     public enum Format: Sendable {
         /// Every record, whole (``TelemetryJSONLines``): replayable.
         case records
-        /// The command line's `--json` stream: a subscriber's QoS samples and contract events, in
-        /// the documented shape; other records are left out.
-        case commandLine
+        /// Each record as `line` writes it (one line, no newline); records it returns nil for
+        /// are left out. `Playout` defines `.commandLine`, the command line's `--json` stream.
+        case lines(@Sendable (TelemetryRecord) -> String?)
     }
 
     public let name: String
@@ -61,12 +62,11 @@ public final class JSONLinesTelemetryBackend: TelemetryBackend {
 
     public func deliver(_ batch: [TelemetryRecord]) throws(TelemetryDeliveryError) {
         var text = ""
-        let writer = QoSJSONWriter()
         for record in batch {
             switch format {
             case .records: text += TelemetryJSONLines.line(for: record)
-            case .commandLine:
-                guard let line = writer.line(for: record) else { continue }
+            case .lines(let line):
+                guard let line = line(record) else { continue }
                 text += line
             }
             text += "\n"

@@ -1,9 +1,10 @@
 import PlayoutCore
 import Synchronization
 
-/// One backend's thread: carries out its ``TelemetryDeliveryStateMachine``'s actions, calling the
-/// backend only from this thread, never under the lock. The engine's thread hands records in
-/// with ``enqueue(_:)``, which only appends under the lock and wakes the thread.
+/// One backend's delivery: carries out its ``TelemetryDeliveryStateMachine``'s actions, calling
+/// the backend never under the lock — on its own thread once ``start()`` ran, or (embedded, never
+/// started) on the caller's thread in ``pump(now:)``. The engine hands records in with
+/// ``enqueue(_:)``, which only appends under the lock and wakes the thread.
 final class TelemetryBackendDriver: @unchecked Sendable {
     let backend: any TelemetryBackend
     private let clock: any PlayoutClock
@@ -12,6 +13,7 @@ final class TelemetryBackendDriver: @unchecked Sendable {
     private var finishing = false  // condition
     private var deadline: MonotonicInstant?  // condition
     private var running = false  // condition
+    private var started = false  // condition: a thread runs the delivery (else: embedded, `pump`)
     private var ended = false  // condition: the thread has ended; later records are counted, not kept
     private var enqueued = 0  // condition: records handed in so far
     private var handOffs: [(mark: Int, handOff: TelemetryHandOff)] = []  // condition: waiting for `mark` settled records
@@ -26,7 +28,10 @@ final class TelemetryBackendDriver: @unchecked Sendable {
     }
 
     func start() throws(TelemetryEngineError) {
-        condition.withLock { running = true }
+        condition.withLock {
+            running = true
+            started = true
+        }
         do {
             try startTelemetryThread(named: "telemetry-out") { [self] in run() }
         } catch {
@@ -103,26 +108,66 @@ final class TelemetryBackendDriver: @unchecked Sendable {
         }
     }
 
-    /// Waits until the thread has ended; returns the final statistics.
+    /// Waits until the thread has ended; returns the final statistics. Embedded (no thread), it
+    /// delivers what is left now, on the caller's thread, and closes the backend.
     func waitUntilFinished() -> TelemetryBackendStatistics {
-        condition.withLock {
+        let embedded = condition.withLock { () -> Bool in
             while running { condition.wait(timeout: Self.longestWait) }
+            return !started && !ended
+        }
+        if embedded {
+            while let batch = next(waiting: false) { deliver(batch) }
+            backend.close()
+            condition.withLock {
+                ended = true
+                condition.broadcast()
+            }
+            for handOff in settledHandOffs() { handOff.arrive() }
         }
         return statistics
     }
 
+    /// Embedded (no thread): delivers, on the caller's thread, every batch due at `now`.
+    func pump(now: MonotonicInstant) {
+        while let batch = condition.withLock({ () -> TelemetryBatch? in
+            guard !started, !ended, case .deliver(let batch) = machine.nextAction(now: now) else { return nil }
+            return batch
+        }) {
+            deliver(batch)
+        }
+        for handOff in settledHandOffs() { handOff.arrive() }
+    }
+
+    /// Waits (on this delivery's signal) until nothing is queued or in flight, or `deadline`
+    /// passes on the real monotonic clock; whether it is idle.
+    func waitUntilIdle(deadline: MonotonicInstant) -> Bool {
+        condition.withLock {
+            while !machine.isEmpty && !ended {
+                guard MonotonicClock().now < deadline else { return false }
+                condition.wait(until: deadline)
+            }
+            return true
+        }
+    }
+
+    /// Calls the backend with `batch` (never under the lock) and tells the state machine.
+    private func deliver(_ batch: TelemetryBatch) {
+        var failure: TelemetryDeliveryError?
+        do throws(TelemetryDeliveryError) {
+            try backend.deliver(batch)
+        } catch {
+            failure = error
+        }
+        let now = clock.now
+        condition.withLock {
+            if let failure { machine.deliveryFailed(failure, now: now) } else { machine.deliverySucceeded(now: now) }
+            condition.broadcast()  // a flush waits for the queue to empty
+        }
+    }
+
     private func run() {
-        while let batch = next() {
-            var failure: TelemetryDeliveryError?
-            do throws(TelemetryDeliveryError) {
-                try backend.deliver(batch)
-            } catch {
-                failure = error
-            }
-            let now = clock.now
-            condition.withLock {
-                if let failure { machine.deliveryFailed(failure, now: now) } else { machine.deliverySucceeded(now: now) }
-            }
+        while let batch = next(waiting: true) {
+            deliver(batch)
             for handOff in settledHandOffs() { handOff.arrive() }
         }
         backend.close()
@@ -135,10 +180,19 @@ final class TelemetryBackendDriver: @unchecked Sendable {
     }
 
     /// The next batch to deliver; nil when finishing and nothing is left (or the deadline passed).
-    private func next() -> TelemetryBatch? {
+    /// Not `waiting` (embedded, finishing on the caller's thread): what is due goes, what cannot go
+    /// now is dropped and counted instead of waited for.
+    private func next(waiting: Bool) -> TelemetryBatch? {
         condition.withLock {
             while true {
                 let now = clock.now
+                if !waiting {
+                    // Embedded: the clock does not move while the caller drains, so the deadline
+                    // cannot pass; what is due goes now, the rest (a retry's backoff) is dropped.
+                    if case .deliver(let batch) = machine.nextAction(now: now) { return batch }
+                    if !machine.isEmpty { machine.abandon() }
+                    return nil
+                }
                 if finishing, let deadline, now >= deadline {
                     machine.abandon()
                     return nil

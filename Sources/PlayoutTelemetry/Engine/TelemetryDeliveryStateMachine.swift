@@ -68,7 +68,7 @@ public struct TelemetryDeliveryStateMachine: Sendable {
     }
 
     /// What the backend's thread does next.
-    public enum Action: Sendable, Equatable {
+    enum Action: Sendable, Equatable {
         /// Deliver `batch`, then report with ``deliverySucceeded(now:)`` or ``deliveryFailed(_:now:)``.
         case deliver(TelemetryBatch)
         /// Nothing before `instant` (a batch lingers, or a retry backs off), unless a record comes.
@@ -78,9 +78,9 @@ public struct TelemetryDeliveryStateMachine: Sendable {
     }
 
     /// The configuration in use.
-    public let configuration: Configuration
+    let configuration: Configuration
     /// What happened so far (``TelemetryBackendStatistics/name`` left empty).
-    public private(set) var statistics = TelemetryBackendStatistics(name: "")
+    private(set) var statistics = TelemetryBackendStatistics(name: "")
 
     /// Queued arrays, oldest first from `head`; each with the index of its first record not yet
     /// taken and when it was queued.
@@ -96,25 +96,25 @@ public struct TelemetryDeliveryStateMachine: Sendable {
     private var random: TelemetrySplitMix64
 
     /// A machine with `configuration`, its jitter drawn from `seed`.
-    public init(configuration: Configuration = .init(), seed: UInt64) {
+    init(configuration: Configuration = .init(), seed: UInt64) {
         self.configuration = configuration
         random = TelemetrySplitMix64(seed: seed)
     }
 
     /// Records waiting, the batch in flight or backing off included.
-    public var depth: Int { queued + (pending?.count ?? 0) }
+    var depth: Int { queued + (pending?.count ?? 0) }
 
     /// Queues `record`; when the queue is full the oldest queued record is dropped and counted.
     /// Returns false when it dropped one.
     @discardableResult
-    public mutating func enqueue(_ record: TelemetryRecord, now: MonotonicInstant) -> Bool {
+    mutating func enqueue(_ record: TelemetryRecord, now: MonotonicInstant) -> Bool {
         enqueue([record], now: now) == 0
     }
 
     /// Queues `records` as they are (the array is kept, not copied); when the queue is full the
     /// oldest queued records are dropped and counted. Returns how many were dropped.
     @discardableResult
-    public mutating func enqueue(_ records: [TelemetryRecord], now: MonotonicInstant) -> Int {
+    mutating func enqueue(_ records: [TelemetryRecord], now: MonotonicInstant) -> Int {
         enqueue(.records(records), now: now)
     }
 
@@ -156,17 +156,17 @@ public struct TelemetryDeliveryStateMachine: Sendable {
     }
 
     /// From now on every queued record is sent without lingering (shutdown).
-    public mutating func drain() { draining = true }
+    mutating func drain() { draining = true }
 
     /// What is queued now is sent without lingering (records queued later linger as usual once
     /// the queue has emptied).
-    public mutating func flushQueued() { flushing = depth > 0 }
+    mutating func flushQueued() { flushing = depth > 0 }
 
     /// Whether everything queued was delivered or dropped.
-    public var isEmpty: Bool { depth == 0 && !inFlight }
+    var isEmpty: Bool { depth == 0 && !inFlight }
 
     /// The next thing to do at `now`.
-    public mutating func nextAction(now: MonotonicInstant) -> Action {
+    mutating func nextAction(now: MonotonicInstant) -> Action {
         guard !inFlight else { return .idle }
         if let batch = pending {
             if let retryAt, now < retryAt { return .wait(until: retryAt) }
@@ -200,7 +200,7 @@ public struct TelemetryDeliveryStateMachine: Sendable {
     }
 
     /// The batch handed out by the last ``nextAction(now:)`` was delivered.
-    public mutating func deliverySucceeded(now: MonotonicInstant) {
+    mutating func deliverySucceeded(now: MonotonicInstant) {
         guard inFlight, let batch = pending else { return }
         inFlight = false
         pending = nil
@@ -214,7 +214,7 @@ public struct TelemetryDeliveryStateMachine: Sendable {
     /// The batch failed: retried after a jittered backoff when `error` is retryable and attempts
     /// remain, else dropped and counted (``TelemetryDropReason/rejected`` or
     /// ``TelemetryDropReason/retriesExhausted``).
-    public mutating func deliveryFailed(_ error: TelemetryDeliveryError, now: MonotonicInstant) {
+    mutating func deliveryFailed(_ error: TelemetryDeliveryError, now: MonotonicInstant) {
         guard inFlight, let batch = pending else { return }
         inFlight = false
         attempts += 1
@@ -233,7 +233,7 @@ public struct TelemetryDeliveryStateMachine: Sendable {
     /// Drops everything not delivered (the shutdown deadline passed), counted as
     /// ``TelemetryDropReason/shutdown``; returns how many.
     @discardableResult
-    public mutating func abandon() -> Int {
+    mutating func abandon() -> Int {
         let count = depth
         statistics.drops[.shutdown, default: 0] += count
         queue.removeAll()

@@ -27,7 +27,29 @@ import Glibc
 /// Records carry the monotonic time since the engine started and a wall time derived from it
 /// (the wall clock is read once, at the start), so durations never depend on the wall clock.
 /// Call ``shutdown(timeout:)`` when done: the engine's threads run until then.
+///
+/// The engine itself is sans-IO (one step takes the queued events through the hubs, the KPI
+/// calculators and every backend's delivery); ``Driver`` says who steps it. A test runs it
+/// embedded, on a manual clock with no thread at all:
+///
+/// ```swift
+/// let clock = ManualClock()
+/// let instrument = try TelemetryInstrument(backends: [memory], clock: clock, driver: .embedded)
+/// tracker.emit(.playing)
+/// clock.advance(by: .seconds(10))
+/// instrument.step()                         // records, the heartbeat due, delivered to `memory`
+/// ```
 public final class TelemetryInstrument: Sendable {
+    /// Who steps the engine.
+    public enum Driver: Sendable, Equatable {
+        /// The engine's own thread, and one thread per backend (the default).
+        case thread
+        /// No thread: the caller steps the engine (``step()``, ``flush(timeout:)``,
+        /// ``shutdown(timeout:)``) and backends are called on the caller's thread — for tests on
+        /// a manual clock.
+        case embedded
+    }
+
     /// The engine's settings, with documented defaults.
     public struct Configuration: Sendable {
         /// Default ring size: 8,192 events.
@@ -87,6 +109,12 @@ public final class TelemetryInstrument: Sendable {
     public var clock: any PlayoutClock { core.clock }
 
     let core: TelemetryEngineCore
+    /// Who steps the engine.
+    public let driver: Driver
+    private let engine: TelemetryEngineBox
+    /// Signalled by the engine after every step and when it stopped (what ``flush(timeout:)`` and
+    /// ``shutdown(deadline:)`` wait on).
+    private let progress = ConditionLock()
     private let configuration: Configuration
     private let engineId: String
     private let origin: MonotonicInstant
@@ -116,12 +144,15 @@ public final class TelemetryInstrument: Sendable {
     /// - Parameters:
     ///   - clock: the monotonic clock of every record (a `ManualClock` in tests).
     ///   - wallClockNanoseconds: the wall time at the start, ns since 1970 (default: the system's).
+    ///   - driver: the engine's own threads (the default), or ``Driver/embedded``: none, the
+    ///     caller steps it.
     /// - Throws: ``TelemetryEngineError`` when a thread cannot be started.
     public init(
         backends: [any TelemetryBackend] = [], configuration: Configuration = .init(), clock: any PlayoutClock = MonotonicClock(),
-        wallClockNanoseconds: Int64? = nil, logger: Logger = Logger(label: "playout.telemetry")
+        wallClockNanoseconds: Int64? = nil, logger: Logger = Logger(label: "playout.telemetry"), driver: Driver = .thread
     ) throws(TelemetryEngineError) {
         self.configuration = configuration
+        self.driver = driver
         self.logger = logger
         tags = configuration.tags
         core = TelemetryEngineCore(capacity: configuration.ringCapacity, clock: clock)
@@ -130,8 +161,10 @@ public final class TelemetryInstrument: Sendable {
         var random = SystemRandomNumberGenerator()
         engineId = configuration.engineId ?? Self.hex(random.next())
         shared = LockedValue(Shared())
+        engine = TelemetryEngineBox(
+            TelemetryEngine(engineId: engineId, origin: origin, wallOrigin: wallOrigin, hub: configuration.hub, logger: logger))
         for backend in backends { try addBackend(backend) }
-        try startTelemetryThread(named: "telemetry") { [self] in run() }
+        if driver == .thread { try startTelemetryThread(named: "telemetry") { [self] in run() } }
     }
 
     // MARK: - Components
@@ -214,7 +247,7 @@ public final class TelemetryInstrument: Sendable {
             throw TelemetryEngineError("telemetry: cannot add backend \(backend.name) after shutdown")
         }
         let driver = TelemetryBackendDriver(backend: backend, configuration: delivery, seed: seed, clock: core.clock)
-        try driver.start()
+        if self.driver == .thread { try driver.start() }
         return driver
     }
 
@@ -257,36 +290,54 @@ public final class TelemetryInstrument: Sendable {
     }
 
     /// Waits until every event emitted before the call is processed and delivered (or dropped)
-    /// by every backend, up to `timeout` of real time; false when the time ran out.
+    /// by every backend, up to `timeout` of real time; false when the time ran out. It waits on
+    /// the engine's and the backends' signals, never polls. Embedded, it steps the engine and
+    /// delivers on the caller's thread instead (false: a backend still has records, e.g. a
+    /// retry waiting for the clock).
     @discardableResult
     public func flush(timeout: Duration = .seconds(5)) -> Bool {
-        let started = MonotonicClock().now
-        func waitUntil(_ done: () -> Bool) -> Bool {
-            while !done() {
-                guard !shared.withLock({ $0.stopped }) else { return true }
-                guard started.duration(to: MonotonicClock().now) < timeout else { return false }
-                condition.withLock {
-                    condition.broadcast()
-                    condition.wait(timeout: .milliseconds(1))
-                }
+        if driver == .embedded {
+            step()
+            let (drivers, now) = (shared.withLock { $0.drivers }, core.clock.now)
+            for driver in drivers {
+                driver.flush()
+                driver.pump(now: now)
             }
-            return true
+            publishStatistics()
+            return drivers.allSatisfy(\.isIdle)
+        }
+        let deadline = MonotonicClock().now.advanced(by: timeout)
+        /// Waits on the engine's signal until `done` (or the engine stopped, or the deadline).
+        func waitForEngine(_ done: () -> Bool) -> Bool {
+            progress.withLock {
+                while !done() {
+                    if shared.withLock({ $0.stopped }) { return true }
+                    guard MonotonicClock().now < deadline else { return false }
+                    wakeEngine()
+                    progress.wait(until: deadline)
+                }
+                return true
+            }
         }
         // Every event pushed before this call popped, then the step that popped the last of
         // them finished (records handed to the backends), and one more (heartbeats due now).
         let pushed = core.ring.pushedCount
-        guard waitUntil({ core.ring.poppedCount >= pushed }) else { return false }
+        guard waitForEngine({ core.ring.poppedCount >= pushed }) else { return false }
         let steps = shared.withLock { $0.steps } + 2
-        guard waitUntil({ shared.withLock { $0.steps } >= steps }) else { return false }
+        guard waitForEngine({ shared.withLock { $0.steps } >= steps }) else { return false }
         let drivers = shared.withLock { $0.drivers }
         for driver in drivers { driver.flush() }
-        while !drivers.allSatisfy(\.isIdle) {
-            guard started.duration(to: MonotonicClock().now) < timeout else { return false }
-            var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
-            nanosleep(&pause, nil)
-        }
+        for driver in drivers where !driver.waitUntilIdle(deadline: deadline) { return false }
         publishStatistics()
         return true
+    }
+
+    /// Wakes the engine's thread now (a flush or shutdown waits for it).
+    private func wakeEngine() {
+        condition.withLock {
+            core.wakeRequested.store(true, ordering: .relaxed)
+            condition.broadcast()
+        }
     }
 
     /// Calls `callback` once every event emitted before this call has been handed to every
@@ -304,7 +355,7 @@ public final class TelemetryInstrument: Sendable {
             return shared.drivers  // the engine's thread has ended: every record is with the backends
         }
         if let drivers { _ = TelemetryHandOff(drivers: drivers, callback: callback) }
-        condition.withLock { condition.broadcast() }
+        if driver == .embedded { step() } else { wakeEngine() }
     }
 
     /// Passes on the hand-off requests whose events the engine's thread has handed to the
@@ -337,11 +388,17 @@ public final class TelemetryInstrument: Sendable {
         }
         if first {
             core.close()
-            condition.withLock { condition.broadcast() }
-            while !shared.withLock({ $0.stopped }) {
-                condition.withLock {
-                    condition.broadcast()
-                    condition.wait(timeout: .milliseconds(2))
+            if driver == .embedded {
+                step()  // every event left, then `viewend` for every open session
+                shared.withLock { $0.stopped = true }
+                passOnHandOffs(all: true)
+            } else {
+                // Waits on the engine's signal (it ends its thread once the ring is empty).
+                progress.withLock {
+                    while !shared.withLock({ $0.stopped }) {
+                        wakeEngine()
+                        progress.wait(until: nil)
+                    }
                 }
             }
             let drivers = shared.withLock { $0.drivers }
@@ -356,17 +413,45 @@ public final class TelemetryInstrument: Sendable {
         return TelemetryShutdownReport(statistics: currentStatistics(), kpis: kpis())
     }
 
-    // MARK: - The engine's thread
+    // MARK: - Driving the engine
 
+    /// Embedded mode (``Driver/embedded``): does what is due at the clock's instant, on the
+    /// caller's thread — every event emitted so far becomes records (through the hubs, the KPI
+    /// calculators and every backend's delivery), heartbeats due are sent, and each backend is
+    /// handed what its delivery state machine says is due (retries wait for the clock to pass
+    /// their backoff). Returns whether anything happened. With the thread driver it does nothing
+    /// (the engine's thread steps) and returns false.
+    @discardableResult
+    public func step() -> Bool {
+        guard driver == .embedded else { return false }
+        let stopping = shared.withLock { $0.stopping }
+        var worked = false
+        while true {
+            let stepped = step(now: core.clock.now, stopping: stopping)
+            worked = worked || stepped
+            if !stepped || core.ring.approximateCount == 0 { break }
+        }
+        passOnHandOffs(all: false)  // before the deliveries: a hand-off sends what lingers
+        let now = core.clock.now
+        for driver in shared.withLock({ $0.drivers }) { driver.pump(now: now) }
+        publishStatistics()
+        return worked
+    }
+
+    /// The next instant the engine has something due on its own (a heartbeat), nil when none:
+    /// what a test advancing a manual clock in embedded mode moves to.
+    public var nextWake: MonotonicInstant? {
+        engine.withEngine { $0.nextWake(now: core.clock.now) } ?? nil
+    }
+
+    /// The thread driver: steps, then sleeps until woken (an emit burst, a flush, shutdown) or
+    /// until the next heartbeat, backing off while idle.
     private func run() {
-        var hubs: [TelemetrySessionHub?] = []  // by tracker index; mutated in place (no copy on write)
-        var valuesPerRecord = 8  // what the next step reserves (from the last step's records)
         var lastPublished = core.clock.now
         var idle = configuration.idleInterval
         while true {
             let stopping = shared.withLock { $0.stopping }
-            let worked = step(hubs: &hubs, valuesPerRecord: &valuesPerRecord, stopping: stopping)
-            shared.withLock { $0.steps += 1 }
+            let worked = step(now: core.clock.now, stopping: stopping)
             passOnHandOffs(all: false)
             let now = core.clock.now
             if worked || lastPublished.duration(to: now) >= .milliseconds(250) {
@@ -376,7 +461,7 @@ public final class TelemetryInstrument: Sendable {
             if stopping && core.ring.approximateCount == 0 {
                 shared.withLock { $0.stopped = true }
                 passOnHandOffs(all: true)  // later requests find `stopped` and go to the backends themselves
-                condition.withLock { condition.broadcast() }
+                progress.withLock { progress.broadcast() }
                 return
             }
             if worked {
@@ -384,157 +469,44 @@ public final class TelemetryInstrument: Sendable {
             } else {
                 // Back off while idle, but wake for the next heartbeat due.
                 var sleep = idle
-                for hub in hubs {
-                    if case .wait(let until)? = hub?.poll(now: now) { sleep = min(sleep, max(.zero, now.duration(to: until))) }
-                }
+                if let next = engine.withEngine({ $0.nextWake(now: now) }) ?? nil { sleep = min(sleep, max(.zero, now.duration(to: next))) }
                 // Checked again under the lock the waking emit takes: no wake-up is lost.
-                condition.withLock { if core.ring.approximateCount == 0 { condition.wait(timeout: sleep) } }
+                condition.withLock {
+                    if core.ring.approximateCount == 0 && !core.wakeRequested.load(ordering: .relaxed) { condition.wait(timeout: sleep) }
+                    core.wakeRequested.store(false, ordering: .relaxed)
+                }
                 idle = min(idle * 2, configuration.maximumIdleInterval)
             }
         }
     }
 
-    /// Turns up to 4,096 events of the ring into records (each taken straight from its slot),
-    /// sends due heartbeats, and (when `stopping` and the ring is empty) ends every
-    /// session; hands the records to every backend. Returns whether anything happened.
-    private func step(hubs: inout [TelemetrySessionHub?], valuesPerRecord: inout Int, stopping: Bool) -> Bool {
-        // The hubs write their records straight into the columns every backend gets (as they are),
-        // reserved for a quarter more values a record than the last step's had, so records with
-        // many fields (heartbeats, actions with context) fill them without growing and copying.
-        var sink = TelemetrySessionHub.Sink(
-            columns: .init(reservingCapacity: min(4_096, core.ring.approximateCount), valuesPerRecord: valuesPerRecord))
-        var rejected = 0
-        var ignored = 0
-        var removed: [Int32] = []
+    /// One step of the pipeline at `now`: tracker → hub (``TelemetryEngine``), hub → KPI
+    /// calculator (``TelemetryMetricCalculator/measure(_:calculators:)``), then the records to
+    /// every backend's delivery. Returns whether anything happened; tells waiting flushes.
+    private func step(now: MonotonicInstant, stopping: Bool) -> Bool {
         let trackers = shared.withLock { $0.trackers }
-        // Each tracker's attribute getters, read once a step (called after unlocking).
-        var getters: [Int32: [(name: String, filter: TelemetryEventFilter, getter: @Sendable () -> TelemetryValue?)]] = [:]
-        // The tracker of the last run of events, its getters (one lookup per run of a tracker's
-        // events, and nothing copied for an event of the same run).
-        var currentIndex: Int32 = -1
-        var currentAttributes: [(name: String, filter: TelemetryEventFilter, getter: @Sendable () -> TelemetryValue?)] = []
-        /// Completes the records a tracker's hub appended from `first` on (its attribute getters)
-        /// and logs what it refused.
-        func collect(tracker index: Int32, from first: Int) {
-            if currentIndex != index {
-                if getters[index] == nil { getters[index] = trackers[index]?.registration.withLock { $0.attributes } ?? [] }
-                currentIndex = index
-                currentAttributes = getters[index]!
-            }
-            if !currentAttributes.isEmpty {
-                for position in first..<sink.columns.count {
-                    let name = sink.columns.name(ofRecord: position)
-                    var added: [TelemetryField] = []
-                    for attribute in currentAttributes where attribute.filter.includes(name) {
-                        if let value = attribute.getter() { added.append(TelemetryField(attribute.name, value)) }
-                    }
-                    sink.columns.append(added, toRecord: position)
-                }
-            }
-            guard !sink.rejected.isEmpty || !sink.ignored.isEmpty else { return }
-            let tracker = trackers[index]
-            if !sink.rejected.isEmpty {
-                rejected += sink.rejected.count
-                for reason in sink.rejected { logger.notice("telemetry: \(tracker?.name ?? "tracker") rejected \(reason)") }
-                sink.rejected.removeAll(keepingCapacity: true)
-            }
-            if !sink.ignored.isEmpty {
-                ignored += sink.ignored.count
-                for event in sink.ignored {
-                    logger.debug("telemetry: \(tracker?.name ?? "tracker") ignored \(event) in the error state (until a new load)")
-                }
-                sink.ignored.removeAll(keepingCapacity: true)
-            }
-        }
-        func hubIndex(_ tracker: Int32) -> Int {
-            let index = Int(tracker)
-            if index >= hubs.count { hubs.append(contentsOf: repeatElement(nil, count: index + 1 - hubs.count)) }
-            if hubs[index] == nil {
-                hubs[index] = TelemetrySessionHub(sessionIdPrefix: "\(engineId)-\(tracker)", origin: origin, configuration: configuration.hub)
-            }
-            return index
-        }
-        var processed = 0
-        // A plain loop, no closure: state a closure captures (the sink, the getters) is checked
-        // for exclusive access at run time — five checks an event, 14 % of the instructions.
-        let ring = core.ring
-        while processed < 4_096, let entry = ring.pop() {
-            processed += 1
-            let index = hubIndex(entry.tracker)
-            let first = sink.columns.count
-            hubs[index]!.handle(entry.event, now: entry.time, wallTime: wall(entry.time), into: &sink)
-            collect(tracker: entry.tracker, from: first)
-            if entry.removesTracker {
-                hubs[index] = nil
-                removed.append(entry.tracker)
-            }
-        }
-        let closing = stopping && core.ring.approximateCount == 0
-        let now = core.clock.now
-        for index in hubs.indices where hubs[index]?.poll(now: now) == .heartbeatDue {
-            let tracker = Int32(index)
-            // No provider: the tracker sends its own heartbeats (no empty ones on a timer).
-            guard let provider = trackers[tracker]?.registration.withLock({ $0.heartbeatProvider }) else { continue }
-            let first = sink.columns.count
-            hubs[index]!.handle(.heartbeat(provider()), now: now, wallTime: wall(now), into: &sink)
-            collect(tracker: tracker, from: first)
-        }
-        if closing {
-            for index in hubs.indices where hubs[index] != nil && hubs[index]!.state != .closed {
-                let first = sink.columns.count
-                hubs[index]!.handle(.viewEnd, now: now, wallTime: wall(now), into: &sink)
-                collect(tracker: Int32(index), from: first)
-            }
-        }
-        var columns = sink.columns
-        sink = TelemetrySessionHub.Sink()  // `columns` uniquely referenced while the KPIs are added
-        let count = columns.count
-        if count > 0 { valuesPerRecord = min(64, max(8, (columns.values.count + count - 1) / count * 5 / 4 + 1)) }  // 8…64
-        guard count > 0 || rejected > 0 || ignored > 0 || !removed.isEmpty else { return processed > 0 }
+        guard let step = engine.withEngine({ $0.step(now: now, ring: core.ring, trackers: trackers, closing: stopping) }) else { return false }
+        var columns = step.columns
         let drivers = shared.withLock { shared -> [TelemetryBackendDriver] in
-            for index in removed { shared.trackers[index] = nil }
-            // A session's records come in runs: one calculator lookup per run, not per record.
-            let viewEnds = columns.withViews { records in
-                var viewEnds: [(index: Int, kpis: [TelemetryField])] = []
-                var start = 0
-                while start < count {
-                    let session = records.entries[start].session
-                    var end = start + 1
-                    while end < count, records.entries[end].session == session { end += 1 }
-                    let id = columns.sessions[Int(session)]
-                    var calculator = shared.calculators.removeValue(forKey: id) ?? TelemetryMetricCalculator()
-                    for index in start..<end {
-                        let record = records[index]
-                        calculator.consume(record)
-                        if record.vocabulary == .viewend, record.kind == .event {
-                            viewEnds.append((index, calculator.kpis().namedValues.compactMap { name, value in value.map { TelemetryField(name, $0) } }))
-                        }
-                    }
-                    shared.calculators[id] = calculator
-                    start = end
-                }
-                return viewEnds
-            }
-            for (index, kpis) in viewEnds { columns.append(kpis, toRecord: index) }
-            shared.counts.eventsProcessed += processed
-            shared.counts.records += count
-            shared.counts.rejectedTransitions += rejected
-            shared.counts.ignoredInErrorState += ignored
+            for index in step.removed { shared.trackers[index] = nil }
+            if columns != nil { TelemetryMetricCalculator.measure(&columns!, calculators: &shared.calculators) }
+            shared.counts.eventsProcessed += step.processed
+            shared.counts.records += columns?.count ?? 0
+            shared.counts.rejectedTransitions += step.rejected
+            shared.counts.ignoredInErrorState += step.ignored
+            shared.steps += 1
             return shared.drivers
         }
-        if count > 0 {
+        if let columns {
             let block = TelemetryRecordBlock.columns(TelemetryRecordColumns(columns, tags: tags))
             for driver in drivers { driver.enqueue(block) }
         }
-        return true
+        progress.withLock { progress.broadcast() }
+        return step.worked
     }
 
     private func publishStatistics() {
         statisticsSubject.value = currentStatistics()
-    }
-
-    private func wall(_ time: MonotonicInstant) -> Int64 {
-        wallOrigin &+ origin.duration(to: time).nanoseconds
     }
 
     private static func systemWallClock() -> Int64 {
@@ -555,6 +527,9 @@ final class TelemetryEngineCore: Sendable {
     let clock: any PlayoutClock
     /// The engine thread's sleep, signalled by one push in every quarter of the ring.
     let condition = ConditionLock()
+    /// Set (under `condition`) by a flush or shutdown that wants the engine's thread to step
+    /// now; the thread clears it before it sleeps again.
+    let wakeRequested = Atomic<Bool>(false)
     private let wakeMask: Int
     private let droppedCount = Atomic<Int>(0)
     private let closed = Atomic<Bool>(false)
@@ -584,4 +559,21 @@ final class TelemetryEngineCore: Sendable {
     var dropped: Int { droppedCount.load(ordering: .relaxed) }
 
     func close() { closed.store(true, ordering: .relaxed) }
+}
+
+/// The engine's core, stepped by one caller at a time: the engine's thread, or (embedded) the
+/// test that steps it. A second caller arriving during a step does not wait (it would hold a
+/// lock across the trackers' getters): it skips, and the step under way does the work.
+final class TelemetryEngineBox: @unchecked Sendable {
+    private var engine: TelemetryEngine  // only inside `withEngine`, which `busy` makes exclusive
+    private let busy = Atomic<Bool>(false)
+
+    init(_ engine: TelemetryEngine) { self.engine = engine }
+
+    /// Runs `body` on the engine; nil when another caller is stepping it.
+    func withEngine<Result>(_ body: (inout TelemetryEngine) -> Result) -> Result? {
+        guard busy.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return nil }
+        defer { busy.store(false, ordering: .releasing) }
+        return body(&engine)
+    }
 }

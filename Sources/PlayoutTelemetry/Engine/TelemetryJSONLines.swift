@@ -106,7 +106,7 @@ public enum TelemetryJSONLines {
     }
 
     /// Appends `value` as a JSON string (quotes, backslashes and control characters escaped).
-    static func appendString(_ value: String, to line: inout String) {
+    package static func appendString(_ value: String, to line: inout String) {
         line += "\""
         for scalar in value.unicodeScalars {
             switch scalar {

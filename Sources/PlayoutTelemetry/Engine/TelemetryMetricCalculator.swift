@@ -11,7 +11,7 @@ import PlayoutCore
 /// let kpis = calculator.kpis()            // open intervals closed at the last record
 /// print(kpis.videoStartupTime, kpis.rebufferPercentage)
 /// ```
-public struct TelemetryMetricCalculator: Sendable {
+struct TelemetryMetricCalculator: Sendable {
     private enum Phase: Equatable { case idle, startup, playing, rebuffering, excluded, paused, stopped }
 
     private var viewInitAt: Duration?
@@ -42,10 +42,10 @@ public struct TelemetryMetricCalculator: Sendable {
     private var latency = DurationHistogram()
 
     /// An empty calculator.
-    public init() {}
+    init() {}
 
     /// Takes the session's next record into account.
-    public mutating func consume(_ record: TelemetryRecord) {
+    mutating func consume(_ record: TelemetryRecord) {
         consume(reading: record)
     }
 
@@ -124,7 +124,7 @@ public struct TelemetryMetricCalculator: Sendable {
 
     /// The KPIs, with open intervals (playing, rebuffering, a freeze) closed at `now` (default:
     /// the last record's time).
-    public func kpis(at now: Duration? = nil) -> TelemetryKPIs {
+    func kpis(at now: Duration? = nil) -> TelemetryKPIs {
         var copy = self
         if let end = now ?? lastTime {
             copy.advance(to: end)
@@ -222,7 +222,7 @@ public struct TelemetryMetricCalculator: Sendable {
 extension TelemetryKPIs {
     /// Every session's KPIs computed from `records` (any order of sessions; each session's records
     /// in `seq` order), by session id.
-    public static func compute(from records: some Sequence<TelemetryRecord>) -> [String: TelemetryKPIs] {
+    static func compute(from records: some Sequence<TelemetryRecord>) -> [String: TelemetryKPIs] {
         var calculators: [String: TelemetryMetricCalculator] = [:]
         for record in records { calculators[record.sessionId, default: .init()].consume(record) }
         return calculators.mapValues { $0.kpis() }

@@ -1,4 +1,4 @@
-public import PlayoutCore
+import PlayoutCore
 
 /// One tracker's sessions, as a sans-IO state machine: it takes the tracker's events with the time
 /// they were emitted and returns the records to deliver, or why an event was rejected.
@@ -66,7 +66,7 @@ public struct TelemetrySessionHub: Sendable {
     }
 
     /// What handling one event produced.
-    public enum Output: Sendable, Equatable {
+    enum Output: Sendable, Equatable {
         /// A record to deliver.
         case record(TelemetryRecord)
         /// The event was refused: `reason` names the event and the state.
@@ -76,7 +76,7 @@ public struct TelemetrySessionHub: Sendable {
     }
 
     /// What ``poll(now:)`` asks of its driver.
-    public enum PollAction: Sendable, Equatable {
+    enum PollAction: Sendable, Equatable {
         /// Call ``heartbeat(_:now:wallTime:)`` now (with the tracker's QoS sample).
         case heartbeatDue
         /// Nothing to do before `instant`.
@@ -86,13 +86,13 @@ public struct TelemetrySessionHub: Sendable {
     }
 
     /// The current state.
-    public private(set) var state: State = .initial
+    private(set) var state: State = .initial
     /// The current session's id (empty before the first event).
-    public private(set) var sessionId = ""
+    private(set) var sessionId = ""
     /// Events rejected so far.
-    public private(set) var rejectedCount = 0
+    private(set) var rejectedCount = 0
     /// Events ignored in the error state so far.
-    public private(set) var ignoredCount = 0
+    private(set) var ignoredCount = 0
 
     private let configuration: Configuration
     private let sessionIdPrefix: String
@@ -135,7 +135,7 @@ public struct TelemetrySessionHub: Sendable {
 
     /// A hub whose sessions are named `<sessionIdPrefix>-<n>` (n from 1), timing records from
     /// `origin` (the engine's start).
-    public init(sessionIdPrefix: String, origin: MonotonicInstant, configuration: Configuration = .init()) {
+    init(sessionIdPrefix: String, origin: MonotonicInstant, configuration: Configuration = .init()) {
         self.sessionIdPrefix = sessionIdPrefix
         self.origin = origin
         self.configuration = configuration
@@ -145,14 +145,14 @@ public struct TelemetrySessionHub: Sendable {
 
     /// Handles `event`, emitted at `now` (wall time `wallTime`, ns since 1970); returns the
     /// records to deliver (in order), or the rejection.
-    public mutating func handle(_ event: TelemetryEvent, now: MonotonicInstant, wallTime: Int64) -> [Output] {
+    mutating func handle(_ event: TelemetryEvent, now: MonotonicInstant, wallTime: Int64) -> [Output] {
         var outputs: [Output] = []
         handle(event, now: now, wallTime: wallTime, into: &outputs)
         return outputs
     }
 
     /// ``handle(_:now:wallTime:)`` appending to `outputs` (a buffer the caller reuses).
-    public mutating func handle(_ event: TelemetryEvent, now: MonotonicInstant, wallTime: Int64, into outputs: inout [Output]) {
+    mutating func handle(_ event: TelemetryEvent, now: MonotonicInstant, wallTime: Int64, into outputs: inout [Output]) {
         var sink = Sink()
         process(event, now: now, wallTime: wallTime, into: &sink)
         // One event's records come first; a rejection or an ignore ends its handling.
@@ -179,12 +179,12 @@ public struct TelemetrySessionHub: Sendable {
     }
 
     /// Sends a heartbeat with `fields` (the tracker's QoS sample) when the state allows one.
-    public mutating func heartbeat(_ fields: [TelemetryField], now: MonotonicInstant, wallTime: Int64) -> [Output] {
+    mutating func heartbeat(_ fields: [TelemetryField], now: MonotonicInstant, wallTime: Int64) -> [Output] {
         handle(.heartbeat(fields), now: now, wallTime: wallTime)
     }
 
     /// Whether a heartbeat is due (playing or rebuffering, one interval after the last).
-    public func poll(now: MonotonicInstant) -> PollAction {
+    func poll(now: MonotonicInstant) -> PollAction {
         guard state == .playing || state == .rebuffering, let next = nextHeartbeat else { return .idle }
         return now >= next ? .heartbeatDue : .wait(until: next)
     }

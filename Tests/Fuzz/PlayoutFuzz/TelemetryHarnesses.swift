@@ -1,6 +1,7 @@
 // libFuzzer harnesses for the telemetry backends' parsers and encoders (network input and
 // user strings), listed in `fuzzHarnesses`.
 import PlayoutTelemetry
+import PlayoutTelemetryBackends
 
 /// The HTTP/1.1 response parser, fed in pieces whose size the first byte sets, then the end of
 /// the stream: whatever it accepts stays within its limits.

@@ -11,10 +11,10 @@ struct HeartbeatIntegrationTests {
         let memory = InMemoryTelemetryBackend()
         let instrument = try AnalyticsStory.makeInstrument(memory)
         let unloaded = DispatchSemaphore(value: 0)
-        var bridge: SubscriberHeartbeatBridge?
+        var bridge: HeartbeatSubscriberBridge?
         let final = try AnalyticsStory.run(.heartbeatMux) { subscriber in
-            bridge = SubscriberHeartbeatBridge(
-                subscriber: subscriber, instrument: instrument, configuration: .init(conformance: true), onVideoUnloaded: { unloaded.signal() })
+            bridge = HeartbeatSubscriberBridge(
+                subscriber: subscriber, instrument: instrument, options: .conformance(), onVideoUnloaded: { unloaded.signal() })
             return nil
         }.final
         #expect(unloaded.wait(timeout: .now() + 10) == .success)

@@ -11,11 +11,11 @@ struct MuxIntegrationTests {
         let beacons = MuxBeaconBackend()
         let instrument = try AnalyticsStory.makeInstrument(memory)
         try instrument.addBackend(beacons)
-        let mux = MuxCore(instrument: instrument, configuration: .init(conformance: true))
+        let mux = MuxCore(instrument: instrument, options: .conformance())
         mux.dispatchGlobalDataEvent(MuxGlobalData(environmentKey: "env-test", viewerUserId: "ci"))
-        var bridge: SubscriberMuxBridge?
+        var bridge: MuxSubscriberBridge?
         let story = try AnalyticsStory.run(.heartbeatMux) { subscriber in
-            bridge = SubscriberMuxBridge(subscriber: subscriber, mux: mux, player: "main")
+            bridge = MuxSubscriberBridge(subscriber: subscriber, mux: mux, player: "main")
             return nil
         }
         let final = story.final

@@ -11,15 +11,15 @@ struct OpenAVTIntegrationTests {
     func story() throws {
         let memory = InMemoryTelemetryBackend()
         let log = ConformanceLog<OpenAVTRule>()
-        let instrument = try OpenAVTInstrument(
-            backend: memory, configuration: .init(hub: .init(heartbeatInterval: .seconds(1)), delivery: .init(linger: .zero)), conformance: log)
+        let engine = try TelemetryInstrument(configuration: .init(hub: .init(heartbeatInterval: .seconds(1)), delivery: .init(linger: .zero)))
+        let instrument = try OpenAVTInstrument(engine: engine, backend: memory, options: .init(conformance: log))
         let tracker = instrument.addTracker(name: "subscriber")
         instrument.ready()
         var bridge: OpenAVTSubscriberBridge?
         let story = try AnalyticsStory.run(.nielsenOpenAVT) { subscriber in
             let made = OpenAVTSubscriberBridge(subscriber: subscriber, instrument: instrument, trackerId: tracker)
             bridge = made
-            return { made.finish(final: $0) }
+            return nil  // the bridge finishes by itself when the subscription ends
         }
         instrument.shutdown(timeout: .seconds(5))
         _ = bridge

@@ -1,6 +1,7 @@
 import Foundation
 import Playout
 import PlayoutTelemetry
+import PlayoutTelemetryBackends
 import PlayoutTesting
 import Testing
 

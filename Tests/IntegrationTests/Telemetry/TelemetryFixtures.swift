@@ -1,5 +1,6 @@
 import Foundation
 import PlayoutTelemetry
+import PlayoutTelemetryBackends
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,5 @@
 import PlayoutTelemetry
+import PlayoutTelemetryBackends
 import PlayoutTesting
 import Testing
 

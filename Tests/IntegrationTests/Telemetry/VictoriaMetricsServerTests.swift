@@ -1,5 +1,6 @@
 import Foundation
 import PlayoutTelemetry
+import PlayoutTelemetryBackends
 import PlayoutTesting
 import Testing
 

@@ -1,3 +1,4 @@
+public import PlayoutTelemetry
 public import CoreMetrics
 import Synchronization
 

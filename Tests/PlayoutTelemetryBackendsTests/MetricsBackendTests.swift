@@ -2,6 +2,7 @@ import Foundation
 import MetricsTestKit
 import PlayoutCore
 @testable import PlayoutTelemetry
+@testable import PlayoutTelemetryBackends
 import PlayoutTesting
 import Prometheus
 import Testing

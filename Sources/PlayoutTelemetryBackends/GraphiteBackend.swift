@@ -1,3 +1,4 @@
+public import PlayoutTelemetry
 import PlayoutCore
 import Synchronization
 

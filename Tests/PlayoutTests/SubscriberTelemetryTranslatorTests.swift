@@ -1,5 +1,5 @@
 import PlayoutCore
-import PlayoutTelemetry
+import Playout
 import Testing
 
 @Suite("Subscriber telemetry translator: a subscription's updates as player events")

@@ -1,4 +1,5 @@
 @testable import PlayoutTelemetry
+@testable import PlayoutTelemetryBackends
 import PlayoutTesting
 import Synchronization
 import Testing

@@ -1,3 +1,4 @@
+public import PlayoutTelemetry
 /// Why a network telemetry backend could not be set up or could not deliver: a bad URL or
 /// address, a server that refuses, stalls, closes or answers something that is not HTTP.
 ///

@@ -1,3 +1,4 @@
+public import PlayoutTelemetry
 /// Writes telemetry records as InfluxDB line protocol, one point per record, escaped as the
 /// InfluxDB line protocol reference says.
 ///

@@ -1,6 +1,5 @@
-import Playout
 public import PlayoutCore
-public import PlayoutTelemetry
+import PlayoutTelemetry
 
 /// A subscription told as a player's story, sans-IO, for the SDK adapters' bridges: it feeds the
 /// subscriber's state, playout delay and QoS samples through ``SubscriberTelemetryTranslator``
@@ -58,10 +57,14 @@ public struct SubscriberPlayerStory: Sendable {
     public init() {}
 
     /// The steps a state change makes.
-    public mutating func state(_ state: SubscriberState) -> [Step] {
-        guard !finished else { return [] }
+    public mutating func state(_ state: SubscriberState) -> [Step] { update(state: state).steps }
+
+    /// The translator's events and the story's steps of a state change.
+    mutating func update(state: SubscriberState) -> (events: [TelemetryEvent], steps: [Step]) {
+        let events = translator.state(state)
+        guard !finished else { return (events, []) }
         var steps: [Step] = []
-        for event in translator.state(state) {
+        for event in events {
             switch event {
             case .playerReady:
                 loaded = true
@@ -82,30 +85,38 @@ public struct SubscriberPlayerStory: Sendable {
         case .playing: stallReported = false
         default: break
         }
-        return steps
+        return (events, steps)
     }
 
     /// The steps a change of the delay in effect makes.
-    public mutating func playoutDelay(_ effective: EffectivePlayoutDelay) -> [Step] {
-        guard !finished, !translator.playoutDelay(effective).isEmpty else { return [] }
+    public mutating func playoutDelay(_ effective: EffectivePlayoutDelay) -> [Step] { update(playoutDelay: effective).steps }
+
+    /// The translator's events and the story's steps of a change of the delay in effect.
+    mutating func update(playoutDelay effective: EffectivePlayoutDelay) -> (events: [TelemetryEvent], steps: [Step]) {
+        let events = translator.playoutDelay(effective)
+        guard !finished, !events.isEmpty else { return (events, []) }
         defer { delay = effective.delay }
-        guard started, let previous = delay else { return [] }
+        guard started, let previous = delay else { return (events, []) }
         if effective.delay > previous, effective.source == .override, !pausedForDelay {
             pausedForDelay = true
-            return [.pause]
+            return (events, [.pause])
         }
         if effective.delay < previous, pausedForDelay {
             pausedForDelay = false
-            return [.resume]
+            return (events, [.resume])
         }
-        return []
+        return (events, [])
     }
 
     /// The steps a QoS sample makes.
-    public mutating func qos(_ sample: SubscriberQoS) -> [Step] {
-        guard !finished, loaded else { return [] }
+    public mutating func qos(_ sample: SubscriberQoS) -> [Step] { update(qos: sample).steps }
+
+    /// The translator's events and the story's steps of a QoS sample.
+    mutating func update(qos sample: SubscriberQoS) -> (events: [TelemetryEvent], steps: [Step]) {
+        let events = translator.qos(sample)
+        guard !finished, loaded else { return (events, []) }
         var steps: [Step] = []
-        for case .renditionChange(_, let width, let height) in translator.qos(sample) {
+        for case .renditionChange(_, let width, let height) in events {
             steps.append(.renditionChange(bitrate: sample.total.bitrate, width: Int(width), height: Int(height)))
         }
         let pauses = sample.total.delayPauseCount
@@ -124,17 +135,6 @@ public struct SubscriberPlayerStory: Sendable {
         default:
             steps.append(.sample(sample))
         }
-        return steps
-    }
-}
-
-extension SubscriberPlayerStory {
-    /// Follows `subscriber`'s state, playout delay and QoS (in `bag`) and hands each update's
-    /// steps to `perform` — on the subscriber's one observer delivery thread, in order.
-    static func follow(_ subscriber: Subscriber, in bag: DisposeBag, perform: @escaping @Sendable ([Step]) -> Void) {
-        let story = LockedValue(SubscriberPlayerStory())
-        subscriber.state.subscribe { value in perform(story.withLock { $0.state(value) }) }.disposed(by: bag)
-        subscriber.playoutDelay.subscribe { value in perform(story.withLock { $0.playoutDelay(value) }) }.disposed(by: bag)
-        subscriber.qos.subscribe { value in perform(story.withLock { $0.qos(value) }) }.disposed(by: bag)
+        return (events, steps)
     }
 }

@@ -1,6 +1,6 @@
-public import Playout
+public import PlayoutAnalytics
 import PlayoutCore
-public import PlayoutTelemetry
+import PlayoutTelemetry
 
 /// Drives a ``NielsenAppSDK`` from a real subscription, as a player integrating the SDK would:
 /// built on ``SubscriberEventFeed`` (the subscriber's one ``SubscriberTelemetryTranslator``).
@@ -15,14 +15,15 @@ public import PlayoutTelemetry
 /// | `error` (fatal) | `stop()` |
 ///
 /// The instance's heartbeats carry the subscriber's QoS (``SubscriberEventFeed/heartbeatFields``),
-/// and ``finish(final:)`` reports the final sample, so the QoS numbers in its view are the
-/// subscriber's own.
+/// and when the subscription ends the bridge finishes by itself: the last events, then a last
+/// heartbeat with the final QoS sample, before ``Subscriber/waitUntilEnded()`` returns — so the
+/// QoS numbers in its view are the subscriber's own.
 ///
 /// ```swift
 /// let bridge = NielsenSubscriberBridge(subscriber: subscriber, sdk: nielsen, ticker: ticker,
 ///                                      options: .init(channelInfo: ["channelName": "news"], metadata: content))
 /// try subscriber.start()
-/// bridge.finish(final: subscriber.waitUntilEnded())
+/// _ = subscriber.waitUntilEnded()          // the bridge has ended the session and reported the final QoS
 /// ```
 public final class NielsenSubscriberBridge: Sendable {
     /// What the player passes to the SDK.
@@ -54,7 +55,7 @@ public final class NielsenSubscriberBridge: Sendable {
     private let ticker: NielsenPlayheadTicker
     private let id: Int
     private let options: Options
-    private let feed: LockedValue<SubscriberEventFeed?> = LockedValue(nil)
+    private let feed: LockedValue<SubscriberEventFeed?> = LockedValue(nil)  // set once, after `self` exists
 
     /// Watches `subscriber` (before it starts) and drives `sdk`, its playheads on `ticker`.
     public init(subscriber: Subscriber, sdk: NielsenAppSDK, ticker: NielsenPlayheadTicker, options: Options) {
@@ -62,17 +63,17 @@ public final class NielsenSubscriberBridge: Sendable {
         self.ticker = ticker
         self.options = options
         id = ticker.add(sdk, mode: options.mode)
-        let feed = SubscriberEventFeed(subscriber) { [weak self] events in
-            for event in events { self?.handle(event) }
+        let feed = SubscriberEventFeed(subscriber) { [weak self] update in
+            for event in update.events { self?.handle(event) }
+            if let final = update.final { self?.finish(final: final) }
         }
         self.feed.withLock { $0 = feed }
         sdk.setQoSProvider { [feed] in feed.heartbeatFields }
     }
 
-    /// The subscription ended with `final` (``Subscriber/waitUntilEnded()``): the last events,
-    /// then a last heartbeat with the final QoS sample.
-    public func finish(final: SubscriberQoS) {
-        feed.withLock { $0 }?.finish(final: final)
+    /// The subscription ended with `final`: no more playheads, a last heartbeat with the final
+    /// QoS sample.
+    private func finish(final: SubscriberQoS) {
         ticker.remove(id)
         sdk.reportQoS(SubscriberTelemetryTranslator.heartbeatFields(final))
     }

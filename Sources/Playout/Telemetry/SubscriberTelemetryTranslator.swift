@@ -124,15 +124,15 @@ public struct SubscriberTelemetryTranslator: Sendable {
 /// `overrideApplied`/`overrideReleased` when the delay in effect changes after the first,
 /// `sourceSwitch` when a track's played source changed since the previous sample. Every action
 /// carries `elapsed`, seconds since the subscription started.
-public struct SubscriberContractEvents: Sendable {
+struct SubscriberContractEvents: Sendable {
     private var delay: EffectivePlayoutDelay?
     private var playedSources: [MediaKind: UInt32] = [:]
 
     /// Nothing seen yet.
-    public init() {}
+    init() {}
 
     /// `stateChanged` for `state` (nil for `idle`).
-    public func state(_ state: SubscriberState, elapsed: Duration) -> TelemetryEvent? {
+    func state(_ state: SubscriberState, elapsed: Duration) -> TelemetryEvent? {
         guard state != .idle else { return nil }
         var fields = [Self.elapsed(elapsed), TelemetryField("state", .string(state.name))]
         if case .failed(let reason) = state { fields.append(TelemetryField("reason", .string(reason))) }
@@ -141,7 +141,7 @@ public struct SubscriberContractEvents: Sendable {
 
     /// `overrideApplied` or `overrideReleased` when the delay in effect changed (nil for the
     /// first value, unless it is an override already, and for no change).
-    public mutating func playoutDelay(_ effective: EffectivePlayoutDelay, elapsed: Duration) -> TelemetryEvent? {
+    mutating func playoutDelay(_ effective: EffectivePlayoutDelay, elapsed: Duration) -> TelemetryEvent? {
         defer { delay = effective }
         guard effective != delay, delay != nil || effective.source == .override else { return nil }
         let name = effective.source == .override ? "overrideApplied" : "overrideReleased"
@@ -150,7 +150,7 @@ public struct SubscriberContractEvents: Sendable {
 
     /// `sourceSwitch` for every track whose played source changed since the last sample (video
     /// first), stamped with the sample's time.
-    public mutating func qos(_ sample: SubscriberQoS) -> [TelemetryEvent] {
+    mutating func qos(_ sample: SubscriberQoS) -> [TelemetryEvent] {
         var events: [TelemetryEvent] = []
         for (kind, track) in sample.tracks.sorted(by: { $0.key.rawValue > $1.key.rawValue }) {
             guard let ssrc = track.playedSSRC else { continue }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import PlayoutCore
 @testable import PlayoutTelemetry
+@testable import PlayoutTelemetryBackends
 import PlayoutTesting
 import Synchronization
 import Testing

@@ -1,4 +1,4 @@
-public import Playout
+public import PlayoutAnalytics
 
 /// Feeds a ``MuxCore`` player from a real subscription: the subscriber's story
 /// (``SubscriberPlayerStory``) becomes Mux's events — `viewinit` with the video's data and
@@ -15,16 +15,16 @@ public import Playout
 /// ```swift
 /// let mux = MuxCore(instrument: instrument)
 /// mux.dispatchGlobalDataEvent(MuxGlobalData(environmentKey: "env-123"))
-/// let bridge = SubscriberMuxBridge(subscriber: subscriber, mux: mux, player: "main")
+/// let bridge = MuxSubscriberBridge(subscriber: subscriber, mux: mux, player: "main")
 /// try subscriber.start()
 /// _ = subscriber.waitUntilEnded()          // the player was destroyed: viewend
 /// ```
-public final class SubscriberMuxBridge: Sendable {
+public final class MuxSubscriberBridge: Sendable {
     /// The core the subscription dispatches to.
     public let mux: MuxCore
     /// The player's name.
     public let player: String
-    private let watches = DisposeBag()
+    private let feed: SubscriberEventFeed
 
     /// A bridge from `subscriber` to the player `player` of `mux`; `video` describes the stream
     /// (default: the session description's id and name, live).
@@ -70,6 +70,6 @@ public final class SubscriberMuxBridge: Sendable {
                 }
             }
         }
-        SubscriberPlayerStory.follow(subscriber, in: watches, perform: perform)
+        feed = SubscriberEventFeed(subscriber) { perform($0.steps) }
     }
 }

@@ -1,6 +1,6 @@
-public import Playout
+public import PlayoutAnalytics
 import PlayoutCore
-public import PlayoutTelemetry
+import PlayoutTelemetry
 
 /// Drives an OpenAVT tracker from a real subscription, as a player's OpenAVT tracker would: built
 /// on ``SubscriberEventFeed`` (the subscriber's one ``SubscriberTelemetryTranslator``).
@@ -16,15 +16,16 @@ public import PlayoutTelemetry
 /// | `ended` | `End` |
 /// | `error` | `Error` with its context |
 ///
-/// Pings (the engine's heartbeats, and a last `Ping` at ``finish(final:)``) carry the subscriber's
-/// QoS, so the QoS numbers in the tracker's records are the subscriber's own.
+/// Pings (the engine's heartbeats, and a last `Ping` with the final sample when the subscription
+/// ends — the bridge finishes by itself, before ``Subscriber/waitUntilEnded()`` returns) carry the
+/// subscriber's QoS, so the QoS numbers in the tracker's records are the subscriber's own.
 ///
 /// ```swift
 /// let tracker = instrument.addTracker(name: "subscriber")
 /// let bridge = OpenAVTSubscriberBridge(subscriber: subscriber, instrument: instrument, trackerId: tracker)
 /// instrument.ready()
 /// try subscriber.start()
-/// bridge.finish(final: subscriber.waitUntilEnded())
+/// _ = subscriber.waitUntilEnded()          // the bridge has emitted End and the last Ping
 /// ```
 public final class OpenAVTSubscriberBridge: Sendable {
     /// The user action a playout-delay change becomes.
@@ -48,8 +49,9 @@ public final class OpenAVTSubscriberBridge: Sendable {
     public init(subscriber: Subscriber, instrument: OpenAVTInstrument, trackerId: Int) {
         self.instrument = instrument
         self.trackerId = trackerId
-        let feed = SubscriberEventFeed(subscriber) { [weak self] events in
-            for event in events { self?.handle(event) }
+        let feed = SubscriberEventFeed(subscriber) { [weak self] update in
+            for event in update.events { self?.handle(event) }
+            if let final = update.final { self?.finish(final: final) }
         }
         self.feed.withLock { $0 = feed }
         instrument.registerGetter(attribute: "bitrate", trackerId: trackerId, filter: .only(["renditionchange"])) { [player] in
@@ -69,10 +71,8 @@ public final class OpenAVTSubscriberBridge: Sendable {
         }
     }
 
-    /// The subscription ended with `final` (``Subscriber/waitUntilEnded()``): the last events,
-    /// then a last `Ping` with the final QoS sample.
-    public func finish(final: SubscriberQoS) {
-        feed.withLock { $0 }?.finish(final: final)
+    /// The subscription ended with `final`: a last `Ping` with the final QoS sample.
+    private func finish(final: SubscriberQoS) {
         player.withLock { $0.final = final }
         instrument.emit(action: .ping, trackerId: trackerId)
     }

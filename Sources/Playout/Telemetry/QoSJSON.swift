@@ -8,13 +8,13 @@ import PlayoutCore
 /// `"playoutDelaySource"`, and `"video"`, `"audio"` and `"total"` objects holding the QoS fields by
 /// their names (cumulative counters, durations in seconds, `bitrate` in bits/s and
 /// `framesPerSecond` over the last window).
-public struct QoSJSONWriter: Sendable {
-    public init() {}
+package struct QoSJSONWriter: Sendable {
+    package init() {}
 
     /// The line for `sample` (`type` is `"qos"` or `"summary"`). Every number comes from the
     /// sample itself (rates included: ``TrackQoS/framesPerSecond`` and ``TrackQoS/bitrate``);
     /// `extra` fields (numbers) are appended, e.g. `"samplesDropped"` in a summary.
-    public func line(for sample: SubscriberQoS, type: String = "qos", extra: [(String, Double)] = []) -> String {
+    package func line(for sample: SubscriberQoS, type: String = "qos", extra: [(String, Double)] = []) -> String {
         var fields: [(String, String)] = [
             ("type", Self.string(type)),
             ("t", Self.number(sample.elapsed.seconds)),
@@ -41,7 +41,7 @@ public struct QoSJSONWriter: Sendable {
     }
 
     /// An `"event"` line: `name` at `elapsed`, with string `fields` and number `numbers`.
-    public func event(_ name: String, at elapsed: Duration, _ fields: [(String, String)] = [], numbers: [(String, Double)] = []) -> String {
+    package func event(_ name: String, at elapsed: Duration, _ fields: [(String, String)] = [], numbers: [(String, Double)] = []) -> String {
         event(name, seconds: elapsed.seconds, fields, numbers: numbers)
     }
 
@@ -55,7 +55,7 @@ public struct QoSJSONWriter: Sendable {
 
     /// The command line's `"event"` lines a subscriber's tracker emits as actions, with their
     /// fields in line order (after `"t"` and `"name"`).
-    public static let eventFields: [String: [String]] = [
+    package static let eventFields: [String: [String]] = [
         "stateChanged": ["state", "reason"],
         "overrideApplied": ["playoutDelay"],
         "overrideReleased": ["playoutDelay"],
@@ -67,7 +67,7 @@ public struct QoSJSONWriter: Sendable {
     /// first sample, at t = 0, and the last, in the ended state, which the summary line follows —
     /// and an action named in ``eventFields`` an `"event"` line. Other records (the player
     /// vocabulary, a user's actions) are not part of the stream.
-    public func line(for record: TelemetryRecord) -> String? {
+    package func line(for record: TelemetryRecord) -> String? {
         switch record.kind {
         case .heartbeat: qosLine(for: record)
         case .event: Self.eventFields[record.name].map { eventLine(for: record, keys: $0) }
@@ -251,4 +251,10 @@ package func fixed(_ value: Double, _ digits: Int) -> String {
     guard digits > 0 else { return sign + text }
     let padded = String(repeating: "0", count: max(0, digits + 1 - text.count)) + text
     return sign + padded.dropLast(digits) + "." + padded.suffix(digits)
+}
+
+extension JSONLinesTelemetryBackend.Format {
+    /// The command line's `--json` stream: a subscriber's QoS samples and contract events, in
+    /// the documented shape (``QoSJSONWriter/line(for:)``); other records are left out.
+    public static var commandLine: Self { .lines { QoSJSONWriter().line(for: $0) } }
 }

@@ -1,7 +1,7 @@
-public import Logging
-public import Playout
+import Logging
+public import PlayoutAnalytics
 import PlayoutCore
-public import PlayoutTelemetry
+import PlayoutTelemetry
 
 /// A subscriber is the heartbeat's player: its QoS is the QoS info (bitrate over the last sample
 /// window, the video's frames per second, every frame dropped, the picture size — the numbers of
@@ -27,7 +27,7 @@ extension Subscriber: HeartbeatPlayerDelegate {
 }
 
 /// Feeds a ``HeartbeatTracker`` from a real subscription: the subscriber is the delegate, and its
-/// story (``SubscriberPlayerStory``) becomes the tracking calls — load, session start, play,
+/// story (``SubscriberPlayerStory``, through the one ``SubscriberEventFeed``) becomes the tracking calls — load, session start, play,
 /// buffer start/complete, an application error for a stall, pause/play around a requested delay
 /// increase, bitrate changes, and at the end complete (or a player error) and unload.
 ///
@@ -35,22 +35,22 @@ extension Subscriber: HeartbeatPlayerDelegate {
 /// delivery thread, never on a media thread. Create it before `start()`.
 ///
 /// ```swift
-/// let bridge = SubscriberHeartbeatBridge(subscriber: subscriber, instrument: instrument)
+/// let bridge = HeartbeatSubscriberBridge(subscriber: subscriber, instrument: instrument)
 /// try subscriber.start()
 /// _ = subscriber.waitUntilEnded()          // the bridge has called trackComplete and trackVideoUnload
 /// ```
-public final class SubscriberHeartbeatBridge: Sendable {
+public final class HeartbeatSubscriberBridge: Sendable {
     /// The adapter the subscription drives.
     public let heartbeat: HeartbeatTracker
-    private let watches = DisposeBag()
+    private let feed: SubscriberEventFeed
 
     /// A bridge from `subscriber` to a new ``HeartbeatTracker`` on `instrument`; `onVideoUnloaded`
     /// runs once the unload has reached every backend.
     public init(
         subscriber: Subscriber, instrument: TelemetryInstrument, configuration: HeartbeatTracker.Configuration = .init(),
-        logger: Logger = Logger(label: "playout.analytics.heartbeat"), onVideoUnloaded: @escaping @Sendable () -> Void = {}
+        options: AnalyticsAdapterOptions<HeartbeatRule> = .init(), onVideoUnloaded: @escaping @Sendable () -> Void = {}
     ) {
-        let heartbeat = HeartbeatTracker(instrument: instrument, delegate: subscriber, configuration: configuration, logger: logger)
+        let heartbeat = HeartbeatTracker(instrument: instrument, delegate: subscriber, configuration: configuration, options: options)
         self.heartbeat = heartbeat
         @Sendable func perform(_ steps: [SubscriberPlayerStory.Step]) {
             for step in steps {
@@ -73,6 +73,6 @@ public final class SubscriberHeartbeatBridge: Sendable {
                 }
             }
         }
-        SubscriberPlayerStory.follow(subscriber, in: watches, perform: perform)
+        feed = SubscriberEventFeed(subscriber) { perform($0.steps) }
     }
 }

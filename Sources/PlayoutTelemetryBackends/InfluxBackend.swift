@@ -1,3 +1,4 @@
+public import PlayoutTelemetry
 import Synchronization
 
 /// Writes telemetry records to InfluxDB (or anything that speaks its write API, such as

@@ -1,3 +1,4 @@
+public import PlayoutTelemetry
 /// Turns telemetry records into Graphite plaintext lines (`path value timestamp\n`), counting
 /// events: a sans-IO encoder that keeps the running event counts, which its owner commits only
 /// once a batch has been sent.

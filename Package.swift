@@ -29,6 +29,8 @@ let package = Package(
         .library(name: "PlayoutTelemetry", targets: ["PlayoutTelemetry"]),
         .library(name: "PlayoutTesting", targets: ["PlayoutTesting"]),
         .library(name: "PlayoutAnalytics", targets: ["PlayoutAnalytics"]),
+        .library(name: "PlayoutSender", targets: ["PlayoutSender"]),
+        .library(name: "PlayoutBench", targets: ["PlayoutBench"]),
         .executable(name: "playout", targets: ["PlayoutCLI"]),
     ],
     dependencies: [
@@ -73,6 +75,18 @@ let package = Package(
             dependencies: ["PlayoutCore", "PlayoutRTP", "PlayoutJitter", "PlayoutCodec", "PlayoutTelemetry", log],
             swiftSettings: settings
         ),
+        // On the facade, one job each: the test sender (Publisher, its seeded network impairment,
+        // the sans-IO track sender) and the playout-delay benchmark (scenario, analysis, report, plot).
+        .target(
+            name: "PlayoutSender",
+            dependencies: ["Playout", "PlayoutCore", "PlayoutRTP", "PlayoutCodec", log],
+            swiftSettings: settings
+        ),
+        .target(
+            name: "PlayoutBench",
+            dependencies: ["Playout", "PlayoutSender", "PlayoutCore", "PlayoutRTP", "PlayoutCodec", "PlayoutTelemetry"],
+            swiftSettings: settings
+        ),
         // Analytics SDK shapes (Adobe heartbeat, Mux, Nielsen DCR, OpenAVT) over the telemetry engine.
         .target(
             name: "PlayoutAnalytics",
@@ -81,12 +95,12 @@ let package = Package(
         ),
         .executableTarget(
             name: "PlayoutCLI",
-            dependencies: ["Playout", "PlayoutCore", "PlayoutTelemetry", argumentParser, log],
+            dependencies: ["Playout", "PlayoutBench", "PlayoutCore", "PlayoutSender", "PlayoutTelemetry", argumentParser, log],
             swiftSettings: settings
         ),
 
         // Test kit for tests, benchmarks and samples: the manual clock, the embedded driver.
-        .target(name: "PlayoutTesting", dependencies: ["Playout", "PlayoutCore", "PlayoutRTP", "PlayoutCodec"], swiftSettings: settings),
+        .target(name: "PlayoutTesting", dependencies: ["Playout", "PlayoutCore", "PlayoutRTP", "PlayoutCodec", "PlayoutSender"], swiftSettings: settings),
 
         // Samples: small programs on the public API only, built with everything else.
         .executableTarget(
@@ -99,7 +113,7 @@ let package = Package(
 
         .executableTarget(
             name: "SubscribeFromCode",
-            dependencies: ["Playout"],
+            dependencies: ["Playout", "PlayoutSender"],
             path: "Samples/SubscribeFromCode",
             exclude: ["README.md"],
             swiftSettings: settings
@@ -107,7 +121,7 @@ let package = Package(
 
         .executableTarget(
             name: "WriteToInfluxDB",
-            dependencies: ["Playout"],
+            dependencies: ["Playout", "PlayoutSender"],
             path: "Samples/WriteToInfluxDB",
             exclude: ["README.md"],
             swiftSettings: settings
@@ -115,7 +129,7 @@ let package = Package(
 
         .executableTarget(
             name: "AnalyticsTest",
-            dependencies: ["Playout"],
+            dependencies: ["Playout", "PlayoutSender"],
             path: "Samples/AnalyticsTest",
             exclude: ["README.md"],
             swiftSettings: settings
@@ -123,7 +137,7 @@ let package = Package(
 
         .executableTarget(
             name: "NielsenAdapter",
-            dependencies: ["Playout", "PlayoutAnalytics"],
+            dependencies: ["Playout", "PlayoutAnalytics", "PlayoutSender"],
             path: "Samples/NielsenAdapter",
             exclude: ["README.md"],
             swiftSettings: settings
@@ -131,7 +145,7 @@ let package = Package(
 
         .executableTarget(
             name: "HeartbeatAdapter",
-            dependencies: ["Playout", "PlayoutAnalytics"],
+            dependencies: ["Playout", "PlayoutAnalytics", "PlayoutSender"],
             path: "Samples/HeartbeatAdapter",
             exclude: ["README.md"],
             swiftSettings: settings
@@ -139,7 +153,7 @@ let package = Package(
 
         .executableTarget(
             name: "OpenAVTAdapter",
-            dependencies: ["Playout", "PlayoutAnalytics"],
+            dependencies: ["Playout", "PlayoutAnalytics", "PlayoutSender"],
             path: "Samples/OpenAVTAdapter",
             exclude: ["README.md"],
             swiftSettings: settings
@@ -147,7 +161,7 @@ let package = Package(
 
         .executableTarget(
             name: "MuxAdapter",
-            dependencies: ["Playout", "PlayoutAnalytics"],
+            dependencies: ["Playout", "PlayoutAnalytics", "PlayoutSender"],
             path: "Samples/MuxAdapter",
             exclude: ["README.md"],
             swiftSettings: settings
@@ -155,7 +169,7 @@ let package = Package(
 
         .executableTarget(
             name: "PlayoutDelayBench",
-            dependencies: ["Playout"],
+            dependencies: ["Playout", "PlayoutBench"],
             path: "Samples/PlayoutDelayBench",
             exclude: ["README.md"],
             swiftSettings: settings
@@ -163,7 +177,7 @@ let package = Package(
 
         .executableTarget(
             name: "EmbeddedSubscription",
-            dependencies: ["Playout", "PlayoutTesting"],
+            dependencies: ["Playout", "PlayoutSender", "PlayoutTesting"],
             path: "Samples/EmbeddedSubscription",
             exclude: ["README.md"],
             swiftSettings: settings
@@ -171,7 +185,7 @@ let package = Package(
 
         .executableTarget(
             name: "ManyViewers",
-            dependencies: ["Playout"],
+            dependencies: ["Playout", "PlayoutSender"],
             path: "Samples/ManyViewers",
             exclude: ["README.md"],
             swiftSettings: settings
@@ -179,7 +193,7 @@ let package = Package(
 
         .executableTarget(
             name: "RepairLoss",
-            dependencies: ["Playout"],
+            dependencies: ["Playout", "PlayoutSender"],
             path: "Samples/RepairLoss",
             exclude: ["README.md"],
             swiftSettings: settings
@@ -187,16 +201,16 @@ let package = Package(
 
         // libFuzzer harnesses: plain targets (an executable target would rename `main`), linked
         // with -sanitize=fuzzer by `make fuzz`.
-        .target(name: "PlayoutFuzz", dependencies: ["PlayoutRTP", "PlayoutCore", "PlayoutTelemetry", "Playout", "PlayoutCodec"], path: "Tests/Fuzz/PlayoutFuzz", exclude: ["Seeds", "Crashers"], swiftSettings: settings),
+        .target(name: "PlayoutFuzz", dependencies: ["PlayoutRTP", "PlayoutCore", "PlayoutTelemetry", "Playout", "PlayoutCodec", "PlayoutSender"], path: "Tests/Fuzz/PlayoutFuzz", exclude: ["Seeds", "Crashers"], swiftSettings: settings),
 
         .testTarget(name: "PlayoutCoreTests", dependencies: ["PlayoutCore", "PlayoutTesting", propertyBased], swiftSettings: settings),
         .testTarget(name: "PlayoutRTPTests", dependencies: ["PlayoutRTP", "PlayoutCore", "PlayoutTesting", "PlayoutFuzz", propertyBased], swiftSettings: settings),
         .testTarget(name: "PlayoutJitterTests", dependencies: ["PlayoutJitter", "PlayoutCore", "PlayoutTesting", log, .product(name: "InMemoryLogging", package: "swift-log")], swiftSettings: settings),
         .testTarget(name: "PlayoutCodecTests", dependencies: ["PlayoutCodec", "PlayoutCore", "PlayoutTesting", log, .product(name: "InMemoryLogging", package: "swift-log")], swiftSettings: settings),
         .testTarget(name: "PlayoutTelemetryTests", dependencies: ["PlayoutTelemetry", "PlayoutCore", "PlayoutTesting", log, .product(name: "InMemoryLogging", package: "swift-log"), coreMetrics, metricsTestKit, prometheus], swiftSettings: settings),
-        .testTarget(name: "PlayoutTests", dependencies: ["Playout", "PlayoutCore", "PlayoutRTP", "PlayoutJitter", "PlayoutCodec", "PlayoutTesting"], swiftSettings: settings),
+        .testTarget(name: "PlayoutTests", dependencies: ["Playout", "PlayoutBench", "PlayoutSender", "PlayoutCore", "PlayoutRTP", "PlayoutJitter", "PlayoutCodec", "PlayoutTesting"], swiftSettings: settings),
         .testTarget(name: "PlayoutAnalyticsTests", dependencies: ["PlayoutAnalytics", "Playout", "PlayoutCore", "PlayoutTelemetry", "PlayoutTesting"], swiftSettings: settings),
-        .testTarget(name: "PlayoutCLITests", dependencies: ["PlayoutCLI", "Playout", "PlayoutTelemetry"], swiftSettings: settings),
-        .testTarget(name: "IntegrationTests", dependencies: ["Playout", "PlayoutAnalytics", "PlayoutCore", "PlayoutRTP", "PlayoutTelemetry", "PlayoutTesting", coreMetrics, prometheus], swiftSettings: settings),
+        .testTarget(name: "PlayoutCLITests", dependencies: ["PlayoutCLI", "Playout", "PlayoutBench", "PlayoutSender", "PlayoutTelemetry"], swiftSettings: settings),
+        .testTarget(name: "IntegrationTests", dependencies: ["Playout", "PlayoutAnalytics", "PlayoutCore", "PlayoutRTP", "PlayoutSender", "PlayoutTelemetry", "PlayoutTesting", coreMetrics, prometheus], swiftSettings: settings),
     ]
 )

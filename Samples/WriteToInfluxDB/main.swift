@@ -8,6 +8,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Playout
+import PlayoutSender
 
 LoggingSetup.bootstrap()
 

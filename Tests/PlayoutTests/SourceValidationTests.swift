@@ -2,6 +2,7 @@
 import PlayoutCodec
 import PlayoutCore
 import PlayoutRTP
+@testable import PlayoutSender
 import PlayoutTesting
 import Testing
 

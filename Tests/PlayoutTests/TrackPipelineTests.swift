@@ -3,6 +3,7 @@ import PlayoutCodec
 import PlayoutCore
 import PlayoutJitter
 import PlayoutRTP
+@testable import PlayoutSender
 import PlayoutTesting
 import Testing
 

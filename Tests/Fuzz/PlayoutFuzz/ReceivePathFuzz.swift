@@ -7,6 +7,7 @@ import Playout
 import PlayoutCodec
 import PlayoutCore
 import PlayoutRTP
+import PlayoutSender
 
 /// The real stream: 30 frames of a 256×32 test pattern (the smallest that carries its frame
 /// number), H.264 with a key frame every 5 frames, as plain RTP datagrams per frame.

@@ -1,5 +1,6 @@
 import Foundation
 import Playout
+import PlayoutSender
 import PlayoutTelemetry
 import PlayoutTesting
 import Testing

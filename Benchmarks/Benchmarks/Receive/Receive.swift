@@ -18,7 +18,7 @@
 import Benchmark
 import CIntakeReference
 import Foundation
-import Playout
+@_spi(Pipeline) import Playout
 import PlayoutCore
 import PlayoutRTP
 import ReceivePaths

@@ -3,7 +3,7 @@
 // feeds BATCHES more; compare the inclusive cost of the two `feed()` functions, e.g.
 //   valgrind --tool=callgrind --callgrind-out-file=pipeline.out .build/release/ReceiveOnce pipeline 5
 //   callgrind_annotate --inclusive=yes pipeline.out | grep feed
-import Playout
+@_spi(Pipeline) import Playout
 import ReceivePaths
 import StreamFixtures
 

@@ -1,6 +1,6 @@
 // The receive paths the Receive benchmark compares, fed the same kind of stream: each keeps its
 // receiver from one batch to the next, so what is measured is steady state.
-import Playout
+@_spi(Pipeline) import Playout
 import PlayoutCore
 import PlayoutRTP
 import StreamFixtures

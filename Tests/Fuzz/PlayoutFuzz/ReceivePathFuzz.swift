@@ -3,7 +3,7 @@
 // fed to a TrackPipeline on a manual timeline with a real decoder; then the real stream goes on
 // alone and must render again. Invariants: no crash, bounded memory, counters within what was
 // sent, and the real frames of the tail's second key-frame interval all render.
-import Playout
+@_spi(Pipeline) import Playout
 import PlayoutCodec
 import PlayoutCore
 import PlayoutRTP

@@ -21,7 +21,7 @@ import Foundation
 @_spi(Pipeline) import Playout
 import PlayoutCore
 import PlayoutRTP
-import ReceivePaths
+@_spi(Pipeline) import ReceivePaths
 import StreamFixtures
 
 let benchmarks: @Sendable () -> Void = {

@@ -4,7 +4,7 @@
 //   valgrind --tool=callgrind --callgrind-out-file=pipeline.out .build/release/ReceiveOnce pipeline 5
 //   callgrind_annotate --inclusive=yes pipeline.out | grep feed
 @_spi(Pipeline) import Playout
-import ReceivePaths
+@_spi(Pipeline) import ReceivePaths
 import StreamFixtures
 
 let arguments = CommandLine.arguments

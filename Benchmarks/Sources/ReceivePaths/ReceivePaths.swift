@@ -66,7 +66,7 @@ extension Run<IntakePath> {
     }
 }
 
-extension Run<TrackPipeline> {
+@_spi(Pipeline) extension Run<TrackPipeline> {
     /// A pipeline for the stream's SRTP H.264 track, with a playout delay of `delay` (by default
     /// the subscriber's 230 ms). With `feedback`, the track is announced as the built-in
     /// publisher does (NACK, PLI, FIR, REMB, TMMBR, RTX) and its receiver counts for reports and

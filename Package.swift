@@ -30,6 +30,8 @@ let package = Package(
         .library(name: "PlayoutTelemetryBackends", targets: ["PlayoutTelemetryBackends"]),
         .library(name: "PlayoutTesting", targets: ["PlayoutTesting"]),
         .library(name: "PlayoutAnalytics", targets: ["PlayoutAnalytics"]),
+        .library(name: "PlayoutSender", targets: ["PlayoutSender"]),
+        .library(name: "PlayoutBench", targets: ["PlayoutBench"]),
         .executable(name: "playout", targets: ["PlayoutCLI"]),
     ],
     dependencies: [
@@ -85,14 +87,26 @@ let package = Package(
             dependencies: ["PlayoutCore", "PlayoutRTP", "PlayoutJitter", "PlayoutCodec", "PlayoutTelemetry", "PlayoutAnalytics", log],
             swiftSettings: settings
         ),
+        // On the facade, one job each: the test sender (Publisher, its seeded network impairment,
+        // the sans-IO track sender) and the playout-delay benchmark (scenario, analysis, report, plot).
+        .target(
+            name: "PlayoutSender",
+            dependencies: ["Playout", "PlayoutCore", "PlayoutRTP", "PlayoutCodec", log],
+            swiftSettings: settings
+        ),
+        .target(
+            name: "PlayoutBench",
+            dependencies: ["Playout", "PlayoutSender", "PlayoutCore", "PlayoutRTP", "PlayoutCodec", "PlayoutTelemetry"],
+            swiftSettings: settings
+        ),
         .executableTarget(
             name: "PlayoutCLI",
-            dependencies: ["Playout", "PlayoutCore", "PlayoutTelemetry", "PlayoutTelemetryBackends", argumentParser, log],
+            dependencies: ["Playout", "PlayoutBench", "PlayoutCore", "PlayoutSender", "PlayoutTelemetry", "PlayoutTelemetryBackends", argumentParser, log],
             swiftSettings: settings
         ),
 
         // Test kit for tests, benchmarks and samples: the manual clock, the embedded driver.
-        .target(name: "PlayoutTesting", dependencies: ["Playout", "PlayoutCore", "PlayoutRTP", "PlayoutCodec"], swiftSettings: settings),
+        .target(name: "PlayoutTesting", dependencies: ["Playout", "PlayoutCore", "PlayoutRTP", "PlayoutCodec", "PlayoutSender"], swiftSettings: settings),
 
         // Samples: small programs on the public API only, built with everything else.
         .executableTarget(
@@ -105,7 +119,7 @@ let package = Package(
 
         .executableTarget(
             name: "SubscribeFromCode",
-            dependencies: ["Playout"],
+            dependencies: ["Playout", "PlayoutSender"],
             path: "Samples/SubscribeFromCode",
             exclude: ["README.md"],
             swiftSettings: settings
@@ -113,7 +127,7 @@ let package = Package(
 
         .executableTarget(
             name: "WriteToInfluxDB",
-            dependencies: ["Playout", "PlayoutTelemetryBackends"],
+            dependencies: ["Playout", "PlayoutSender", "PlayoutTelemetryBackends"],
             path: "Samples/WriteToInfluxDB",
             exclude: ["README.md"],
             swiftSettings: settings
@@ -121,7 +135,7 @@ let package = Package(
 
         .executableTarget(
             name: "AnalyticsTest",
-            dependencies: ["Playout"],
+            dependencies: ["Playout", "PlayoutSender"],
             path: "Samples/AnalyticsTest",
             exclude: ["README.md"],
             swiftSettings: settings
@@ -129,7 +143,7 @@ let package = Package(
 
         .executableTarget(
             name: "NielsenAdapter",
-            dependencies: ["Playout", "PlayoutAnalytics"],
+            dependencies: ["Playout", "PlayoutAnalytics", "PlayoutSender"],
             path: "Samples/NielsenAdapter",
             exclude: ["README.md"],
             swiftSettings: settings
@@ -137,7 +151,7 @@ let package = Package(
 
         .executableTarget(
             name: "HeartbeatAdapter",
-            dependencies: ["Playout", "PlayoutAnalytics"],
+            dependencies: ["Playout", "PlayoutAnalytics", "PlayoutSender"],
             path: "Samples/HeartbeatAdapter",
             exclude: ["README.md"],
             swiftSettings: settings
@@ -145,7 +159,7 @@ let package = Package(
 
         .executableTarget(
             name: "OpenAVTAdapter",
-            dependencies: ["Playout", "PlayoutAnalytics"],
+            dependencies: ["Playout", "PlayoutAnalytics", "PlayoutSender"],
             path: "Samples/OpenAVTAdapter",
             exclude: ["README.md"],
             swiftSettings: settings
@@ -153,7 +167,7 @@ let package = Package(
 
         .executableTarget(
             name: "MuxAdapter",
-            dependencies: ["Playout", "PlayoutAnalytics"],
+            dependencies: ["Playout", "PlayoutAnalytics", "PlayoutSender"],
             path: "Samples/MuxAdapter",
             exclude: ["README.md"],
             swiftSettings: settings
@@ -161,7 +175,7 @@ let package = Package(
 
         .executableTarget(
             name: "PlayoutDelayBench",
-            dependencies: ["Playout"],
+            dependencies: ["Playout", "PlayoutBench"],
             path: "Samples/PlayoutDelayBench",
             exclude: ["README.md"],
             swiftSettings: settings
@@ -169,7 +183,7 @@ let package = Package(
 
         .executableTarget(
             name: "EmbeddedSubscription",
-            dependencies: ["Playout", "PlayoutTesting"],
+            dependencies: ["Playout", "PlayoutSender", "PlayoutTesting"],
             path: "Samples/EmbeddedSubscription",
             exclude: ["README.md"],
             swiftSettings: settings
@@ -177,7 +191,7 @@ let package = Package(
 
         .executableTarget(
             name: "ManyViewers",
-            dependencies: ["Playout"],
+            dependencies: ["Playout", "PlayoutSender"],
             path: "Samples/ManyViewers",
             exclude: ["README.md"],
             swiftSettings: settings
@@ -185,7 +199,7 @@ let package = Package(
 
         .executableTarget(
             name: "RepairLoss",
-            dependencies: ["Playout"],
+            dependencies: ["Playout", "PlayoutSender"],
             path: "Samples/RepairLoss",
             exclude: ["README.md"],
             swiftSettings: settings
@@ -193,7 +207,7 @@ let package = Package(
 
         // libFuzzer harnesses: plain targets (an executable target would rename `main`), linked
         // with -sanitize=fuzzer by `make fuzz`.
-        .target(name: "PlayoutFuzz", dependencies: ["PlayoutRTP", "PlayoutCore", "PlayoutTelemetry", "PlayoutTelemetryBackends", "Playout", "PlayoutCodec"], path: "Tests/Fuzz/PlayoutFuzz", exclude: ["Seeds", "Crashers"], swiftSettings: settings),
+        .target(name: "PlayoutFuzz", dependencies: ["PlayoutRTP", "PlayoutCore", "PlayoutTelemetry", "PlayoutTelemetryBackends", "Playout", "PlayoutCodec", "PlayoutSender"], path: "Tests/Fuzz/PlayoutFuzz", exclude: ["Seeds", "Crashers"], swiftSettings: settings),
 
         .testTarget(name: "PlayoutCoreTests", dependencies: ["PlayoutCore", "PlayoutTesting", propertyBased], swiftSettings: settings),
         .testTarget(name: "PlayoutRTPTests", dependencies: ["PlayoutRTP", "PlayoutCore", "PlayoutTesting", "PlayoutFuzz", propertyBased], swiftSettings: settings),
@@ -201,9 +215,11 @@ let package = Package(
         .testTarget(name: "PlayoutCodecTests", dependencies: ["PlayoutCodec", "PlayoutCore", "PlayoutTesting", log, .product(name: "InMemoryLogging", package: "swift-log")], swiftSettings: settings),
         .testTarget(name: "PlayoutTelemetryTests", dependencies: ["PlayoutTelemetry", "PlayoutCore", "PlayoutTesting", log, .product(name: "InMemoryLogging", package: "swift-log")], swiftSettings: settings),
         .testTarget(name: "PlayoutTelemetryBackendsTests", dependencies: ["PlayoutTelemetryBackends", "PlayoutTelemetry", "PlayoutCore", "PlayoutTesting", coreMetrics, metricsTestKit, prometheus], swiftSettings: settings),
-        .testTarget(name: "PlayoutTests", dependencies: ["Playout", "PlayoutAnalytics", "PlayoutTelemetry", "PlayoutCore", "PlayoutRTP", "PlayoutJitter", "PlayoutCodec", "PlayoutTesting"], swiftSettings: settings),
+        .testTarget(name: "PlayoutTests", dependencies: ["Playout", "PlayoutAnalytics", "PlayoutSender", "PlayoutTelemetry", "PlayoutCore", "PlayoutRTP", "PlayoutJitter", "PlayoutCodec", "PlayoutTesting"], swiftSettings: settings),
+        .testTarget(name: "PlayoutSenderTests", dependencies: ["PlayoutSender", "Playout", "PlayoutCore", "PlayoutRTP", "PlayoutTesting"], swiftSettings: settings),
+        .testTarget(name: "PlayoutBenchTests", dependencies: ["PlayoutBench", "Playout", "PlayoutCore"], swiftSettings: settings),
         .testTarget(name: "PlayoutAnalyticsTests", dependencies: ["PlayoutAnalytics", "PlayoutCore", "PlayoutTelemetry", "PlayoutTesting", log], swiftSettings: settings),
-        .testTarget(name: "PlayoutCLITests", dependencies: ["PlayoutCLI", "Playout", "PlayoutTelemetry", "PlayoutTelemetryBackends"], swiftSettings: settings),
-        .testTarget(name: "IntegrationTests", dependencies: ["Playout", "PlayoutAnalytics", "PlayoutCore", "PlayoutRTP", "PlayoutTelemetry", "PlayoutTelemetryBackends", "PlayoutTesting", coreMetrics, prometheus], swiftSettings: settings),
+        .testTarget(name: "PlayoutCLITests", dependencies: ["PlayoutCLI", "Playout", "PlayoutBench", "PlayoutSender", "PlayoutTelemetry", "PlayoutTelemetryBackends"], swiftSettings: settings),
+        .testTarget(name: "IntegrationTests", dependencies: ["Playout", "PlayoutAnalytics", "PlayoutCore", "PlayoutRTP", "PlayoutSender", "PlayoutTelemetry", "PlayoutTelemetryBackends", "PlayoutTesting", coreMetrics, prometheus], swiftSettings: settings),
     ]
 )

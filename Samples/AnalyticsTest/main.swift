@@ -2,6 +2,7 @@
 // one playout-delay override reporting to the telemetry engine, and assertions on what the
 // in-memory backend received — the event sequence and the session's KPIs. Public API only.
 import Playout
+import PlayoutSender
 
 LoggingSetup.bootstrap()
 

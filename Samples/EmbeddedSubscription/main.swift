@@ -3,6 +3,7 @@
 // feedback decisions, observers) through 6 s of a simulated stream with 1 % loss and a 1 s outage,
 // and a playout-delay override — in a fraction of a second, with the same result on every run.
 import Playout
+import PlayoutSender
 import PlayoutTesting
 
 LoggingSetup.bootstrap()  // console at PLAYOUT_LOG_LEVEL (default warning), once per process

@@ -4,6 +4,7 @@
 import Dispatch
 import Playout
 import PlayoutAnalytics
+import PlayoutSender
 
 LoggingSetup.bootstrap()
 

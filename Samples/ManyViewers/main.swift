@@ -3,6 +3,7 @@
 // observers) however many subscribers it drives. Without decoding, every timing statistic stays
 // exact and a viewer costs a fraction of a percent of a core — public API only.
 import Playout
+import PlayoutSender
 
 LoggingSetup.bootstrap()  // console at PLAYOUT_LOG_LEVEL (default warning), once per process
 

@@ -3,6 +3,7 @@
 // and its story becomes Mux events for the player "main", delivered to memory and as beacons.
 import Playout
 import PlayoutAnalytics
+import PlayoutSender
 
 LoggingSetup.bootstrap()
 

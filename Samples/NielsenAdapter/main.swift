@@ -5,6 +5,7 @@
 // and what the conformance mode found. Public API only.
 import Playout
 import PlayoutAnalytics
+import PlayoutSender
 
 LoggingSetup.bootstrap()
 

@@ -6,6 +6,7 @@
 // metrics they produced, and what the conformance mode found. Public API only.
 import Playout
 import PlayoutAnalytics
+import PlayoutSender
 
 LoggingSetup.bootstrap()
 

@@ -2,6 +2,7 @@
 // loopback, its transitions measured against the rule — public API only. It prints what the rule
 // makes deterministic; `PlayoutDelayBenchmark.table(_:)` gives the measured numbers.
 import Playout
+import PlayoutBench
 
 LoggingSetup.bootstrap()
 

@@ -4,6 +4,7 @@
 // (`feedback: false`) shows what the loss costs without repair. Prints only what does not vary
 // from run to run. Public API only.
 import Playout
+import PlayoutSender
 
 LoggingSetup.bootstrap()
 

@@ -2,6 +2,7 @@
 // override, the delay changes as they happen, and what is deterministic about the result —
 // public API only.
 import Playout
+import PlayoutSender
 
 // Logging once per process: the console at PLAYOUT_LOG_LEVEL (warning by default), FFmpeg's own
 // lines included.

@@ -8,6 +8,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Playout
+import PlayoutSender
 import PlayoutTelemetryBackends
 
 LoggingSetup.bootstrap()

@@ -4,16 +4,16 @@ import PlayoutCore
 /// ``Subscriber`` and the ``Publisher`` share it): ``begin(_:)`` may succeed once,
 /// ``requestStop()`` asks the threads to end, ``finish(_:)`` publishes the result and wakes
 /// every ``wait()``.
-final class RunLifecycle<Result: Sendable>: @unchecked Sendable {
+package final class RunLifecycle<Result: Sendable>: @unchecked Sendable {
     private let condition = ConditionLock()
     private var started = false
     private var stopRequested = false
     private var result: Result?
 
-    init() {}
+    package init() {}
 
     /// Marks the start; throws when `what` was started before.
-    func begin(_ what: String) throws(PlayoutError) {
+    package func begin(_ what: String) throws(PlayoutError) {
         let first = condition.withLock {
             defer { started = true }
             return !started
@@ -22,24 +22,24 @@ final class RunLifecycle<Result: Sendable>: @unchecked Sendable {
     }
 
     /// Whether ``begin(_:)`` succeeded.
-    var hasStarted: Bool { condition.withLock { started } }
+    package var hasStarted: Bool { condition.withLock { started } }
 
     /// Asks the threads to end (they look at ``isStopRequested`` or sleep in ``sleep(until:)``).
-    func requestStop() {
+    package func requestStop() {
         condition.withLock {
             stopRequested = true
             condition.broadcast()
         }
     }
 
-    var isStopRequested: Bool { condition.withLock { stopRequested } }
+    package var isStopRequested: Bool { condition.withLock { stopRequested } }
 
     /// Whether ``finish(_:)`` was called.
-    var isFinished: Bool { condition.withLock { result != nil } }
+    package var isFinished: Bool { condition.withLock { result != nil } }
 
     /// Sleeps until `instant` unless a stop is requested first; false when stopping.
     @discardableResult
-    func sleep(until instant: MonotonicInstant) -> Bool {
+    package func sleep(until instant: MonotonicInstant) -> Bool {
         condition.withLock {
             if !stopRequested { condition.wait(until: instant) }
             return !stopRequested
@@ -47,7 +47,7 @@ final class RunLifecycle<Result: Sendable>: @unchecked Sendable {
     }
 
     /// Publishes the result (once) and wakes every waiter.
-    func finish(_ value: Result) {
+    package func finish(_ value: Result) {
         condition.withLock {
             guard result == nil else { return }
             result = value
@@ -56,7 +56,7 @@ final class RunLifecycle<Result: Sendable>: @unchecked Sendable {
     }
 
     /// Blocks until ``finish(_:)``; returns its result.
-    func wait() -> Result {
+    package func wait() -> Result {
         condition.withLock {
             while result == nil { condition.wait(until: nil) }
             return result!

@@ -23,14 +23,14 @@ extension PlayoutError.Code {
 /// counts it), and frame buffers given back through ``recycle(_:)`` are reused once nothing else
 /// holds them. The jitter buffer's loss deadline follows the playout delay in effect (minus a
 /// decode margin), so a 5 s override lets reordered packets arrive up to ≈ 5 s late.
-public struct TrackPipeline {
+@_spi(Pipeline) public struct TrackPipeline {
     /// What one poll asks the caller to do.
     public typealias Action = PlayoutScheduler<EncodedFrame>.Action
 
     /// The intake half.
     public private(set) var receiver: TrackReceiver
     /// The playout half.
-    public private(set) var playout: TrackPlayout
+    private(set) var playout: TrackPlayout
     /// What the jitter buffer released, handed from the receiver to the playout half; kept so its
     /// capacity is reused.
     private var released: [TrackReceiver.Release] = []

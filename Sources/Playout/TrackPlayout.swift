@@ -1,11 +1,11 @@
 import PlayoutCore
-public import PlayoutJitter
-public import PlayoutRTP
+import PlayoutJitter
+import PlayoutRTP
 
 /// The playout half of a track's receive path (the playout thread): depacketizes what the
 /// ``TrackReceiver`` released, decides "wait for a key frame after loss", and schedules frames
 /// (timeline and ``PlayoutScheduler``).
-public struct TrackPlayout {
+struct TrackPlayout {
     /// What one poll asks the caller to do.
     public typealias Action = PlayoutScheduler<EncodedFrame>.Action
 

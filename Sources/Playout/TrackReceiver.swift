@@ -12,7 +12,7 @@ public import PlayoutRTP
 /// `bytesReceived` count that source alone); everything else is counted by reason in
 /// ``intakeStatistics`` and ``sourceStatistics``. RTCP sender reports and BYEs count only from
 /// the played source (a report from another source never moves the timeline).
-public struct TrackReceiver {
+@_spi(Pipeline) public struct TrackReceiver {
     /// Datagrams and packets the intake turned away before source validation, by reason.
     public struct IntakeStatistics: Equatable, Sendable {
         /// Datagrams that are neither RTP nor RTCP (too short, not version 2).

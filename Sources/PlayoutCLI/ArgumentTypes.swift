@@ -1,5 +1,6 @@
 import ArgumentParser
 import Playout
+import PlayoutSender
 
 /// A duration as typed: a number and a unit, e.g. `230ms`, `1.5s`, `2m` (0 or more).
 struct DurationArgument: ArgumentValue, Equatable {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Playout
+import PlayoutBench
 
 /// A schedule of playout-delay overrides, comma-separated, each in `--override`'s syntax
 /// `DELAY@AT[/FOR]`: `2s@5s/5s,500ms@12s`.

@@ -4,6 +4,7 @@ import Dispatch
 import Glibc
 #endif
 import Playout
+import PlayoutBench
 
 /// `playout bench`: benchmarks (one for now).
 struct BenchCommand: ParsableCommand {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Playout
+import PlayoutSender
 
 /// `playout demo`: the publisher and a subscriber on loopback, with embedded defaults.
 struct DemoCommand: ParsableCommand {

@@ -4,6 +4,7 @@ import Dispatch
 import Glibc
 #endif
 import Playout
+import PlayoutSender
 
 /// `playout publish <media|testsrc> --to HOST:PORT`: the built-in test sender.
 struct PublishCommand: ParsableCommand {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Playout
+import PlayoutSender
 
 /// The simulated-network options `publish` and `demo` share: what happens to the publisher's
 /// packets on their way out.

@@ -1,6 +1,6 @@
 /// Annex B byte streams (ITU-T H.264/H.265 Annex B): NAL units after `00 00 01` or
 /// `00 00 00 01` start codes — the framing of H.264/H.265 ``EncodedFrame`` bytes.
-public enum AnnexB {
+package enum AnnexB {
     /// Calls `body` with the byte range of each NAL unit of `stream` (without start code or
     /// trailing zero bytes). A stream without any start code is one NAL unit.
     public static func forEachNALUnit(in stream: UnsafeRawBufferPointer, _ body: (Range<Int>) throws -> Void) rethrows {

@@ -11,7 +11,7 @@
 /// limits.release(a)                  // false: b is still in effect
 /// limits.release(b)                  // true: none in effect
 /// ```
-public struct LastWins<Value> {
+package struct LastWins<Value> {
     /// The value in effect and the identity of the hold that set it.
     public private(set) var current: (id: UInt64, value: Value)?
     private var nextID: UInt64 = 1

@@ -1,4 +1,4 @@
-public import Logging
+package import Logging
 public import PlayoutCore
 
 /// Owns the playout delay of a subscription: the configured value and the overrides, with the
@@ -20,7 +20,7 @@ public import PlayoutCore
 /// let boost = try controller.overridePlayoutDelay(.seconds(5))   // 5 s (override)
 /// boost.dispose()                                                // back to 230 ms (configured)
 /// ```
-public final class PlayoutDelayController: Sendable {
+package final class PlayoutDelayController: Sendable {
     private struct State {
         var configured: Duration
         /// The overrides held: the one in effect, by the last-wins rule.

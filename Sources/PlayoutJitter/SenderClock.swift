@@ -1,4 +1,4 @@
-public import PlayoutCore
+package import PlayoutCore
 
 /// Maps a track's RTP timestamps to the sender's wall clock using RTCP sender reports
 /// (RFC 3550 §6.4.1), so that the tracks of one stream — audio at 48 kHz, video at 90 kHz, each
@@ -9,7 +9,7 @@ public import PlayoutCore
 /// one shared ``PlayoutTimeline``. Without sender reports a track keeps its own timeline.
 ///
 /// - Complexity: O(1).
-public struct SenderClock: Sendable {
+package struct SenderClock: Sendable {
     /// The RTP clock rate of the track (e.g. 90,000 or 48,000).
     public let clockRate: Int32
     private var reference: (ntp: Int64, rtp: Int64)?

@@ -1,10 +1,11 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-public import Playout
+import Playout
 public import PlayoutCore
 import PlayoutCodec
 public import PlayoutRTP
+public import PlayoutSender
 
 /// Real media for an ``EmbeddedDriver``, sans-IO: the test pattern as H.264 (its frame number and
 /// capture time drawn in, a key frame every ``Configuration/keyframeInterval`` frames) and a

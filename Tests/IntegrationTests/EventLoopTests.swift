@@ -5,6 +5,7 @@ import Foundation
 import Playout
 import PlayoutCore
 import PlayoutRTP
+import PlayoutSender
 import PlayoutTesting
 import Testing
 

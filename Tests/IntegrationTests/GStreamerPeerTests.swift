@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Playout
+import PlayoutSender
 import PlayoutTesting
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import Playout
+import PlayoutSender
 import Testing
 
 /// `--duration` bounds every publisher run, whatever the simulated network holds at the end

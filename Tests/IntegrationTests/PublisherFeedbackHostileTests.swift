@@ -1,6 +1,7 @@
 import Foundation
 import Playout
 import PlayoutRTP
+import PlayoutSender
 import PlayoutTesting
 import Testing
 

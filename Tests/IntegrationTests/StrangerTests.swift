@@ -5,6 +5,7 @@ import Dispatch
 import Foundation
 import Playout
 import PlayoutCore
+import PlayoutSender
 import PlayoutTesting
 import Testing
 

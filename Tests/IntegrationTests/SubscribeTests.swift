@@ -1,5 +1,6 @@
 import Foundation
 import Playout
+import PlayoutSender
 import PlayoutTesting
 import Testing
 

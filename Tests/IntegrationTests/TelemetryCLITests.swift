@@ -1,4 +1,5 @@
 import Foundation
+import PlayoutSender
 import PlayoutTelemetry
 import PlayoutTelemetryBackends
 import Playout

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Playout
+import PlayoutBench
 @testable import PlayoutCLI
+import PlayoutSender
 import Testing
 
 /// `playout bench playout-delay`'s command line, by parsing: the scenario it hands the library,

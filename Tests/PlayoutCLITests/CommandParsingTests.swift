@@ -1,6 +1,7 @@
 import ArgumentParser
 import Playout
 @testable import PlayoutCLI
+import PlayoutSender
 import Testing
 
 @Suite("playout command line")

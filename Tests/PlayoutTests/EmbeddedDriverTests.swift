@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Playout
 import PlayoutCore
+import PlayoutSender
 import PlayoutTesting
 import Testing
 

@@ -1,4 +1,4 @@
-@testable import Playout
+@_spi(Pipeline) @testable import Playout
 import PlayoutCore
 import PlayoutRTP
 import PlayoutTesting

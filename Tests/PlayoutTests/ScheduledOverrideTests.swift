@@ -2,6 +2,7 @@ import Logging
 @testable import Playout
 import PlayoutCore
 import PlayoutJitter
+@testable import PlayoutSender
 import Testing
 
 @Suite("scheduled overrides: DELAY@AT[/FOR] and the timetable")

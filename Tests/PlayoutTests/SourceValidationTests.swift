@@ -1,7 +1,8 @@
-@testable import Playout
+@_spi(Pipeline) @testable import Playout
 import PlayoutCodec
 import PlayoutCore
 import PlayoutRTP
+@testable import PlayoutSender
 import PlayoutTesting
 import Testing
 

@@ -1,8 +1,9 @@
-@testable import Playout
+@_spi(Pipeline) @testable import Playout
 import PlayoutCodec
 import PlayoutCore
 import PlayoutJitter
 import PlayoutRTP
+@testable import PlayoutSender
 import PlayoutTesting
 import Testing
 

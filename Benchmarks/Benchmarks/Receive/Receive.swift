@@ -18,10 +18,10 @@
 import Benchmark
 import CIntakeReference
 import Foundation
-import Playout
+@_spi(Pipeline) import Playout
 import PlayoutCore
 import PlayoutRTP
-import ReceivePaths
+@_spi(Pipeline) import ReceivePaths
 import StreamFixtures
 
 let benchmarks: @Sendable () -> Void = {

@@ -3,8 +3,8 @@
 // feeds BATCHES more; compare the inclusive cost of the two `feed()` functions, e.g.
 //   valgrind --tool=callgrind --callgrind-out-file=pipeline.out .build/release/ReceiveOnce pipeline 5
 //   callgrind_annotate --inclusive=yes pipeline.out | grep feed
-import Playout
-import ReceivePaths
+@_spi(Pipeline) import Playout
+@_spi(Pipeline) import ReceivePaths
 import StreamFixtures
 
 let arguments = CommandLine.arguments

@@ -1,6 +1,6 @@
 // The receive paths the Receive benchmark compares, fed the same kind of stream: each keeps its
 // receiver from one batch to the next, so what is measured is steady state.
-import Playout
+@_spi(Pipeline) import Playout
 import PlayoutCore
 import PlayoutRTP
 import StreamFixtures
@@ -66,7 +66,7 @@ extension Run<IntakePath> {
     }
 }
 
-extension Run<TrackPipeline> {
+@_spi(Pipeline) extension Run<TrackPipeline> {
     /// A pipeline for the stream's SRTP H.264 track, with a playout delay of `delay` (by default
     /// the subscriber's 230 ms). With `feedback`, the track is announced as the built-in
     /// publisher does (NACK, PLI, FIR, REMB, TMMBR, RTX) and its receiver counts for reports and

@@ -3,10 +3,11 @@
 // fed to a TrackPipeline on a manual timeline with a real decoder; then the real stream goes on
 // alone and must render again. Invariants: no crash, bounded memory, counters within what was
 // sent, and the real frames of the tail's second key-frame interval all render.
-import Playout
+@_spi(Pipeline) import Playout
 import PlayoutCodec
 import PlayoutCore
 import PlayoutRTP
+import PlayoutSender
 
 /// The real stream: 30 frames of a 256×32 test pattern (the smallest that carries its frame
 /// number), H.264 with a key frame every 5 frames, as plain RTP datagrams per frame.

@@ -1,5 +1,6 @@
 import Playout
 import PlayoutCore
+import PlayoutSender
 import PlayoutTelemetry
 
 /// One real subscription for the adapters' integration tests: the built-in publisher sends 320×180

@@ -1,5 +1,6 @@
 import Foundation
 import Playout
+import PlayoutSender
 import PlayoutTelemetry
 import PlayoutTelemetryBackends
 import PlayoutTesting

@@ -1,4 +1,6 @@
-import PlayoutCore
+import Playout
+public import PlayoutCore
+import PlayoutTelemetry
 
 /// The benchmark's outputs as text, sans-IO: the terminal table, JSON Lines and the per-frame
 /// CSV. (The picture is in `PlayoutDelayBenchmark+Plot.swift`.) The caller writes them.

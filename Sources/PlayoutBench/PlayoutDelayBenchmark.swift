@@ -1,3 +1,4 @@
+public import Playout
 public import PlayoutCore
 
 /// What playout-delay changes really did to a subscription, against DESIGN.md's rule: each frame

@@ -1,6 +1,8 @@
+public import Playout
 public import PlayoutCodec
 import PlayoutCore
 public import PlayoutRTP
+public import PlayoutSender
 import PlayoutTelemetry
 
 extension PlayoutDelayBenchmark {

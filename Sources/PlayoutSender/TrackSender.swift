@@ -1,3 +1,4 @@
+import Playout
 public import PlayoutCore
 public import PlayoutRTP
 

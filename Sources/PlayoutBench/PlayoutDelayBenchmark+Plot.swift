@@ -1,3 +1,4 @@
+import Playout
 import PlayoutCore
 
 extension PlayoutDelayBenchmark {

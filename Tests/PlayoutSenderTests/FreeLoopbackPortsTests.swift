@@ -2,6 +2,7 @@ import Foundation
 import Playout
 import PlayoutCore
 import PlayoutRTP
+import PlayoutSender
 import Testing
 
 @Suite("free loopback ports")

@@ -1,4 +1,5 @@
 import Playout
+import PlayoutBench
 import PlayoutCore
 import Testing
 

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Playout
 public import PlayoutCore
 public import PlayoutRTP
 

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Logging
+import Playout
 public import PlayoutCodec
 public import PlayoutCore
 public import PlayoutRTP

@@ -1,5 +1,6 @@
 @testable import Playout
 import PlayoutCore
+@testable import PlayoutSender
 import PlayoutTesting
 import Testing
 

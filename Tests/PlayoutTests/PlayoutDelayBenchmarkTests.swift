@@ -74,6 +74,19 @@ struct PlayoutDelayBenchmarkTests {
         )
     }
 
+    @Test("a pause longer than the run (230 ms → 30 s at 1 s, 3 s run) is cut by the end on both sides: expected 2 s, measured 2 s, not an error of −29.77 s")
+    func pauseCutByTheEnd() throws {
+        let full = Self.log([Change(at: .zero, delay: .milliseconds(230), source: .configured), Change(at: .seconds(1), delay: .seconds(30), source: .override)], seconds: 40)
+        let end = Duration.seconds(3)
+        let log = FrameLog.Snapshot(start: full.start, frames: full.frames.filter { full.start.duration(to: $0.shown) <= end }, changes: full.changes)
+        let cut = try #require(PlayoutDelayBenchmark.analyze(log, end: end).transitions.first)
+        #expect(cut.expected.pause == .seconds(2))
+        #expect(cut.pause >= .seconds(2) - Self.interval && cut.pause <= .seconds(2), "\(cut.pause)")
+        #expect(cut.error <= .zero && cut.error >= .zero - Self.interval, "\(cut.error)")
+        // Without the end, the rule's whole pause is expected (and nothing rendered shows it).
+        #expect(PlayoutDelayBenchmark.analyze(log).transitions.first?.expected.pause == .milliseconds(29_770))
+    }
+
     @Test("200 ms → 1 s at 2 s, → 100 ms at 5 s, released at 8 s: pauses 800 ms and 100 ms, skips 900 ms (23 frames), no error")
     func immediateSchedule() throws {
         let log = Self.log([

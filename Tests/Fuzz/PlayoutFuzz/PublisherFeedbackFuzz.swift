@@ -33,14 +33,15 @@ public func fuzzPublisherFeedback(_ bytes: UnsafeRawBufferPointer) {
     guard var sender = try? RTPSender(codec: .h264, payloadType: 96, clockRate: 90_000, ssrc: ssrc, firstSequenceNumber: 65_500, firstTimestamp: 0) else {
         preconditionFailure("an H.264 sender opens")
     }
-    sender.enableRetransmission(payloadType: 98, ssrc: 0x4321)
+    // A small ring (64 packets) keeps each run cheap; the limiter and the NACK paths are the same.
+    sender.enableRetransmission(payloadType: 98, ssrc: 0x4321, buffer: RetransmissionBuffer(capacity: 64))
     var feedback = SenderFeedback(ssrc: ssrc)
     var now = MonotonicInstant(nanoseconds: 1_000_000_000)
     var mediaBytes = 0
-    // 40 packets of media to resend from (the sequence numbers wrap at 65,535).
+    // 8 packets of media to resend from (the sequence numbers wrap at 65,535).
     let frame = EncodedFrame(
         track: 0, codec: .h264, mediaTime: MediaTime(ticks: 0, clockRate: 90_000), firstArrival: .zero, lastArrival: .zero, isKeyframe: true,
-        bytes: [0, 0, 0, 1, 0x65] + [UInt8](repeating: 0xAB, count: 1_100 * 40)
+        bytes: [0, 0, 0, 1, 0x65] + [UInt8](repeating: 0xAB, count: 1_100 * 8)
     )
     try? sender.send(frame, captureTime: nil, now: now) { mediaBytes += $0.count }
 

@@ -46,7 +46,7 @@ struct GraphitePlaintextTests {
     }
 
     @Test("hostile names and tags become safe path components", arguments: [
-        ("a.b c", "a_b_c"), ("", "_"), ("x\ny\tz", "x_y_z"), ("ünï", "_n_"), ("ok-name_1", "ok-name_1"), ("a;b=c", "a_b_c"), ("../..", "_____"),
+        ("a.b c", "a_b_c"), ("", "_"), ("x\ny\tz", "x_y_z"), ("ünï", "_ufcn_uef"), ("東京", "_u6771_u4eac"), ("大阪", "_u5927_u962a"), ("ok-name_1", "ok-name_1"), ("a;b=c", "a_b_c"), ("../..", "_____"),
     ])
     func sanitize(text: String, expected: String) {
         #expect(GraphitePlaintext.sanitize(text) == expected)

@@ -201,10 +201,13 @@ public enum PlayoutDelayBenchmark {
             // jumped (the skip, in the decrease's window).
             // (A change that came more than a frame interval after the last render found
             // rendering stopped already.)
+            // Likewise a pause that a frame decoded ahead (which keeps its render time) ends only
+            // after the next change: the part before that change is the earlier change's pause
+            // (it was charged to the next one: −270 ms then +277 ms for 500ms@0.3s/0.3s).
             let within = skeletons.filter { $0.at > since(a.shown) + interval && $0.at <= to }
             let skippedInside = frames.contains { $0.skipped && $0.mediaTime > a.mediaTime && $0.mediaTime < b.mediaTime }
-            if skippedInside, let last = within.last {
-                let paused = (last.at - since(a.shown)) - interval
+            if skippedInside || excess > interval / 2, let last = within.last {
+                let paused = skippedInside ? (last.at - since(a.shown)) - interval : min(excess, (last.at - since(a.shown)) - interval)
                 if paused > interval / 2 {
                     gaps.append(Gap(from: since(a.shown), to: last.at - .nanoseconds(1), excess: paused))
                     gaps.append(Gap(from: last.at, to: to, excess: excess - paused))

@@ -34,12 +34,12 @@ public struct ScheduledBandwidthLimit: Equatable, Sendable, CustomStringConverti
         self.hold = hold
     }
 
-    /// A bit rate as the command line writes it — a number with an optional `k`, `M` (or `m`) or
-    /// `G`: `2.5M`, `800k`, `1234567` — from 1 to 10^12 bits per second; nil otherwise.
+    /// A bit rate as the command line writes it — a number with an optional `k`, `M` (or `m`), `G`
+    /// or `T`: `2.5M`, `800k`, `1234567`, `1T` — from 1 to 10^12 (1T) bits per second; nil otherwise.
     public static func bitsPerSecond(parsing text: Substring) -> Int? {
         var number = text
         var multiplier = 1.0
-        if let last = number.last, let factor = ["k": 1e3, "K": 1e3, "M": 1e6, "m": 1e6, "G": 1e9][last] {
+        if let last = number.last, let factor = ["k": 1e3, "K": 1e3, "M": 1e6, "m": 1e6, "G": 1e9, "T": 1e12][last] {
             multiplier = factor
             number.removeLast()
         }

@@ -111,11 +111,14 @@ extension PlayoutDelayBenchmark {
                 throw error
             }
             let final = subscriber.waitUntilEnded()
+            let stoppedAt = MonotonicClock().now
             publisher?.stop()
             _ = try? publisher?.waitUntilEnded()
             if case .failed(let reason) = final.state { throw PlayoutError(.invalidSource, "run \(run): \(reason)") }
             let log = subscriber.frameLog?.snapshot() ?? FrameLog.Snapshot(start: .init(nanoseconds: 0), frames: [], changes: [])
-            var result = RunResult(run: run, log: log, qos: final, analysis: PlayoutDelayBenchmark.analyze(log))
+            // The run ended at its duration, or where a stop cut it.
+            let end = stop?.isStopped == true ? log.start.duration(to: stoppedAt) : min(duration, log.start.duration(to: stoppedAt))
+            var result = RunResult(run: run, log: log, qos: final, analysis: PlayoutDelayBenchmark.analyze(log, end: end))
             result.stoppedEarly = stop?.isStopped ?? false
             return result
         }

@@ -142,7 +142,12 @@ public enum PlayoutDelayBenchmark {
     }
 
     /// Analyses `log` for `track` (nil: the video track, or the first track recorded).
-    public static func analyze(_ log: FrameLog.Snapshot, track: Int? = nil) -> Run {
+    ///
+    /// `end` is when the run ended, since the log's start (nil: not known). A pause still under
+    /// way then is cut by it on both sides: the rule's pause counts only up to the end, and so
+    /// does the pause measured (from the last frame rendered to the end, less one frame
+    /// interval) — so a 30 s override in a 3 s run is no longer a −29.77 s error.
+    public static func analyze(_ log: FrameLog.Snapshot, track: Int? = nil, end: Duration? = nil) -> Run {
         let chosen = track ?? (log.frames.first { $0.kind == .video } ?? log.frames.first)?.track ?? 0
         let frames = log.frames.filter { $0.track == chosen }.sorted { $0.mediaTime < $1.mediaTime }
         let rendered = frames.filter { !$0.skipped }
@@ -170,7 +175,7 @@ public enum PlayoutDelayBenchmark {
             let after = change.delay.delay
             if case .gradual(let rate) = change.delay.transition { ramp = (before, after, at, rate) } else { ramp = nil }
             inEffect = after
-            let next = index + 1 < changes.count ? since(changes[index + 1].at) : Duration.seconds(1 << 40)
+            let next = index + 1 < changes.count ? since(changes[index + 1].at) : (end.map { max($0, at) } ?? Duration.seconds(1 << 40))
             var expected = Expectation(before: before, after: after, transition: change.delay.transition)
             // The front just before: where the previous pause (if any) held it, or t − delay.
             front = max(front, at - before)
@@ -197,10 +202,13 @@ public enum PlayoutDelayBenchmark {
             // jumped (the skip, in the decrease's window).
             // (A change that came more than a frame interval after the last render found
             // rendering stopped already.)
+            // Likewise a pause that a frame decoded ahead (which keeps its render time) ends only
+            // after the next change: the part before that change is the earlier change's pause
+            // (it was charged to the next one: −270 ms then +277 ms for 500ms@0.3s/0.3s).
             let within = skeletons.filter { $0.at > since(a.shown) + interval && $0.at <= to }
             let skippedInside = frames.contains { $0.skipped && $0.mediaTime > a.mediaTime && $0.mediaTime < b.mediaTime }
-            if skippedInside, let last = within.last {
-                let paused = (last.at - since(a.shown)) - interval
+            if skippedInside || excess > interval / 2, let last = within.last {
+                let paused = skippedInside ? (last.at - since(a.shown)) - interval : min(excess, (last.at - since(a.shown)) - interval)
                 if paused > interval / 2 {
                     gaps.append(Gap(from: since(a.shown), to: last.at - .nanoseconds(1), excess: paused))
                     gaps.append(Gap(from: last.at, to: to, excess: excess - paused))
@@ -212,6 +220,14 @@ public enum PlayoutDelayBenchmark {
                 if case .gradual(let rate) = skeleton.change.delay.transition, rate < 1 { threshold += interval * (rate / (1 - rate)) }
             }
             if excess > threshold || excess < .zero - threshold { gaps.append(Gap(from: since(a.shown), to: to, excess: excess)) }
+        }
+
+        // A pause under way when the run ended: rendering stood still from the last frame on
+        // time to the end (less the frame interval that would have passed anyway).
+        if let end, let last = onTime.last, let cut = skeletons.last, cut.at <= end, cut.expected.pause > .zero,
+           cut.at + cut.expected.pause >= end - interval, since(last.shown) <= end {
+            let excess = end - since(last.shown) - interval
+            if excess > interval / 2 { gaps.append(Gap(from: since(last.shown), to: end - .nanoseconds(1), excess: excess)) }
         }
 
         var transitions: [Transition] = []

@@ -110,8 +110,11 @@ struct BitRateArgument: ArgumentValue, Equatable {
     }
 
     init(parsing text: String) throws(ValidationError) {
+        guard !text.hasPrefix("-") else {
+            throw ValidationError("a bit rate cannot be negative: write bits per second from 1 to 1T, with an optional k, M, G or T, e.g. 2M or 800k")
+        }
         guard let rate = ScheduledBandwidthLimit.bitsPerSecond(parsing: Substring(text)) else {
-            throw ValidationError("write bits per second from 1 to 1T, with an optional k, M or G, e.g. 2M or 800k")
+            throw ValidationError("write bits per second from 1 to 1T, with an optional k, M, G or T, e.g. 2M or 800k")
         }
         bitsPerSecond = rate
     }

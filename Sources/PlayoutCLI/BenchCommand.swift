@@ -42,7 +42,7 @@ struct PlayoutDelayBenchCommand: ParsableCommand {
     @Option(name: .customLong("playout-delay"), parsing: .unconditional, help: DurationArgument.help("The configured playout delay, e.g. 230ms."))
     var playoutDelay = DurationArgument(PlayoutDelay.defaultDelay)
 
-    @Option(help: ScheduleArgument.help("Overrides to set and release, comma-separated DELAY@AT[/FOR] as --override takes them, e.g. 2s@5s/5s,500ms@12s."))
+    @Option(parsing: .unconditional, help: ScheduleArgument.help("Overrides to set and release, comma-separated DELAY@AT[/FOR] as --override takes them, e.g. 2s@5s/5s,500ms@12s."))
     var schedule = ScheduleArgument([])
 
     @Option(help: TransitionArgument.help("How rendering moves to each new delay: immediate (pause on increase, skip on decrease) or gradual:RATE, e.g. gradual:10%."))
@@ -107,11 +107,12 @@ struct PlayoutDelayBenchCommand: ParsableCommand {
 
     func run() throws {
         do {
-            // The output files are created first: a path that cannot be written fails now, not
-            // after the runs.
-            for (option, path) in [("--csv", csv?.path), ("--plot", plot?.path)] {
+            // The output files are created first, with bytes in them (the CSV's header, the
+            // plot's XML declaration): a path that cannot be written — a missing directory, a
+            // full disk, /dev/full — fails now, not after the runs.
+            for (option, path, probe) in [("--csv", csv?.path, PlayoutDelayBenchmark.csv([])), ("--plot", plot?.path, "<?xml version=\"1.0\"?>\n")] {
                 guard let path else { continue }
-                guard writeFile(path, "") else {
+                guard writeFile(path, probe) else {
                     throw PlayoutError(.invalidOption, "\(option) \(path): cannot be written (\(String(cString: strerror(errno))))")
                 }
             }

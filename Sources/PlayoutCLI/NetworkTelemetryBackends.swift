@@ -19,7 +19,11 @@ func makeNetworkTelemetryBackend(_ spec: TelemetrySpec) throws -> any TelemetryB
         case .graphite(let host, let port):
             return GraphiteBackend(host: host, port: port)
         case .prometheus(let host, let port):
-            return ServedMetrics(endpoint: try PrometheusEndpoint(host: host, port: port))
+            let endpoint = try PrometheusEndpoint(host: host, port: port)
+            // Said as soon as it listens (with the port the system chose for prometheus:0).
+            let shown = endpoint.host.contains(":") ? "[\(endpoint.host)]" : endpoint.host
+            writeError("playout: serving Prometheus metrics on http://\(shown):\(endpoint.port)/metrics\n")
+            return ServedMetrics(endpoint: endpoint)
         case .jsonl:
             throw NetworkTelemetryError(.invalidAddress, "not a network backend")
         }

@@ -22,9 +22,11 @@ struct PlayoutCommand: ParsableCommand {
     /// stderr, naming the help to read, and a non-zero exit; help and version go to stdout as
     /// usual.
     static func main() {
+        reopenClosedStandardStreams()
         unblockInterrupts()
         bootstrapLogging()
         do {
+            try checkRepetitions(Array(CommandLine.arguments.dropFirst()))
             var command = try parseAsRoot()
             try command.run()
         } catch {
@@ -38,15 +40,51 @@ struct PlayoutCommand: ParsableCommand {
         }
     }
 
-    /// Ctrl-C and SIGTERM reach the process whatever its parent blocked (a blocked mask is
-    /// inherited across exec): the run stops with its summary, or the process ends while a source
-    /// is still being opened.
+    /// Ctrl-C, SIGTERM and SIGHUP reach the process whatever its parent blocked (a blocked mask
+    /// is inherited across exec): the run stops with its summary, or the process ends while a
+    /// source is still being opened.
     static func unblockInterrupts() {
         var signals = sigset_t()
         sigemptyset(&signals)
-        sigaddset(&signals, SIGINT)
-        sigaddset(&signals, SIGTERM)
+        for number in stopSignals { sigaddset(&signals, number) }
         pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+    }
+
+    /// How often one option may be given (`--tag`, `--telemetry`, `--override`, … are
+    /// repeatable): 256.
+    static let maximumRepetitions = 256
+
+    /// Refuses a command line that gives one option more than ``maximumRepetitions`` times,
+    /// before parsing it: swift-argument-parser merges the positions of every repetition into
+    /// the next one, so its time grows with the square of the count (10,000 `--tag`s took 8.6 s,
+    /// 20,000 over 40 s). Linear in the number of arguments.
+    ///
+    /// - Throws: `ValidationError` (exit 64) naming the option and the limit.
+    static func checkRepetitions(_ arguments: [String]) throws {
+        var counts: [Substring: Int] = [:]
+        for argument in arguments {
+            if argument == "--" { break }
+            guard argument.hasPrefix("--") else { continue }
+            let name = argument.prefix { $0 != "=" }
+            counts[name, default: 0] += 1
+            if let count = counts[name], count > maximumRepetitions {
+                let total = arguments.filter { $0 == name || $0.hasPrefix(name + "=") }.count
+                throw ValidationError("\(name) is given \(total) times: at most \(maximumRepetitions); give each value once")
+            }
+        }
+    }
+
+    /// Standard input, output and error that the parent closed (`>&-`) are opened on /dev/null
+    /// before anything else opens a file: otherwise the first file opened (a sink, the SDP) would
+    /// get descriptor 0, 1 or 2, and the JSON Lines or log lines would be written into it.
+    static func reopenClosedStandardStreams() {
+        for descriptor in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] where fcntl(descriptor, F_GETFD) < 0 && errno == EBADF {
+            let opened = open("/dev/null", descriptor == STDIN_FILENO ? O_RDONLY : O_WRONLY)
+            if opened >= 0, opened != descriptor {
+                dup2(opened, descriptor)
+                close(opened)
+            }
+        }
     }
 
     /// Logging for the process, before anything opens a codec: the console at PLAYOUT_LOG_LEVEL

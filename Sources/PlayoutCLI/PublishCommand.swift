@@ -101,15 +101,42 @@ extension Publisher.Statistics {
             ]
             if let rtt = feedback.roundTripTime { answered.append("\"roundTripTime\":\(rtt.seconds)") }
             if let lost = feedback.fractionLost { answered.append("\"fractionLost\":\(lost)") }
+            let limits = track.retransmissionLimits
+            answered += [
+                "\"retransmittedBytesSent\":\(track.retransmittedBytesSent)",
+                "\"retransmissionsRefused\":{\"overBudget\":\(limits.refusedOverBudget),\"tooOften\":\(limits.refusedTooOften),\"withinRoundTrip\":\(limits.refusedWithinRoundTrip)}",
+                "\"rembReceived\":\(feedback.rembReceived)", "\"tmmbrReceived\":\(feedback.tmmbrReceived)",
+                "\"bitrateLimit\":\(feedback.bitrateLimit.map(String.init) ?? "null")", "\"bitrateRequestsClamped\":\(feedback.bitrateRequestsClamped)",
+                "\"rtcpIgnored\":\(feedback.packetsIgnored)",
+            ]
+            let target = track.targetBitrate.map { ",\"targetBitrate\":\($0)" } ?? ""
             fields.append(
-                "\"\(kind.rawValue)\":{\"codec\":\"\(track.codec.rawValue)\",\"framesSent\":\(track.framesSent),\"packetsSent\":\(track.packetsSent),\"payloadBytesSent\":\(track.payloadBytesSent),\"feedback\":{\(answered.joined(separator: ","))}}"
+                "\"\(kind.rawValue)\":{\"codec\":\"\(track.codec.rawValue)\",\"framesSent\":\(track.framesSent),\"packetsSent\":\(track.packetsSent),\"payloadBytesSent\":\(track.payloadBytesSent)\(target),\"feedback\":{\(answered.joined(separator: ","))}}"
             )
         }
         fields.append(
             "\"network\":{\"datagramsSubmitted\":\(network.datagramsSubmitted),\"datagramsSent\":\(network.datagramsSent),\"datagramsLost\":\(network.datagramsLost),\"datagramsDroppedByBandwidth\":\(network.datagramsDroppedByBandwidth),\"datagramsDuplicated\":\(network.datagramsDuplicated),\"datagramsReordered\":\(network.datagramsReordered)}"
         )
         fields.append("\"senderReportsSent\":\(senderReportsSent)")
+        fields.append("\"rtcp\":{\"accepted\":\(rtcpAccepted),\"refused\":\(rtcpRefused),\"undecodable\":\(rtcpUndecodable),\"ignored\":\(rtcpIgnored)}")
         return "{" + fields.joined(separator: ",") + "}"
+    }
+
+    /// RTCP messages about streams this publisher does not send, or that it does not act on.
+    var rtcpIgnored: Int { tracks.values.reduce(0) { $0 + $1.feedback.packetsIgnored } }
+
+    /// The feedback line: the RTCP taken, refused (another address), undecodable and ignored,
+    /// the retransmissions the bounds refused, and the video bit rate in effect.
+    var feedbackLine: String {
+        var line = "feedback: \(rtcpAccepted) RTCP taken, \(rtcpRefused) refused (not from the destination), \(rtcpUndecodable) undecodable, \(rtcpIgnored) ignored"
+        let refused = tracks.values.reduce(0) { $0 + $1.retransmissionLimits.packetsRefused }
+        if refused > 0 { line += ", \(refused) retransmissions refused (budget, resends, RTT)" }
+        if let video = tracks[.video], let target = video.targetBitrate {
+            line += ", video target \(target) bit/s"
+            if let limit = video.feedback.bitrateLimit { line += " (receiver's limit \(limit) bit/s)" }
+            if video.feedback.bitrateRequestsClamped > 0 { line += ", \(video.feedback.bitrateRequestsClamped) requests below the floor raised" }
+        }
+        return line
     }
 
     /// A short human summary.
@@ -124,6 +151,7 @@ extension Publisher.Statistics {
             }
             return line
         }
+        lines.append(feedbackLine)
         lines.append("network: \(network.datagramsSent) sent, \(network.datagramsLost) lost, \(network.datagramsDroppedByBandwidth) over the bandwidth cap, \(network.datagramsDuplicated) duplicated, \(network.datagramsReordered) reordered")
         return lines.joined(separator: "\n")
     }

@@ -5,22 +5,22 @@ import PlayoutSender
 /// The simulated-network options `publish` and `demo` share: what happens to the publisher's
 /// packets on their way out.
 struct ImpairmentOptions: ParsableArguments {
-    @Option(help: PercentageArgument.help("Random packet loss, e.g. 2% or 0.02."))
+    @Option(parsing: .unconditional, help: PercentageArgument.help("Random packet loss, e.g. 2% or 0.02."))
     var loss = PercentageArgument(fraction: NetworkImpairment.Configuration().loss)
 
-    @Option(name: .customLong("burst-loss"), help: BurstLossArgument.help("Bursty (Gilbert–Elliott) loss: RATE/MEAN-BURST-LENGTH, e.g. 10%/8 (10% of packets, in bursts of 8 on average)."))
+    @Option(name: .customLong("burst-loss"), parsing: .unconditional, help: BurstLossArgument.help("Bursty (Gilbert–Elliott) loss: RATE/MEAN-BURST-LENGTH, e.g. 10%/8 (10% of packets, in bursts of 8 on average)."))
     var burstLoss: BurstLossArgument?
 
-    @Option(help: DurationArgument.help("Delay variation (standard deviation), e.g. 30ms; packets keep their order."))
+    @Option(parsing: .unconditional, help: DurationArgument.help("Delay variation (standard deviation), e.g. 30ms; packets keep their order."))
     var jitter = DurationArgument(NetworkImpairment.Configuration().jitter)
 
-    @Option(help: PercentageArgument.help("Share of packets held back so later ones overtake them, e.g. 1%."))
+    @Option(parsing: .unconditional, help: PercentageArgument.help("Share of packets held back so later ones overtake them, e.g. 1%."))
     var reorder = PercentageArgument(fraction: NetworkImpairment.Configuration().reorder)
 
-    @Option(help: PercentageArgument.help("Share of packets sent twice, e.g. 1%."))
+    @Option(parsing: .unconditional, help: PercentageArgument.help("Share of packets sent twice, e.g. 1%."))
     var duplicate = PercentageArgument(fraction: NetworkImpairment.Configuration().duplicate)
 
-    @Option(help: BitRateArgument.help("Bandwidth cap, bits/s with an optional k, M or G, e.g. 2M (default: none)."))
+    @Option(parsing: .unconditional, help: BitRateArgument.help("Bandwidth cap, bits/s with an optional k, M or G, e.g. 2M (default: none)."))
     var bandwidth: BitRateArgument?
 
     @Option(help: "Seed of the simulated network (same seed, same impairment).")
@@ -65,10 +65,10 @@ struct VideoOptions: ParsableArguments {
     @Option(help: PictureSizeArgument.help("Picture size of the test pattern, WIDTHxHEIGHT, even numbers, at least 256x32."))
     var size = PictureSizeArgument(width: defaults.width, height: defaults.height)
 
-    @Option(help: "Frames per second of the test pattern, 1 to 120.")
+    @Option(parsing: .unconditional, help: "Frames per second of the test pattern, 1 to 120.")
     var fps = defaults.frameRate
 
-    @Option(help: BitRateArgument.help("Video bitrate, bits/s with an optional k or M, e.g. 2.5M."))
+    @Option(parsing: .unconditional, help: BitRateArgument.help("Video bitrate, bits/s with an optional k or M, e.g. 2.5M."))
     var bitrate = BitRateArgument(bitsPerSecond: defaults.bitrate)
 
     func validate() throws {

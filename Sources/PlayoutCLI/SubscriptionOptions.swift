@@ -35,7 +35,7 @@ struct SubscriptionOptions<Defaults: SubscriptionDefaults>: ParsableArguments {
     var playoutDelay = DurationArgument(PlayoutDelay.defaultDelay)
 
     @Option(
-        name: .customLong("override"),
+        name: .customLong("override"), parsing: .unconditionalSingleValue,
         help: OverrideArgument.help("Override the playout delay: DELAY@AT[/FOR], e.g. 2s@5s/10s (2 s from 5 s after the start, for 10 s). Repeatable.")
     )
     var overrides: [OverrideArgument] = []
@@ -59,7 +59,7 @@ struct SubscriptionOptions<Defaults: SubscriptionDefaults>: ParsableArguments {
     var noFeedback = false
 
     @Option(
-        name: .customLong("limit-bandwidth"),
+        name: .customLong("limit-bandwidth"), parsing: .unconditionalSingleValue,
         help: BandwidthLimitArgument.help("Limit the video bandwidth the sender may use (REMB and TMMBR, where it announces them): RATE@AT[/FOR], e.g. 1M@5s/10s (1 Mbit/s from 5 s after the start, for 10 s). Repeatable; the last set wins.")
     )
     var limitBandwidth: [BandwidthLimitArgument] = []

@@ -46,12 +46,61 @@ func writeFile(_ path: String, _ text: String) -> Bool {
 /// Whether stdout is a terminal (the live view) rather than a pipe or file (JSON Lines).
 var standardOutputIsTerminal: Bool { isatty(STDOUT_FILENO) != 0 }
 
-/// Calls `handler` on Ctrl-C (SIGINT) instead of ending the process, until the returned source
-/// is cancelled.
-func onInterrupt(_ handler: @escaping @Sendable () -> Void) -> any DispatchSourceSignal {
-    signal(SIGINT, SIG_IGN)
-    let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-    interrupt.setEventHandler(handler: handler)
-    interrupt.resume()
-    return interrupt
+/// The signals that end a run cleanly: Ctrl-C (SIGINT), SIGTERM (`timeout`, container runtimes,
+/// service managers) and SIGHUP (the terminal went away).
+let stopSignals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+
+/// Calls `handler` on the first of SIGINT, SIGTERM or SIGHUP instead of ending the process, so the
+/// run ends as at its end (summary, `ended`/`viewend`, telemetry drained within its deadline,
+/// sinks finalized); a second one ends the process at once (status 128 + the signal), also while
+/// telemetry is still draining. Until ``Interruption/cancel()`` restores the default actions.
+func onInterrupt(_ handler: @escaping @Sendable () -> Void) -> Interruption {
+    Interruption(handler)
+}
+
+/// The stop signals' handling while a run is under way (see ``onInterrupt(_:)``).
+final class Interruption: @unchecked Sendable {
+    private let sources: [any DispatchSourceSignal]
+    private let received = LockedCounter()
+
+    init(_ handler: @escaping @Sendable () -> Void) {
+        var sources: [any DispatchSourceSignal] = []
+        let received = self.received
+        for number in stopSignals {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                if received.increment() == 1 {
+                    handler()
+                } else {
+                    writeError("playout: second signal, ending now\n")
+                    _exit(128 + number)
+                }
+            }
+            source.resume()
+            sources.append(source)
+        }
+        self.sources = sources
+    }
+
+    /// Stops handling the signals: they end the process again.
+    func cancel() {
+        for source in sources { source.cancel() }
+        for number in stopSignals { signal(number, SIG_DFL) }
+    }
+}
+
+/// A counter shared with signal handlers' queue.
+private final class LockedCounter: @unchecked Sendable {
+    private var value = 0
+    private var lock = pthread_mutex_t()
+    init() { pthread_mutex_init(&lock, nil) }
+    deinit { pthread_mutex_destroy(&lock) }
+    /// Adds one; returns the new count.
+    func increment() -> Int {
+        pthread_mutex_lock(&lock)
+        defer { pthread_mutex_unlock(&lock) }
+        value += 1
+        return value
+    }
 }

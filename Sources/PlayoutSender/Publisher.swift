@@ -123,6 +123,9 @@ public final class Publisher: @unchecked Sendable {
             /// RTX packets sent in answer to NACKs (before the simulated network), and their bytes.
             public var retransmittedPacketsSent = 0
             public var retransmittedBytesSent = 0
+            /// What the retransmission bounds let through and refused (bit-rate budget, resends
+            /// per packet, one round trip apart): see ``RetransmissionLimiter``.
+            public var retransmissionLimits = RetransmissionLimiter.Statistics()
             /// Key frames encoded because a receiver asked (PLI or a new FIR).
             public var keyFramesForced = 0
             /// The video bit rate the encoder aims at now (nil: not encoded here).
@@ -142,6 +145,12 @@ public final class Publisher: @unchecked Sendable {
         public var senderReportsSent = 0
         /// RTCP datagrams received that failed SRTCP authentication or did not parse.
         public var rtcpUndecodable = 0
+        /// RTCP datagrams that parsed and came from where the stream goes (its RTP or RTCP
+        /// destination): the only ones acted on.
+        public var rtcpAccepted = 0
+        /// RTCP datagrams refused unread because they came from another address or port than the
+        /// stream's destination (``Publisher/acceptsFeedback(from:destinations:)``).
+        public var rtcpRefused = 0
     }
 
     /// The options it was created with.
@@ -156,6 +165,8 @@ public final class Publisher: @unchecked Sendable {
         /// Sends the sender reports and takes the receivers' RTCP (symmetric RTCP, RFC 4961).
         var rtcp: UDPReceiver
         var rtcpDestination: SocketAddress
+        /// Where RTCP is taken from: the track's RTP and RTCP destinations (normalized).
+        var feedbackSources: Set<SocketAddress>
         /// SRTCP for what receivers send, when encrypted.
         var rtcpSession: SRTPSession?
         var feedback: SenderFeedback
@@ -183,6 +194,23 @@ public final class Publisher: @unchecked Sendable {
     /// The share of a receiver's bandwidth limit the video encoder aims at: the rest is headroom
     /// for RTP headers and the rate control's overshoot.
     static let bitrateLimitShare = 0.8
+
+    /// The video bit rate the encoder aims at under a receiver's `limit` (nil: none): the
+    /// ``bitrateLimitShare`` of it, never above `configured` — in integer arithmetic that cannot
+    /// overflow or trap whatever the limit (a TMMBR can ask for up to 2^64 bit/s).
+    package static func videoTarget(configured: Int, limit: UInt64?) -> Int {
+        guard let limit else { return configured }
+        let share = limit / 5 * 4 + (limit % 5) * 4 / 5  // 0.8 × limit, rounded down, no overflow
+        return min(configured, Int(clamping: share))
+    }
+
+    /// Whether RTCP from `source` is taken: only from where the stream goes (`destinations`: a
+    /// track's RTP and RTCP destination, normalized), as a real sender accepts feedback only from
+    /// its receiver's transport. Anything else is counted in ``Statistics/rtcpRefused``.
+    package static func acceptsFeedback(from source: SocketAddress?, destinations: Set<SocketAddress>) -> Bool {
+        guard let source else { return false }
+        return destinations.contains(source.normalized)
+    }
 
     /// Opens the encoders (or the file) and the sockets, and builds the SDP; nothing is sent
     /// before ``start()``.
@@ -240,6 +268,7 @@ public final class Publisher: @unchecked Sendable {
             tracks.append(OutTrack(
                 kind: stream.kind, sender: sender, rtp: try UDPSender(to: address), rtcp: rtcp,
                 rtcpDestination: try SocketAddress(host: options.destination.host, port: port &+ 1),
+                feedbackSources: Set([address, try SocketAddress(host: options.destination.host, port: port &+ 1)].map(\.normalized)),
                 rtcpSession: try options.keyingMaterial.map { try SRTPSession(keyingMaterial: $0, direction: .inbound) },
                 feedback: SenderFeedback(ssrc: sender.ssrc),
                 streamIndex: stream.streamIndex, streamClockRate: stream.streamClockRate
@@ -470,8 +499,13 @@ public final class Publisher: @unchecked Sendable {
         for index in tracks.indices {
             var actions: [SenderFeedback.Action] = []
             var undecodable = 0
+            var (accepted, refused) = (0, 0)
             while true {
                 let received = (try? tracks[index].rtcp.receive(timeout: .zero) { datagram in
+                    guard Self.acceptsFeedback(from: datagram.source, destinations: tracks[index].feedbackSources) else {
+                        refused += 1
+                        return
+                    }
                     var length = datagram.bytes.count
                     if let session = tracks[index].rtcpSession {
                         guard let plain = try? session.unprotectRTCP(datagram.mutableBytes, length: length) else {
@@ -485,10 +519,13 @@ public final class Publisher: @unchecked Sendable {
                         return
                     }
                     let wall = wallStart + start.duration(to: datagram.arrival).nanoseconds
+                    accepted += 1
                     actions += tracks[index].feedback.receive(packets, now: datagram.arrival, arrivalNTP: NTPTime.ntp(unixNanoseconds: wall))
                 }) ?? 0
                 if received == 0 { break }
             }
+            // No packet is resent twice within the round trip the receiver reports.
+            tracks[index].sender.retransmissionRoundTripTime = tracks[index].feedback.statistics.roundTripTime
             for action in actions where options.feedback {
                 switch action {
                 case .retransmit(let lost):
@@ -502,7 +539,7 @@ public final class Publisher: @unchecked Sendable {
                     if tracks[index].kind == .video { keyFrame = true }
                 case .bitrateLimit(let limit):
                     guard tracks[index].kind == .video, let encoder = videoEncoder else { continue }
-                    let target = limit.map { min(options.video.bitrate, Int(Double($0) * Self.bitrateLimitShare)) } ?? options.video.bitrate
+                    let target = Self.videoTarget(configured: options.video.bitrate, limit: limit)
                     encoder.setBitrate(target)
                     logger.info("video bit rate \(target) bit/s (a receiver's limit: \(limit.map(String.init) ?? "none"))")
                 }
@@ -510,6 +547,9 @@ public final class Publisher: @unchecked Sendable {
             let track = tracks[index]
             statisticsValue.withLock { statistics in
                 statistics.rtcpUndecodable += undecodable
+                statistics.rtcpAccepted += accepted
+                statistics.rtcpRefused += refused
+                if let limits = track.sender.retransmissionLimits { statistics.tracks[track.kind]?.retransmissionLimits = limits }
                 statistics.tracks[track.kind]?.feedback = track.feedback.statistics
                 statistics.tracks[track.kind]?.retransmittedPacketsSent = track.sender.retransmittedPacketsSent
                 statistics.tracks[track.kind]?.retransmittedBytesSent = track.sender.retransmittedBytesSent

@@ -71,6 +71,14 @@ public struct TrackSender {
         try base.retransmit(sequenceNumbers, now: now, emit: emit)
     }
 
+    /// What the retransmission bounds decided (nil: retransmission off).
+    public var retransmissionLimits: RetransmissionLimiter.Statistics? { base.retransmissionLimits }
+    /// The receivers' latest round-trip time: no packet is resent twice within it.
+    public var retransmissionRoundTripTime: Duration? {
+        get { base.retransmissionRoundTripTime }
+        set { base.retransmissionRoundTripTime = newValue }
+    }
+
     /// RTX packets sent and their bytes; the RTX SSRC (nil: retransmission off).
     public var retransmittedPacketsSent: Int { base.retransmittedPacketsSent }
     public var retransmittedBytesSent: Int { base.retransmittedBytesSent }

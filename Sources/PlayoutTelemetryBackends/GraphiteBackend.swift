@@ -1,3 +1,4 @@
+import Logging
 public import PlayoutTelemetry
 import PlayoutCore
 import Synchronization
@@ -7,11 +8,19 @@ import Synchronization
 /// (``GraphitePlaintext`` describes the paths).
 ///
 /// The connection is kept between batches and opened again when it fails or the server closed
-/// it. Each ``deliver(_:)`` is one attempt whose I/O (connect and send, not the encoding of the
-/// batch) is bounded by ``timeout``. The server never answers, so a stalled server shows only
-/// once the socket buffers are full; every
-/// failure is retryable, and event counts advance only once a batch is sent, so a retried batch
-/// writes the same points.
+/// it. Each ``deliver(_:)`` is one attempt whose I/O (connect, send, and the wait for the
+/// server's acknowledgement, not the encoding of the batch) is bounded by ``timeout``.
+///
+/// How delivery is counted: the plaintext protocol has no answer, so a batch counts as delivered
+/// only when (1) all its bytes were written, (2) the server's TCP acknowledged every one of them
+/// within the timeout (a server that stopped reading fills its receive window and the wait times
+/// out), and (3) the connection was not found reset or closed before that — on a new connection,
+/// not within two connect times + 20 ms after the acknowledgement either — so a server that
+/// resets or closes every connection delivers nothing. A batch whose
+/// connection turns out lost at the *next* delivery (a reset that arrived after the
+/// acknowledgement) is written again ahead of that one, so it is not lost silently. Every failure
+/// is retryable and logged with its reason (at warning), and event counts advance only once a
+/// batch is delivered, so a retried batch writes the same points.
 ///
 /// ```swift
 /// let graphite = GraphiteBackend(host: "127.0.0.1", port: 2003, tags: [TelemetryField("run", .string("r42"))])
@@ -22,6 +31,9 @@ import Synchronization
 public final class GraphiteBackend: TelemetryBackend {
     /// The default bound of one delivery: 5 s.
     public static let defaultTimeout: Duration = .seconds(5)
+    /// How long a batch on a new connection waits, beyond two connect times, for the server to
+    /// show it does not drop the connection: 20 ms.
+    static let probation: Duration = .milliseconds(20)
 
     /// `graphite HOST:PORT`, for statistics and messages.
     public let name: String
@@ -35,7 +47,11 @@ public final class GraphiteBackend: TelemetryBackend {
     private struct State {
         var encoder: GraphitePlaintext
         var connection: TCPConnection?
+        /// The lines of the last batch delivered on `connection`: written again if the
+        /// connection is found lost before the next batch.
+        var unconfirmed: [UInt8] = []
     }
+    private let logger = Logger(label: "playout.telemetry.graphite")
     private let state: Mutex<State>
 
     /// A backend sending to `host`:`port` (a name or an IPv4/IPv6 address without brackets); it
@@ -99,15 +115,30 @@ public final class GraphiteBackend: TelemetryBackend {
         guard !batch.isEmpty else { return }
         do throws(NetworkTelemetryError) {
             try state.withLock { (state) throws(NetworkTelemetryError) in
-                let (lines, counts) = state.encoder.encode(batch)
-                guard !lines.isEmpty else { return }
+                let (encoded, counts) = state.encoder.encode(batch)
+                guard !encoded.isEmpty else { return }
+                var lines = encoded
                 let deadline = MonotonicClock().now.advanced(by: timeout)
-                if let connection = state.connection, !connection.isReusable {
-                    connection.close()
-                    state.connection = nil
+                if let connection = state.connection {
+                    switch connection.health {
+                    case .open:
+                        state.unconfirmed = []
+                    case .closedByPeer:
+                        state.unconfirmed = []
+                        connection.close()
+                        state.connection = nil
+                    case .lost(let reason):
+                        // The previous batch may not have been read: written again first.
+                        logger.warning("\(name): \(reason) after the last batch; writing its \(state.unconfirmed.count) bytes again")
+                        lines = state.unconfirmed + lines
+                        state.unconfirmed = []
+                        connection.close()
+                        state.connection = nil
+                    }
                 }
                 do throws(NetworkTelemetryError) {
                     let connection: TCPConnection
+                    let isNew = state.connection == nil
                     if let existing = state.connection {
                         connection = existing
                     } else {
@@ -115,11 +146,18 @@ public final class GraphiteBackend: TelemetryBackend {
                         state.connection = connection
                     }
                     try connection.send(lines, deadline: deadline)
+                    try connection.waitUntilAcknowledged(deadline: deadline)
+                    // A new connection is on probation: a server that drops every connection
+                    // resets it about a round trip after it took the bytes.
+                    if isNew { try connection.expectNoHangUp(within: connection.connectDuration * 2 + Self.probation, deadline: deadline) }
                 } catch {
+                    logger.warning("\(name): \(batch.count) records not delivered: \(error.message)")
                     state.connection?.close()
                     state.connection = nil
+                    state.unconfirmed = []
                     throw error
                 }
+                state.unconfirmed = encoded
                 state.encoder.commit(counts)
             }
         } catch {
@@ -127,9 +165,12 @@ public final class GraphiteBackend: TelemetryBackend {
         }
     }
 
-    /// Closes the connection.
+    /// Closes the connection; a loss found then (a reset after the last batch) is logged.
     public func close() {
         state.withLock {
+            if let connection = $0.connection, case .lost(let reason) = connection.health {
+                logger.warning("\(name): \(reason) after the last batch; its \($0.unconfirmed.count) bytes may not have been read")
+            }
             $0.connection?.close()
             $0.connection = nil
         }

@@ -86,16 +86,21 @@ public struct GraphitePlaintext: Sendable {
         return path
     }
 
-    /// `text` as one path component: `A-Z a-z 0-9 _ -` kept, anything else (dots, spaces,
-    /// separators, non-ASCII) `_`; empty becomes `_`.
+    /// `text` as one path component: `A-Z a-z 0-9 _ -` kept, ASCII punctuation, spaces and
+    /// controls (dots, separators) `_`, and each non-ASCII character `_u` and its code point in
+    /// hex (`東京` → `_u6771_u4eac`), so that values in other scripts stay apart (`run=東京` and
+    /// `run=大阪` are two series, not both `_`); empty becomes `_`.
     public static func sanitize(_ text: String) -> String {
         guard !text.isEmpty else { return "_" }
-        return String(text.unicodeScalars.map { scalar -> Character in
+        var result = ""
+        for scalar in text.unicodeScalars {
             switch scalar {
-            case "a"..."z", "A"..."Z", "0"..."9", "_", "-": Character(scalar)
-            default: "_"
+            case "a"..."z", "A"..."Z", "0"..."9", "_", "-": result.unicodeScalars.append(scalar)
+            case _ where scalar.isASCII: result += "_"
+            default: result += "_u" + String(scalar.value, radix: 16)
             }
-        })
+        }
+        return result
     }
 
     /// A value as Graphite writes it, or nil for text and non-finite numbers.

@@ -7,8 +7,11 @@ import Glibc
 
 /// A minimal HTTP server for Prometheus to scrape: `GET /metrics` answers the registry's metrics
 /// in the text exposition format (`text/plain; version=0.0.4`); any other path is 404, any other
-/// method 405. One thread accepts and answers one connection at a time, each bounded in size
-/// (8 KiB of request head) and time (2 s), and closed after its answer.
+/// method 405. One thread serves up to ``maximumConnections`` connections at once, multiplexed
+/// with `poll`: each is bounded in size (8 KiB of request head) and time (2 s to send its request
+/// and take the answer), and closed after its answer. Slow clients (slowloris) cannot block a
+/// scrape: a scrape is answered as soon as its own request is in, and when the cap is reached the
+/// connection that has waited longest without a whole request is closed to make room.
 ///
 /// Pair it with a ``MetricsBackend`` fed through ``metricsFactory`` (a `PrometheusMetricsFactory`
 /// on ``registry``; the global `MetricsSystem` is never touched):
@@ -21,13 +24,17 @@ import Glibc
 /// endpoint.stop()
 /// ```
 public final class PrometheusEndpoint: Sendable {
-    /// The host the endpoint listens on when a spec names none: every interface (`0.0.0.0`), as
-    /// exporters do, so a Prometheus on another machine can scrape it.
-    public static let defaultHost = "0.0.0.0"
+    /// The host the endpoint listens on when a spec names none: loopback only (`127.0.0.1`), so
+    /// that metrics are not offered to the network by default; name a host
+    /// (`prometheus:0.0.0.0:9464`) for a Prometheus on another machine.
+    public static let defaultHost = "127.0.0.1"
     /// The largest request head read: 8 KiB.
     public static let maximumRequestBytes = 8 * 1024
-    /// How long a connection may take to send its request: 2 s.
+    /// How long a connection may take to send its request and take its answer: 2 s.
     public static let requestTimeout: Duration = .seconds(2)
+    /// Connections served at once: 32. Past it, the oldest connection still sending its request
+    /// is closed for the new one.
+    public static let maximumConnections = 32
 
     /// The registry whose metrics are served.
     public let registry: PrometheusCollectorRegistry
@@ -147,68 +154,97 @@ public final class PrometheusEndpoint: Sendable {
         thread.withLock { $0 = handle }
     }
 
+    /// One client connection: its request so far, then its answer being sent, and its deadline.
+    private struct Client {
+        var descriptor: Int32
+        var deadline: MonotonicInstant
+        var received: [UInt8] = []
+        var response: [UInt8]?
+        var sent = 0
+    }
+
     private func serve() {
         if let comm = fopen("/proc/thread-self/comm", "w") {
             fputs("playout-metrics", comm)
             fclose(comm)
         }
+        var clients: [Client] = []
+        var chunk = [UInt8](repeating: 0, count: 2048)
+        defer { for client in clients { Glibc.close(client.descriptor) } }
         while !stopping.load(ordering: .relaxed) {
-            var entry = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-            guard poll(&entry, 1, 100) > 0 else { continue }
-            let client = accept(listener, nil, nil)
-            guard client >= 0 else { continue }
-            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)
-            answer(client)
-            Glibc.close(client)
+            let now = MonotonicClock().now
+            // Connections past their deadline are closed.
+            clients.removeAll { client in
+                guard now >= client.deadline else { return false }
+                Glibc.close(client.descriptor)
+                return true
+            }
+            var entries = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
+            entries += clients.map { pollfd(fd: $0.descriptor, events: Int16($0.response == nil ? POLLIN : POLLOUT), revents: 0) }
+            let nearest = clients.map(\.deadline).min().map { now.duration(to: $0) } ?? .milliseconds(100)
+            let wait = Int32(clamping: (min(max(nearest, .zero), .milliseconds(100)).nanoseconds + 999_999) / 1_000_000)
+            guard poll(&entries, nfds_t(entries.count), wait) > 0 else { continue }
+            var closed = Set<Int32>()
+            for (index, entry) in entries.enumerated().dropFirst() where entry.revents != 0 {
+                let position = index - 1
+                if clients[position].response == nil {
+                    let count = chunk.withUnsafeMutableBytes { recv(entry.fd, $0.baseAddress, $0.count, 0) }
+                    if count < 0, errno == EAGAIN || errno == EINTR { continue }
+                    guard count > 0 else {
+                        closed.insert(entry.fd)
+                        continue
+                    }
+                    clients[position].received.append(contentsOf: chunk[..<count])
+                    let parsed = HTTPRequestHead.parse(clients[position].received, limit: Self.maximumRequestBytes)
+                    guard parsed != .incomplete else { continue }
+                    clients[position].response = response(to: parsed)
+                    clients[position].received = []
+                }
+                if let response = clients[position].response {
+                    let offset = clients[position].sent
+                    let sent = response.withUnsafeBytes { Glibc.send(entry.fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+                    if sent > 0 { clients[position].sent += sent }
+                    if clients[position].sent >= response.count || (sent < 0 && errno != EAGAIN && errno != EINTR) { closed.insert(entry.fd) }
+                }
+            }
+            if !closed.isEmpty {
+                clients.removeAll { client in
+                    guard closed.contains(client.descriptor) else { return false }
+                    Glibc.close(client.descriptor)
+                    return true
+                }
+            }
+            guard entries[0].revents != 0 else { continue }
+            // New connections, as many as wait (each closes the oldest unfinished one past the cap).
+            while true {
+                let descriptor = accept(listener, nil, nil)
+                guard descriptor >= 0 else { break }
+                _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+                _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+                if clients.count >= Self.maximumConnections {
+                    let oldest = clients.indices.min { clients[$0].deadline < clients[$1].deadline }!
+                    Glibc.close(clients[oldest].descriptor)
+                    clients.remove(at: oldest)
+                }
+                clients.append(Client(descriptor: descriptor, deadline: MonotonicClock().now.advanced(by: Self.requestTimeout)))
+            }
         }
     }
 
-    /// Reads one request head from `client` (bounded in size and time) and answers it.
-    private func answer(_ client: Int32) {
-        let deadline = MonotonicClock().now.advanced(by: Self.requestTimeout)
-        var received: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 2048)
-        var parsed = HTTPRequestHead.Parsed.incomplete
-        while parsed == .incomplete {
-            let left = MonotonicClock().now.duration(to: deadline)
-            guard left > .zero else { return }
-            var entry = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&entry, 1, Int32(clamping: (left.nanoseconds + 999_999) / 1_000_000))
-            if ready < 0, errno != EINTR { return }
-            guard ready > 0 else { continue }
-            let count = chunk.withUnsafeMutableBytes { recv(client, $0.baseAddress, $0.count, 0) }
-            if count < 0, errno == EAGAIN || errno == EINTR { continue }
-            guard count > 0 else { return }
-            received.append(contentsOf: chunk[..<count])
-            parsed = HTTPRequestHead.parse(received, limit: Self.maximumRequestBytes)
-        }
-        let response: [UInt8]
+    /// The answer to a parsed request head.
+    private func response(to parsed: HTTPRequestHead.Parsed) -> [UInt8] {
         switch parsed {
         case .request(let head) where head.path == "/metrics" && (head.method == "GET" || head.method == "HEAD"):
             let body = registry.emitToBuffer()
-            response = Self.response(status: "200 OK", contentType: "text/plain; version=0.0.4; charset=utf-8", body: body, includeBody: head.method == "GET")
+            return Self.response(status: "200 OK", contentType: "text/plain; version=0.0.4; charset=utf-8", body: body, includeBody: head.method == "GET")
         case .request(let head) where head.path == "/metrics":
-            response = Self.response(status: "405 Method Not Allowed", extraHeaders: "Allow: GET, HEAD\r\n", body: Array("use GET /metrics\n".utf8))
+            return Self.response(status: "405 Method Not Allowed", extraHeaders: "Allow: GET, HEAD\r\n", body: Array("use GET /metrics\n".utf8))
         case .request:
-            response = Self.response(status: "404 Not Found", body: Array("not found: Prometheus metrics are at /metrics\n".utf8))
+            return Self.response(status: "404 Not Found", body: Array("not found: Prometheus metrics are at /metrics\n".utf8))
         case .tooLarge:
-            response = Self.response(status: "431 Request Header Fields Too Large", body: Array("request head over \(Self.maximumRequestBytes) bytes\n".utf8))
+            return Self.response(status: "431 Request Header Fields Too Large", body: Array("request head over \(Self.maximumRequestBytes) bytes\n".utf8))
         case .malformed, .incomplete:
-            response = Self.response(status: "400 Bad Request", body: Array("not an HTTP/1.x request\n".utf8))
-        }
-        var offset = 0
-        while offset < response.count {
-            let sent = response.withUnsafeBytes { Glibc.send(client, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
-            if sent > 0 {
-                offset += sent
-                continue
-            }
-            guard sent < 0, errno == EAGAIN || errno == EINTR else { return }
-            let left = MonotonicClock().now.duration(to: deadline)
-            guard left > .zero else { return }
-            var entry = pollfd(fd: client, events: Int16(POLLOUT), revents: 0)
-            _ = poll(&entry, 1, Int32(clamping: (left.nanoseconds + 999_999) / 1_000_000))
+            return Self.response(status: "400 Bad Request", body: Array("not an HTTP/1.x request\n".utf8))
         }
     }
 

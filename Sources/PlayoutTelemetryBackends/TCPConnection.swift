@@ -15,6 +15,8 @@ package final class TCPConnection {
     private var descriptor: Int32
     /// `host:port` as given, for messages.
     package let peer: String
+    /// How long the connection took to open: about one round trip.
+    package private(set) var connectDuration: Duration = .zero
 
     private init(descriptor: Int32, peer: String) {
         self.descriptor = descriptor
@@ -49,8 +51,11 @@ package final class TCPConnection {
         while let current = entry {
             entry = current.pointee.ai_next
             do throws(NetworkTelemetryError) {
+                let started = MonotonicClock().now
                 let descriptor = try connectOne(current.pointee, peer: peer, deadline: deadline)
-                return TCPConnection(descriptor: descriptor, peer: peer)
+                let connection = TCPConnection(descriptor: descriptor, peer: peer)
+                connection.connectDuration = started.duration(to: MonotonicClock().now)
+                return connection
             } catch {
                 lastError = error
                 if error.code == .timedOut { break }
@@ -154,6 +159,84 @@ package final class TCPConnection {
                 throw NetworkTelemetryError(.connectionClosed, "\(peer) reset the connection")
             }
             throw Self.systemError(code, "receiving from \(peer)")
+        }
+    }
+
+    /// Bytes written that the peer's TCP has not acknowledged yet (Linux `SIOCOUTQ`: unsent and
+    /// unacknowledged); 0 when closed.
+    package var unacknowledgedBytes: Int {
+        guard descriptor >= 0 else { return 0 }
+        var count: Int32 = 0
+        guard ioctl(descriptor, UInt(TIOCOUTQ), &count) == 0 else { return 0 }
+        return Int(count)
+    }
+
+    /// What became of the connection, looked at without waiting: open, closed by the peer after
+    /// it acknowledged every byte written, or lost (reset, or closed with bytes unacknowledged).
+    package enum Health: Equatable, Sendable {
+        case open
+        case closedByPeer
+        case lost(String)
+    }
+
+    /// The connection's ``Health`` now (reads and discards anything the peer sent unasked).
+    package var health: Health {
+        guard descriptor >= 0 else { return .lost("the connection to \(peer) is closed") }
+        var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        guard poll(&entry, 1, 0) > 0 else { return .open }
+        var scratch = [UInt8](repeating: 0, count: 512)
+        let count = scratch.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        if count < 0 {
+            let code = errno
+            if code == EAGAIN || code == EWOULDBLOCK || code == EINTR { return .open }
+            return .lost(code == ECONNRESET ? "\(peer) reset the connection" : "\(peer): \(String(cString: strerror(code)))")
+        }
+        let unacknowledged = unacknowledgedBytes
+        if count == 0 {
+            return unacknowledged == 0 ? .closedByPeer : .lost("\(peer) closed the connection with \(unacknowledged) bytes unacknowledged")
+        }
+        return .open  // the peer talks back (a plaintext server should not): ignored
+    }
+
+    /// Waits until the peer's TCP has acknowledged every byte written, by `deadline`.
+    ///
+    /// - Throws: `connectionClosed` when the peer resets or closes the connection first,
+    ///   `timedOut` when bytes are still unacknowledged at the deadline (a server that stopped
+    ///   reading: its receive window is full).
+    package func waitUntilAcknowledged(deadline: MonotonicInstant) throws(NetworkTelemetryError) {
+        while true {
+            switch health {
+            case .open: break
+            case .closedByPeer: throw NetworkTelemetryError(.connectionClosed, "\(peer) closed the connection")
+            case .lost(let reason): throw NetworkTelemetryError(.connectionClosed, reason)
+            }
+            let left = unacknowledgedBytes
+            if left == 0 { return }
+            guard MonotonicClock().now < deadline else {
+                throw NetworkTelemetryError(.timedOut, "\(peer) did not take \(left) bytes within the timeout (is it reading?)")
+            }
+            var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
+            nanosleep(&pause, nil)
+        }
+    }
+
+    /// Waits `grace` (or until `deadline`, whichever is first) for the peer to reset or close the
+    /// connection — what a server that drops every connection does right after accepting it.
+    ///
+    /// - Throws: `connectionClosed` when it did.
+    package func expectNoHangUp(within grace: Duration, deadline: MonotonicInstant) throws(NetworkTelemetryError) {
+        let end = min(MonotonicClock().now.advanced(by: grace), deadline)
+        while true {
+            switch health {
+            case .open: break
+            case .closedByPeer: throw NetworkTelemetryError(.connectionClosed, "\(peer) closed the connection right after the batch")
+            case .lost(let reason): throw NetworkTelemetryError(.connectionClosed, reason)
+            }
+            let left = MonotonicClock().now.duration(to: end)
+            guard left > .zero, descriptor >= 0 else { return }
+            var entry = pollfd(fd: descriptor, events: Int16(POLLIN) | 0x2000 /* POLLRDHUP */, revents: 0)
+            _ = poll(&entry, 1, Int32(clamping: (left.nanoseconds + 999_999) / 1_000_000))
+            if entry.revents == 0 { return }
         }
     }
 

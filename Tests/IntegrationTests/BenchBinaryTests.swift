@@ -131,11 +131,13 @@ struct BenchBinaryTests {
         #expect(benchmark["delayPauseCount"] as? [Int] == [0])
     }
 
-    @Test("an output file that cannot be written fails at once, in one line, before any run")
-    func unwritableOutput() throws {
+    @Test("an output file that cannot be written fails at once, in one line, before any run (a missing directory; /dev/full, which takes an empty file but no bytes)", arguments: [
+        ["--plot", "/nonexistent-playout-dir/bench.svg"], ["--csv", "/dev/full"],
+    ])
+    func unwritableOutput(option: [String]) throws {
         let started = Date()
         try CLIBinaryTests.expectOneLineFailure(
-            ["bench", "playout-delay", "--duration", "30s", "--plot", "/nonexistent-playout-dir/bench.svg"], mentioning: ["--plot /nonexistent-playout-dir/bench.svg: cannot be written"]
+            ["bench", "playout-delay", "--duration", "30s"] + option, mentioning: ["\(option[0]) \(option[1]): cannot be written"]
         )
         #expect(Date().timeIntervalSince(started) < 10)
     }

@@ -75,6 +75,46 @@ struct PlayoutDelayBenchmarkTests {
         )
     }
 
+    @Test("a pause that a frame decoded ahead ends only after the next change is charged to the change that started it (was: −300 ms, then +300 ms)")
+    func pauseEndingAfterTheNextChange() throws {
+        // 200 ms → 500 ms at 1 s (pause 300 ms), → 200 ms at 1.32 s (skip 300 ms). The frame of
+        // media 0.80 s kept its 500 ms render time and showed at 1.33 s, after the decrease.
+        let changes = [
+            Change(at: .zero, delay: .milliseconds(200), source: .configured), Change(at: .seconds(1), delay: .milliseconds(500), source: .override),
+            Change(at: .milliseconds(1_320), delay: .milliseconds(200), source: .configured),
+        ]
+        var frames: [FrameRecord] = []
+        for k in 0..<60 {
+            let media = Self.interval * k
+            let local = media + Self.transit
+            switch k {
+            case ..<20: frames.append(Self.record(k, media: media, due: local + .milliseconds(200), shown: local + .milliseconds(200), skipped: false, delay: .milliseconds(200), source: .configured))
+            case 20: frames.append(Self.record(k, media: media, due: .milliseconds(1_330), shown: .milliseconds(1_330), skipped: false, delay: .milliseconds(500), source: .override))
+            case 21...27: frames.append(Self.record(k, media: media, due: local + .milliseconds(200), shown: .milliseconds(1_320), skipped: true, delay: .milliseconds(200), source: .configured))
+            default: frames.append(Self.record(k, media: media, due: local + .milliseconds(200), shown: local + .milliseconds(200), skipped: false, delay: .milliseconds(200), source: .configured))
+            }
+        }
+        let records = changes.map { DelayChangeRecord(at: Self.start.advanced(by: $0.at), delay: EffectivePlayoutDelay(delay: $0.delay, source: $0.source, transition: $0.transition)) }
+        let t = PlayoutDelayBenchmark.analyze(FrameLog.Snapshot(start: Self.start, frames: frames, changes: records)).transitions
+        try #require(t.count == 2)
+        #expect(t[0].expected.pause == .milliseconds(300) && t[1].expected.skip == .milliseconds(300))
+        #expect(t[0].pause == .milliseconds(310), "the pause up to the decrease, less a frame interval")
+        #expect(abs(t[0].error.nanoseconds) <= 10_000_000 && abs(t[1].error.nanoseconds) <= 10_000_000, "\(t.map(\.error))")
+    }
+
+    @Test("a pause longer than the run (230 ms → 30 s at 1 s, 3 s run) is cut by the end on both sides: expected 2 s, measured 2 s, not an error of −29.77 s")
+    func pauseCutByTheEnd() throws {
+        let full = Self.log([Change(at: .zero, delay: .milliseconds(230), source: .configured), Change(at: .seconds(1), delay: .seconds(30), source: .override)], seconds: 40)
+        let end = Duration.seconds(3)
+        let log = FrameLog.Snapshot(start: full.start, frames: full.frames.filter { full.start.duration(to: $0.shown) <= end }, changes: full.changes)
+        let cut = try #require(PlayoutDelayBenchmark.analyze(log, end: end).transitions.first)
+        #expect(cut.expected.pause == .seconds(2))
+        #expect(cut.pause >= .seconds(2) - Self.interval && cut.pause <= .seconds(2), "\(cut.pause)")
+        #expect(cut.error <= .zero && cut.error >= .zero - Self.interval, "\(cut.error)")
+        // Without the end, the rule's whole pause is expected (and nothing rendered shows it).
+        #expect(PlayoutDelayBenchmark.analyze(log).transitions.first?.expected.pause == .milliseconds(29_770))
+    }
+
     @Test("200 ms → 1 s at 2 s, → 100 ms at 5 s, released at 8 s: pauses 800 ms and 100 ms, skips 900 ms (23 frames), no error")
     func immediateSchedule() throws {
         let log = Self.log([

@@ -330,3 +330,43 @@ struct HostileOptionTests {
         }
     }
 }
+
+/// Issue 26, item 8: negative values, the T unit, repeated options, and what publish shows.
+@Suite("issue 26: option values and repetitions")
+struct Issue26OptionTests {
+    @Test("a negative value reaches its option's parser and gets its reason (not 'Missing value')", arguments: [
+        (["publish", "testsrc", "--to", "127.0.0.1:5004", "--bitrate", "-1M"], "--bitrate -1M: a bit rate cannot be negative"),
+        (["demo", "--bandwidth", "-5k"], "--bandwidth -5k: a bit rate cannot be negative"),
+        (["subscribe", "x.sdp", "--override", "-1s@1s"], "--override -1s@1s: '-1s@1s' is not an override: DELAY '-1s' is not a duration ≥ 0"),
+        (["subscribe", "x.sdp", "--limit-bandwidth", "-1M@1s"], "--limit-bandwidth -1M@1s: '-1M@1s' is not a bandwidth limit"),
+        (["demo", "--loss", "-2%"], "--loss -2%:"),
+        (["demo", "--jitter", "-20ms"], "--jitter -20ms: duration '-20ms' is negative"),
+    ])
+    func negative(arguments: [String], expected: String) {
+        let message = TypedOptionTests.message(arguments) ?? "(parsed)"
+        #expect(message.hasPrefix(expected), "\(message)")
+        #expect(!message.contains("Missing value"))
+    }
+
+    @Test("1T, the largest rate the messages name, is accepted")
+    func terabit() throws {
+        let demo = try DemoCommand.parse(["--bandwidth", "1T"])
+        #expect(demo.network.configuration().bandwidth == 1_000_000_000_000)
+        #expect(TypedOptionTests.message(["demo", "--bandwidth", "2T"])?.contains("from 1 to 1T") == true)
+    }
+
+    @Test("an option given more than 256 times is refused before parsing (swift-argument-parser is quadratic in repetitions)")
+    func repetitions() throws {
+        let many = (0..<10_000).flatMap { ["--tag", "k\($0)=v"] }
+        #expect(throws: ValidationError.self) { try PlayoutCommand.checkRepetitions(["subscribe", "x.sdp"] + many) }
+        do {
+            try PlayoutCommand.checkRepetitions(many)
+        } catch {
+            #expect("\(error)".contains("--tag is given 10000 times: at most 256"))
+        }
+        try PlayoutCommand.checkRepetitions(["subscribe", "x.sdp"] + (0..<256).flatMap { ["--tag=k\($0)=v"] })
+        #expect(throws: ValidationError.self) { try PlayoutCommand.checkRepetitions((0..<257).flatMap { ["--tag=k\($0)=v"] }) }
+        // After `--`, arguments are not options.
+        try PlayoutCommand.checkRepetitions(["--"] + many)
+    }
+}

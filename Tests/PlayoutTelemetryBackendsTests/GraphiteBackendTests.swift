@@ -47,7 +47,7 @@ struct GraphitePlaintextTests {
     }
 
     @Test("hostile names and tags become safe path components", arguments: [
-        ("a.b c", "a_b_c"), ("", "_"), ("x\ny\tz", "x_y_z"), ("ünï", "_n_"), ("ok-name_1", "ok-name_1"), ("a;b=c", "a_b_c"), ("../..", "_____"),
+        ("a.b c", "a_b_c"), ("", "_"), ("x\ny\tz", "x_y_z"), ("ünï", "_ufcn_uef"), ("東京", "_u6771_u4eac"), ("大阪", "_u5927_u962a"), ("ok-name_1", "ok-name_1"), ("a;b=c", "a_b_c"), ("../..", "_____"),
     ])
     func sanitize(text: String, expected: String) {
         #expect(GraphitePlaintext.sanitize(text) == expected)
@@ -120,6 +120,55 @@ struct GraphiteBackendTests {
             let error = error as! TelemetryDeliveryError
             return error.retryable && error.reason.contains("refused")
         }
+    }
+
+    @Test("a server that closes or resets every connection delivers nothing: each batch fails (retryable) and its count does not advance", arguments: [false, true])
+    func closingServer(reset: Bool) throws {
+        let server = try ScriptedTCPServer { connection in
+            if reset {
+                var linger = linger(l_onoff: 1, l_linger: 0)
+                setsockopt(connection.descriptor, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<linger>.size))
+            }
+            // Returns without reading: the server closes the connection at once.
+        }
+        defer { server.stop() }
+        let backend = GraphiteBackend(host: "127.0.0.1", port: server.port, timeout: .seconds(1))
+        defer { backend.close() }
+        var failures = 0
+        for second in 1...5 {
+            do {
+                try backend.deliver([record(.event, "play", seconds: Int64(second), fields: [], tags: [TelemetryField("run", .string(String(repeating: "x", count: 2_000)))])])
+            } catch {
+                #expect(error.retryable)
+                failures += 1
+            }
+        }
+        #expect(failures == 5, "nothing the server dropped counts as delivered")
+    }
+
+    @Test("a server that never reads: once its receive window is full the batches fail within the timeout, not counted as delivered")
+    func neverReading() throws {
+        let server = try ScriptedTCPServer { connection in connection.stall(for: .seconds(8)) }
+        defer { server.stop() }
+        let backend = GraphiteBackend(host: "127.0.0.1", port: server.port, timeout: .milliseconds(500))
+        defer { backend.close() }
+        let fields = (0..<50).map { TelemetryField("field\($0)", .double(Double($0))) }
+        var (failures, delivered) = (0, 0)
+        for second in 0..<60 {
+            // ≈ 100 KB a batch, 6 MB in all: more than any socket buffer on loopback holds.
+            let batch = (0..<40).map { _ in record(.heartbeat, "heartbeat", seconds: Int64(second), fields: fields) }
+            do {
+                try backend.deliver(batch)
+                delivered += 1
+            } catch {
+                failures += 1
+            }
+            if failures >= 2 { break }
+        }
+        #expect(failures >= 2)
+        // What a server that reads nothing can take is its receive buffer (≈ 128 KB unread on
+        // Linux), not the megabytes our send buffer would swallow.
+        #expect(delivered <= 3, "\(delivered) batches of ≈ 100 KB counted as delivered")
     }
 
     @Test("a server that accepts and never reads makes a large send time out within the timeout")

@@ -104,6 +104,34 @@ struct PrometheusEndpointTests {
         garbage.close()
     }
 
+    @Test("slowloris: clients that hold half a request head do not delay a scrape (served concurrently), whether 10 or more than the connection cap", arguments: [10, PrometheusEndpoint.maximumConnections + 8])
+    func slowClients(count: Int) throws {
+        let endpoint = try PrometheusEndpoint(host: "127.0.0.1", port: 0)
+        defer { endpoint.stop() }
+        var slow: [TCPConnection] = []
+        for _ in 0..<count {
+            let connection = try TCPConnection.connect(host: "127.0.0.1", port: endpoint.port, deadline: MonotonicClockDeadline.in(.seconds(2)))
+            try connection.send(Array("GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ".utf8), deadline: MonotonicClockDeadline.in(.seconds(2)))
+            slow.append(connection)
+        }
+        defer { for connection in slow { connection.close() } }
+        let start = ContinuousClock.now
+        let response = try HTTPClient(host: "127.0.0.1", port: endpoint.port, timeout: .seconds(5)).send(method: "GET", target: "/metrics")
+        let latency = ContinuousClock.now - start
+        #expect(response.status == 200)
+        // Served one at a time, the scrape would wait out every slow client's 2 s.
+        #expect(latency < PrometheusEndpoint.requestTimeout / 2, "scrape took \(latency) behind \(count) slow clients")
+    }
+
+    @Test("a spec without a host listens on 127.0.0.1 only")
+    func loopbackByDefault() throws {
+        #expect(PrometheusEndpoint.defaultHost == "127.0.0.1")
+        #expect(try PrometheusEndpoint.address(parsing: "9464") == ("127.0.0.1", 9464))
+        let endpoint = try PrometheusEndpoint(spec: "0")
+        defer { endpoint.stop() }
+        #expect(endpoint.host == "127.0.0.1" && endpoint.port > 0)
+    }
+
     @Test("the exposition passes promtool check metrics", .enabled(if: Promtool.path != nil, "promtool (Debian package prometheus) is not installed: make setup"))
     func promtool() throws {
         let endpoint = try PrometheusEndpoint(host: "127.0.0.1", port: 0)

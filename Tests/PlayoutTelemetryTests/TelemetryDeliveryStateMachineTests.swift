@@ -29,6 +29,28 @@ struct TelemetryDeliveryStateMachineTests {
         #expect(machine.depth == 1)
     }
 
+    @Test("draining: a backend that never delivered anything is given up at its first failure (an unreachable server does not hold the exit); one that delivered before is retried")
+    func unreachableWhileDraining() {
+        var dead = TelemetryDeliveryStateMachine(configuration: .init(maximumBatchSize: 2, linger: .zero), seed: 1)
+        for seq in 0..<5 { dead.enqueue(Self.record(UInt64(seq)), now: Self.at(0)) }
+        dead.drain()
+        guard case .deliver = dead.nextAction(now: Self.at(0)) else { Issue.record("no batch"); return }
+        dead.deliveryFailed(TelemetryDeliveryError("connection refused", retryable: true), now: Self.at(1))
+        #expect(dead.isEmpty && dead.nextAction(now: Self.at(1)) == .idle)
+        #expect(dead.statistics.drops == [.shutdown: 5] && dead.statistics.lastError == "connection refused")
+
+        var alive = TelemetryDeliveryStateMachine(configuration: .init(maximumBatchSize: 2, linger: .zero), seed: 1)
+        alive.enqueue(Self.record(0), now: Self.at(0))
+        _ = alive.nextAction(now: Self.at(0))
+        alive.deliverySucceeded(now: Self.at(1))
+        alive.enqueue(Self.record(1), now: Self.at(2))
+        alive.drain()
+        _ = alive.nextAction(now: Self.at(2))
+        alive.deliveryFailed(TelemetryDeliveryError("timed out", retryable: true), now: Self.at(3))
+        guard case .wait = alive.nextAction(now: Self.at(3)) else { Issue.record("not retried"); return }
+        #expect(!alive.isEmpty && alive.statistics.drops.isEmpty)
+    }
+
     @Test("a full queue drops its oldest record and counts it")
     func dropOldest() {
         var machine = TelemetryDeliveryStateMachine(configuration: .init(capacity: 3, maximumBatchSize: 10, linger: .zero), seed: 1)

@@ -101,7 +101,7 @@ struct TelemetryInstrumentTests {
         #expect(report.description.contains("bad: 0 delivered, 11 dropped (rejected 11)"))
     }
 
-    @Test("a backend that keeps failing is given up at the shutdown deadline, and what it held is reported")
+    @Test("a backend that has never delivered and fails while draining is given up at once (issue 26: an unreachable server held the exit 5–7 s), and what it held is reported")
     func deadline() throws {
         let memory = InMemoryTelemetryBackend(name: "down")
         memory.setFailure(TelemetryDeliveryError("connection refused", retryable: true))
@@ -114,7 +114,7 @@ struct TelemetryInstrumentTests {
         let report = instrument.shutdown(timeout: .milliseconds(300))
         #expect(start.duration(to: MonotonicClock().now) < .seconds(3))
         #expect(report.undelivered == ["down": [.shutdown: 3]])
-        #expect(memory.deliveries >= 2)
+        #expect(memory.deliveries >= 1)
         #expect(memory.isClosed)
     }
 

@@ -74,6 +74,14 @@ public struct RetransmissionBuffer: Sendable {
         }
     }
 
+    /// The length of the kept packet `sequenceNumber` when it may still be resent at `now`
+    /// (kept, and younger than ``maximumAge``); nil otherwise. Counts nothing.
+    public func packetLength(_ sequenceNumber: UInt16, now: MonotonicInstant) -> Int? {
+        let slot = slots[Int(sequenceNumber) & (capacity - 1)]
+        guard slot.used, slot.sequence == sequenceNumber, now < slot.sent.advanced(by: maximumAge) else { return nil }
+        return slot.count
+    }
+
     /// Answers a NACK for `sequenceNumber` at `now`: calls `body` with the kept packet when it
     /// may be resent, and returns whether it did.
     @discardableResult

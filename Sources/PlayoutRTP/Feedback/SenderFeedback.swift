@@ -50,6 +50,8 @@ public struct SenderFeedback: Sendable {
         public var roundTripTime: Duration?
         /// The bit rate allowed now (nil: no limit).
         public var bitrateLimit: UInt64?
+        /// REMB and TMMBR requests below ``SenderFeedback/minimumBitrateLimit``, raised to it.
+        public var bitrateRequestsClamped = 0
 
         public init() {}
     }
@@ -70,6 +72,20 @@ public struct SenderFeedback: Sendable {
     private var referenceTimes: [UInt32: (middle: UInt32, arrival: MonotonicInstant)] = [:]
     /// Receivers remembered at most (FIR numbers, reference times): bounded whatever arrives.
     public static let maximumReceivers = 64
+    /// The lowest bit rate a REMB or TMMBR can ask for (100 kbit/s): a lower request (a spoofed
+    /// or broken REMB 0) is raised to it and counted in ``Statistics/bitrateRequestsClamped``.
+    public static let minimumBitrateLimit: UInt64 = 100_000
+    /// Requests at or above this (2^62 bit/s, the saturated value of an exponent that does not
+    /// fit) mean no limit.
+    public static let unlimitedBitrate: UInt64 = 1 << 62
+
+    /// A requested bit rate as a limit: nil (none) at or above ``unlimitedBitrate``, else at
+    /// least ``minimumBitrateLimit``; `clamped` tells whether it was raised.
+    public static func limit(forRequest bitrate: UInt64) -> (limit: UInt64?, clamped: Bool) {
+        if bitrate >= unlimitedBitrate { return (nil, false) }
+        if bitrate < minimumBitrateLimit { return (minimumBitrateLimit, true) }
+        return (bitrate, false)
+    }
 
     /// The feedback state of sender `ssrc`.
     public init(ssrc: UInt32) {
@@ -117,12 +133,16 @@ public struct SenderFeedback: Sendable {
                     }
                 case .receiverEstimatedMaximumBitrate(let bitrate, let ssrcs) where ssrcs.contains(ssrc):
                     statistics.rembReceived += 1
-                    remb = bitrate >= UInt64(1) << 62 ? nil : bitrate
+                    let request = Self.limit(forRequest: bitrate)
+                    if request.clamped { statistics.bitrateRequestsClamped += 1 }
+                    remb = request.limit
                 case .temporaryMaximumBitrateRequest(let entries):
                     statistics.tmmbrReceived += 1
                     // An empty request (or none for this stream) releases the limit (RFC 5104 §4.2.1.2).
                     let entry = entries.first { $0.ssrc == ssrc }
-                    tmmbr = entry?.bitrate
+                    let request = entry.map { Self.limit(forRequest: $0.bitrate) }
+                    if request?.clamped == true { statistics.bitrateRequestsClamped += 1 }
+                    tmmbr = request?.limit
                     // The bounding set the notification carries names the requester.
                     tmmbrOwner = entry.map { RTCPFeedback.BitrateEntry(ssrc: feedback.senderSSRC, bitrate: $0.bitrate, overhead: $0.overhead) }
                     tmmbnPending = true

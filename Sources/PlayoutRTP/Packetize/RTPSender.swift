@@ -42,6 +42,8 @@ public struct RTPSender {
     private let session: SRTPSession?
     /// What is kept to answer NACKs (nil: retransmission off).
     private var retransmissions: RetransmissionBuffer?
+    /// What bounds the answers to NACKs (budget, resends per packet, one RTT apart).
+    private var limiter = RetransmissionLimiter()
     /// The RTX stream (RFC 4588): its payload type, SSRC and next sequence number.
     private var retransmissionStream: (payloadType: UInt8, ssrc: UInt32, sequenceNumber: UInt16)?
     /// The instant the packets being sent are kept with.
@@ -138,16 +140,22 @@ public struct RTPSender {
         let now = sendInstant
         try buffer.withUnsafeMutableBytes { raw in
             var length = try header.write(payload: payload, into: raw)
-            retransmissions?.store(UnsafeRawBufferPointer(rebasing: raw[0..<length]), sequenceNumber: sequenceNumber, now: now)
+            if retransmissions != nil {
+                retransmissions?.store(UnsafeRawBufferPointer(rebasing: raw[0..<length]), sequenceNumber: sequenceNumber, now: now)
+                limiter.mediaSent(sequenceNumber: sequenceNumber, bytes: length, now: now)
+            }
             if let session { length = try session.protectRTP(raw, length: length) }
             try emit(Array(raw[0..<length]))
         }
     }
 
     /// Keeps every packet sent from now on in `buffer` and answers NACKs with RTX packets
-    /// (RFC 4588) of payload type `payloadType` on SSRC `ssrc`.
-    public mutating func enableRetransmission(payloadType: UInt8, ssrc: UInt32, buffer: RetransmissionBuffer = RetransmissionBuffer()) {
+    /// (RFC 4588) of payload type `payloadType` on SSRC `ssrc`, within the bounds of `limiter`.
+    public mutating func enableRetransmission(
+        payloadType: UInt8, ssrc: UInt32, buffer: RetransmissionBuffer = RetransmissionBuffer(), limiter: RetransmissionLimiter = RetransmissionLimiter()
+    ) {
         retransmissions = buffer
+        self.limiter = limiter
         retransmissionStream = (payloadType, ssrc, .random(in: 0...UInt16.max))
     }
 
@@ -155,10 +163,18 @@ public struct RTPSender {
     public var retransmissionSSRC: UInt32? { retransmissionStream?.ssrc }
     /// What the retransmission buffer did (nil: retransmission off).
     public var retransmissionStatistics: RetransmissionBuffer.Statistics? { retransmissions?.statistics }
+    /// What the retransmission bounds refused and let through (nil: retransmission off).
+    public var retransmissionLimits: RetransmissionLimiter.Statistics? { retransmissions == nil ? nil : limiter.statistics }
+    /// The latest round-trip time the receivers reported: no packet is resent twice within it.
+    public var retransmissionRoundTripTime: Duration? {
+        get { limiter.roundTripTime }
+        set { limiter.roundTripTime = newValue }
+    }
 
     /// Answers a NACK at `now`: calls `emit` with an RTX packet (SRTP-protected when encrypted)
-    /// for each of `sequenceNumbers` still kept and not resent within the resend interval.
-    /// Returns how many were sent; none when retransmission is off.
+    /// for each of `sequenceNumbers` still kept, not resent within the resend interval, and
+    /// allowed by the ``RetransmissionLimiter`` (bit-rate budget, resends per packet, one round
+    /// trip apart). Returns how many were sent; none when retransmission is off.
     @discardableResult
     public mutating func retransmit(_ sequenceNumbers: [UInt16], now: MonotonicInstant, emit: ([UInt8]) throws -> Void) throws -> Int {
         guard var kept = retransmissions, var stream = retransmissionStream else { return 0 }
@@ -178,6 +194,11 @@ public struct RTPSender {
         let session = self.session
         var failure: (any Error)?
         for sequenceNumber in sequenceNumbers {
+            guard let length = kept.packetLength(sequenceNumber, now: now) else {
+                kept.withPacket(sequenceNumber, now: now) { _ in }  // counted as unavailable
+                continue
+            }
+            guard limiter.decide(sequenceNumber: sequenceNumber, bytes: length + 2, now: now) == .resend else { continue }
             kept.withPacket(sequenceNumber, now: now) { original in
                 do {
                     try scratch.withUnsafeMutableBytes { raw in

@@ -46,6 +46,14 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
         isIPv6 ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
+    /// The same address with its host in the canonical text form (`::0001` → `::1`), so that
+    /// equal addresses compare equal.
+    public var normalized: SocketAddress {
+        var storage = sockaddr_storage()
+        guard Self.fill(&storage, host: host, port: port) != nil, let canonical = SocketAddress(storage: storage) else { return self }
+        return canonical
+    }
+
     /// Whether the host is an IPv6 address.
     public var isIPv6: Bool {
         host.contains(":")

@@ -213,14 +213,19 @@ public struct TelemetryDeliveryStateMachine: Sendable {
 
     /// The batch failed: retried after a jittered backoff when `error` is retryable and attempts
     /// remain, else dropped and counted (``TelemetryDropReason/rejected`` or
-    /// ``TelemetryDropReason/retriesExhausted``).
+    /// ``TelemetryDropReason/retriesExhausted``). While draining, a backend that has delivered
+    /// nothing at all is unreachable, not slow: everything it holds is dropped at once (counted
+    /// as ``TelemetryDropReason/shutdown``) instead of being retried until the deadline, so an
+    /// unreachable server does not hold the end of a run.
     mutating func deliveryFailed(_ error: TelemetryDeliveryError, now: MonotonicInstant) {
         guard inFlight, let batch = pending else { return }
         inFlight = false
         attempts += 1
         statistics.failedAttempts += 1
         statistics.lastError = error.reason
-        if !error.retryable || attempts >= configuration.maximumAttempts {
+        if draining, statistics.delivered == 0 {
+            abandon()
+        } else if !error.retryable || attempts >= configuration.maximumAttempts {
             statistics.drops[error.retryable ? .retriesExhausted : .rejected, default: 0] += batch.count
             pending = nil
             retryAt = nil

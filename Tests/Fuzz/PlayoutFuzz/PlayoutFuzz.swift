@@ -26,6 +26,8 @@ public let fuzzHarnesses: [String: @Sendable (UnsafeRawBufferPointer) -> Void] =
     "influx-line": fuzzInfluxLine,
     "graphite": fuzzGraphite,
     "pipeline": fuzzReceivePath,
+    // The publisher's RTCP handling: parse, SenderFeedback, RTX bounds, bit-rate target.
+    "publisher-rtcp": fuzzPublisherFeedback,
 ]
 
 /// RTP parsing, RFC 8285 elements and the typed extensions.

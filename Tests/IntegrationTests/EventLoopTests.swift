@@ -29,6 +29,16 @@ extension PublishSubscribeTests {
             }
         }
 
+        /// Whether `condition` holds within 2 s (looked at every 10 ms): a readiness condition.
+        static func eventually(_ condition: () -> Bool) -> Bool {
+            let deadline = MonotonicClock().now.advanced(by: .seconds(2))
+            while !condition() {
+                guard MonotonicClock().now < deadline else { return false }
+                usleep(10_000)
+            }
+            return true
+        }
+
         static func processCPU() -> Duration {
             var usage = rusage()
             getrusage(RUSAGE_SELF.rawValue, &usage)
@@ -100,7 +110,8 @@ extension PublishSubscribeTests {
             let readersBefore = Self.threadCount(named: "playout-demux")
             let viewers = try (0..<4).map { _ in try Subscriber(source: clip.path) }
             for viewer in viewers { try loop.start(viewer) }
-            #expect(Self.threadCount(named: "playout-demux") - readersBefore == 4, "one reading thread per file viewer")
+            // A thread names itself once it runs: wait (at most 2 s) until the four have.
+            #expect(Self.eventually { Self.threadCount(named: "playout-demux") - readersBefore >= 4 }, "one reading thread per file viewer")
             #expect(Self.threadCount(named: "playout-loop") == 3, "the loop's own threads, whatever the viewers")
             for final in viewers.map({ $0.waitUntilEnded() }) {
                 #expect(final.state == .ended, "the file's end ends the run")
@@ -108,8 +119,8 @@ extension PublishSubscribeTests {
                 #expect((final.audio?.framesRendered ?? 0) > 90 && final.audio?.framesSkipped == 0)
                 #expect(final.elapsed >= .seconds(2) && final.elapsed < .seconds(4), "played in real time: \(final.elapsed)")
             }
-            Thread.sleep(forTimeInterval: 0.1)  // the reading threads return after handing over the end
-            #expect(Self.threadCount(named: "playout-demux") == readersBefore, "the reading threads ended with their runs")
+            // The reading threads return after handing over the end.
+            #expect(Self.eventually { Self.threadCount(named: "playout-demux") <= readersBefore }, "the reading threads ended with their runs")
         }
 
         @Test("200 subscriptions, one copy each: every frame rendered on time unless the machine kept the loop from a CPU, every frame accounted for, threads independent of the count")

@@ -34,28 +34,16 @@ package final class SubscriptionTurns: @unchecked Sendable {
     /// The next instant a turn is due (nil: ended).
     package var nextWake: MonotonicInstant? {
         guard final == nil else { return nil }
-        var wake = controlWake
-        func earliest(_ instant: MonotonicInstant?) {
-            guard let instant else { return }
-            wake = wake.map { min($0, instant) } ?? instant
-        }
-        earliest(feedbackWake)
-        for loopWake in loopWakes {
-            switch loopWake {
-            case .present(let at), .yield(let at): earliest(at)
-            case .poll(let until, _): earliest(until)
-            case .stopped: break
-            }
-        }
-        return wake
+        let instants = [controlWake, feedbackWake] + loopWakes.map(Self.instant(of:))
+        return instants.compactMap(\.self).min()
     }
 
-    /// When a loop's wake is due (`.max` for none), for ordering.
-    private static func instant(of wake: PlayoutLoop.Wake) -> Int64 {
+    /// When a loop's wake is due (nil: when woken, or never).
+    private static func instant(of wake: PlayoutLoop.Wake) -> MonotonicInstant? {
         switch wake {
-        case .present(let at), .yield(let at): at.nanoseconds
-        case .poll(let until, _): until?.nanoseconds ?? .max
-        case .stopped: .max
+        case .present(let at), .yield(let at): at
+        case .poll(let until, _): until
+        case .stopped: nil
         }
     }
 
@@ -73,7 +61,9 @@ package final class SubscriptionTurns: @unchecked Sendable {
         if let due = feedbackWake, due <= now { feedbackWake = subscription.feedback(now: now) }
         // Earliest first; each loop told when another presents next, so a decode does not keep
         // an audio frame waiting that is due before the decode would end.
-        let order = subscription.loops.indices.sorted { Self.instant(of: loopWakes[$0]) < Self.instant(of: loopWakes[$1]) }
+        let order = subscription.loops.indices.sorted {
+            (Self.instant(of: loopWakes[$0])?.nanoseconds ?? .max) < (Self.instant(of: loopWakes[$1])?.nanoseconds ?? .max)
+        }
         for index in order {
             switch loopWakes[index] {
             case .present(let at) where at > now: continue

@@ -281,13 +281,13 @@ package final class SubscribedTrack: @unchecked Sendable {
             appliedDelay = delay
             let action = pipeline.poll(now: now, lead: lead)
             var schedule: (TrackPipeline.FrameSchedule, PlayoutDelaySource)?
+            loopIdle = false
             switch action {
             case .render(let frame, let renderAt): schedule = (pipeline.schedule(of: frame, due: renderAt), delay.source)
             case .skip(let frame, _): schedule = (pipeline.schedule(of: frame), delay.source)
             case .idle: loopIdle = loopHoldsNothing
             case .wait: break
             }
-            if case .idle = action {} else { loopIdle = false }
             return Poll(action: action, schedule: schedule, generation: generation)
         }
     }

@@ -22,7 +22,7 @@ let subscriber = try Subscriber(
     options: .init(duration: .seconds(7), overrides: [ScheduledOverride(delay: .seconds(1), at: .seconds(2), hold: .seconds(2))])
 )
 
-// Observers run on the subscriber's delivery thread, never on a media thread.
+// Observers run on the subscriber's observer thread, never on a media thread.
 let delays = subscriber.playoutDelay.subscribe { delay in
     print("playout delay: \(delay.delay.compactDescription) (\(delay.source.rawValue))")
 }

@@ -71,7 +71,7 @@ public struct DelayChangeRecord: Equatable, Sendable {
 /// (``FrameRecord``) and every change of the playout delay (``DelayChangeRecord``), read after
 /// the run with ``snapshot()``.
 ///
-/// Cheap and bounded: the playout threads append into storage reserved up front (no allocation
+/// Cheap and bounded: the playout loops append into storage reserved up front (no allocation
 /// per frame), holding a lock only for the append; what does not fit is counted in
 /// ``Snapshot/framesDropped`` and ``Snapshot/changesDropped``, never grown.
 ///
@@ -123,7 +123,7 @@ public final class FrameLog: Sendable {
         storage = LockedValue(snapshot)
     }
 
-    /// Appends one frame, or counts it as dropped when full (a playout thread).
+    /// Appends one frame, or counts it as dropped when full (a playout loop).
     public func record(_ frame: FrameRecord) {
         storage.withLock { log in
             if log.frames.count < capacity { log.frames.append(frame) } else { log.framesDropped += 1 }

@@ -89,7 +89,7 @@ public final class Renderer: @unchecked Sendable {
         remuxOutput = remux.map { LockedValue(RemuxOutput(sink: $0)) }
     }
 
-    /// The playout delay in effect (callbacks on the subscriber's delivery thread, never on a
+    /// The playout delay in effect (callbacks on the subscriber's observer thread, never on a
     /// media thread).
     public var playoutDelay: ReadOnlyObservable<EffectivePlayoutDelay> {
         publishedDelay

@@ -9,18 +9,20 @@ public import PlayoutTelemetry
 /// null sink, or the sink of a ``Renderer``), on the real monotonic clock; reports `state`, `qos`
 /// and the playout delay in effect as observables.
 ///
-/// Threads: one intake thread receives every socket and makes the subscription's decisions (its
-/// state, QoS samples, scheduled overrides); one playout thread per track decodes and presents;
-/// a libavformat input is read on a thread of its own. **Observers run on none of these**: the
-/// `state`, `qos` and `playoutDelay` callbacks run on one delivery thread fed through a bounded
-/// queue, so a callback that blocks costs the media nothing — while it blocks, the oldest
-/// updates are dropped and counted (``observerDelivery``), and the latest value always arrives.
+/// Threads (``start()`` runs it on a ``SubscriptionEventLoop`` of its own): one worker thread
+/// receives every socket, makes the subscription's decisions (its state, QoS samples, scheduled
+/// overrides) and presents each frame on time; the frames decode on a decode thread per track
+/// (at most one per core); a libavformat input is read on a thread of its own. **Observers run on
+/// none of these**: the `state`, `qos` and `playoutDelay` callbacks run on one observer thread
+/// fed through a bounded queue, so a callback that blocks costs the media nothing — while it
+/// blocks, the oldest updates are dropped and counted (``observerDelivery``), and the latest
+/// value always arrives.
 /// A sender that stops and comes back (same or new SSRC or sequence base) is picked up again; a
 /// socket or URL that fails is reopened with backoff. Both are visible as state changes.
 ///
 /// ```swift
 /// let subscriber = try Subscriber(source: "stream.sdp", options: .init(duration: .seconds(20)))
-/// let samples = subscriber.qos.subscribe { print($0.video?.framesRendered ?? 0) }   // delivery thread
+/// let samples = subscriber.qos.subscribe { print($0.video?.framesRendered ?? 0) }   // observer thread
 /// try subscriber.start()
 /// let summary = subscriber.waitUntilEnded()
 /// print(summary.video?.framesPerSecond ?? 0, summary.total.packetsLost)
@@ -51,7 +53,7 @@ public final class Subscriber: @unchecked Sendable {
         public var observerQueueCapacity: Int
         /// The telemetry engine this subscriber reports to as a tracker (nil: none): state
         /// changes, playout-delay changes, freezes and errors as events, QoS as heartbeats, fed
-        /// from the observers' delivery thread, never from a media thread.
+        /// from the observer thread, never from a media thread.
         public var telemetry: TelemetryInstrument?
         /// The tracker's name in the engine's log lines.
         public var telemetryTrackerName = "subscriber"
@@ -129,13 +131,13 @@ public final class Subscriber: @unchecked Sendable {
     public let announcedFrameRate: Double?
     /// The options it was created with.
     public let options: Options
-    /// The subscription's state (callbacks on the delivery thread).
+    /// The subscription's state (callbacks on the observer thread).
     public var state: ReadOnlyObservable<SubscriberState> { delivery.state.readOnly }
     /// The latest QoS sample, every ``Options/qosInterval`` and once at the end (callbacks on
-    /// the delivery thread).
+    /// the observer thread).
     public var qos: ReadOnlyObservable<SubscriberQoS> { delivery.qos.readOnly }
     /// The playout delay in effect: the configured one, or the override in effect (callbacks on
-    /// the delivery thread).
+    /// the observer thread).
     public var playoutDelay: ReadOnlyObservable<EffectivePlayoutDelay> { delivery.playoutDelay.readOnly }
 
     /// What the observer queue did: updates delivered, and dropped because observers were slow.
@@ -214,28 +216,30 @@ public final class Subscriber: @unchecked Sendable {
     }
 
     /// Binds the ports, opens the decoders and starts receiving and rendering (into the null
-    /// sink unless a ``Renderer`` was created for this subscriber), on threads of its own: the
-    /// threaded driver, on the real clock.
+    /// sink unless a ``Renderer`` was created for this subscriber), on the real clock: on a
+    /// ``SubscriptionEventLoop`` of its own — one worker thread, a decode thread per decoded track
+    /// (at most one per core), the observer thread — which ends with the subscription.
     ///
     /// - Throws: ``PlayoutError`` when a port cannot be bound (in use, not permitted), a decoder
     ///   cannot be opened or a thread cannot start (nothing is left running then), or when
     ///   ``Options/clock`` is not the real clock (a subscriber on a `ManualClock` is driven by
     ///   PlayoutTesting's `EmbeddedDriver` instead).
     public func start() throws {
-        guard let clock = options.clock as? MonotonicClock else {
+        guard options.clock is MonotonicClock else {
             throw PlayoutError(
                 .invalidState, "start() plays on the real clock (MonotonicClock); a subscriber on \(type(of: options.clock)) is driven by EmbeddedDriver (PlayoutTesting)"
             )
         }
-        let subscription = try open(bindingSockets: true, deliveryThread: true)
-        try ThreadedDriver(subscription: subscription, source: source, clock: clock).start()
+        let decodeThreads = options.decoding ? min(SubscriptionEventLoop.defaultWorkerCount, source.trackCount) : 0
+        let loop = try SubscriptionEventLoop(workers: 1, decodeThreads: decodeThreads, named: "playout-sub")
+        defer { loop.closeWhenIdle() }
+        try loop.start(self)
     }
 
     /// Opens the subscription for a driver: the renderer (the null sink unless one was created),
-    /// the tracks (binding their sockets when `bindingSockets`), the decoders, the observers'
-    /// delivery thread when `deliveryThread` (else the driver delivers). Starts once; a failure
-    /// ends the subscription as failed and is thrown.
-    package func open(bindingSockets: Bool, deliveryThread: Bool) throws -> Subscription {
+    /// the tracks (binding their sockets when `bindingSockets`), the decoders. Starts once; a
+    /// failure ends the subscription as failed and is thrown.
+    package func open(bindingSockets: Bool) throws -> Subscription {
         if parts.withLock({ $0.renderer == nil }) { _ = try Renderer(subscriber: self, sink: .null) }
         let renderer = parts.withLock { $0.renderer! }
         if !options.decoding, renderer.sink != .null, !renderer.remuxes {
@@ -255,7 +259,6 @@ public final class Subscriber: @unchecked Sendable {
                 clock: clock, start: start, options: options, delayController: delayController, delivery: delivery, tracks: tracks,
                 renderer: renderer, bandwidthLimiter: bandwidthLimiter
             ) { [self] final in ended(final) }
-            if deliveryThread { try delivery.start() }
         } catch {
             delivery.post(.state(.failed(reason: "\(error)")))
             delivery.close()
@@ -277,7 +280,7 @@ public final class Subscriber: @unchecked Sendable {
         lifecycle.finish(final)
     }
 
-    /// Stops receiving and rendering; ``waitUntilEnded()`` returns once the playout threads have
+    /// Stops receiving and rendering; ``waitUntilEnded()`` returns once the playout loops have
     /// finished the frame in hand, the sink is closed and the observers saw the final values.
     public func stop() {
         // The subscription's state machine holds the stop (the next decisions finish); before it

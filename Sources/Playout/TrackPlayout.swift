@@ -2,7 +2,7 @@ import PlayoutCore
 import PlayoutJitter
 import PlayoutRTP
 
-/// The playout half of a track's receive path (the playout thread): depacketizes what the
+/// The playout half of a track's receive path (the playout loop): depacketizes what the
 /// ``TrackReceiver`` released, decides "wait for a key frame after loss", and schedules frames
 /// (timeline and ``PlayoutScheduler``).
 struct TrackPlayout {

@@ -2,7 +2,7 @@ import PlayoutCore
 public import PlayoutJitter
 public import PlayoutRTP
 
-/// The intake half of a track's receive path (the intake thread): SRTP unprotect, RTP parse (once),
+/// The intake half of a track's receive path (where datagrams arrive): SRTP unprotect, RTP parse (once),
 /// one copy into a pooled buffer, source validation (``RTPSourceValidator``: probation, one
 /// played source, RFC 3550 A.1 sequence and timestamp checks), the jitter buffer; RTCP.
 /// ``release(now:into:)`` hands what the jitter buffer releases to the ``TrackPlayout`` — pointers

@@ -4,8 +4,8 @@ import Glibc
 import SwiftOverlayShims
 
 /// A mutex with a condition variable on the monotonic clock, for threads that sleep until an
-/// instant unless woken earlier (new data, a delay change, a stop): the playout and intake
-/// threads, the observers' delivery thread, the telemetry engine and its backends.
+/// instant unless woken earlier (new work, a stop): the event loop's decode and observer
+/// threads, a libavformat input's reading thread, the telemetry engine and its backends.
 package final class ConditionLock: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>

@@ -60,7 +60,7 @@ public final class EmbeddedDriver {
         }
         self.subscriber = subscriber
         self.clock = clock
-        let subscription = try subscriber.open(bindingSockets: false, deliveryThread: false)
+        let subscription = try subscriber.open(bindingSockets: false)
         turns = SubscriptionTurns(subscriber: subscriber, subscription: subscription, now: clock.now)
         turn()
     }

@@ -112,7 +112,7 @@ extension PublishSubscribeTests {
             for viewer in viewers { try loop.start(viewer) }
             // A thread names itself once it runs: wait (at most 2 s) until the four have.
             #expect(Self.eventually { Self.threadCount(named: "playout-demux") - readersBefore >= 4 }, "one reading thread per file viewer")
-            #expect(Self.threadCount(named: "playout-loop") == 3, "the loop's own threads, whatever the viewers")
+            #expect(Self.threadCount(named: "playout-loop") == 5, "the loop's own threads (2 workers, 2 decoders, the observer thread), whatever the viewers")
             for final in viewers.map({ $0.waitUntilEnded() }) {
                 #expect(final.state == .ended, "the file's end ends the run")
                 #expect(final.video?.framesRendered == 60 && final.video?.framesSkipped == 0, "\(final.video.map { "\($0.framesRendered) rendered, \($0.framesLate) late" } ?? "no video")")
@@ -130,7 +130,7 @@ extension PublishSubscribeTests {
             let configuration = stream.configuration
             let loop = try SubscriptionEventLoop(workers: 2)
             defer { loop.shutdown() }
-            #expect(loop.threadCount == 3)
+            #expect(loop.threadCount == 5, "2 workers, 2 decode threads, the observer thread")
             let threadsBefore = Self.threadCount()
 
             // No duration: each plays until stopped, a second after the last datagram left — the
@@ -158,7 +158,7 @@ extension PublishSubscribeTests {
             let waited = Self.loopRunQueueDelay() - waitedBefore
             let wall = wallBefore.duration(to: clock.now)
 
-            // The threads: the loop's three, whatever the number of viewers (other suites may start
+            // The threads: the loop's five, whatever the number of viewers (other suites may start
             // or end a few threads meanwhile; a thread per viewer would be 200 more).
             #expect(threadsWith200 - threadsBefore < 20, "threads before \(threadsBefore), with 200 subscriptions \(threadsWith200)")
             let frames = Int(Self.sending.seconds) * configuration.frameRate

@@ -32,7 +32,7 @@ extension Subscriber: HeartbeatPlayerDelegate {
 /// increase, bitrate changes, and at the end complete (or a player error) and unload.
 ///
 /// It watches the subscriber's observables, so the calls run on the subscriber's observer
-/// delivery thread, never on a media thread. Create it before `start()`.
+/// observer thread, never on a media thread. Create it before `start()`.
 ///
 /// ```swift
 /// let bridge = HeartbeatSubscriberBridge(subscriber: subscriber, instrument: instrument)

@@ -10,7 +10,7 @@ public import PlayoutAnalytics
 ///
 /// The numbers are the subscriber's: the rendition's size and bitrate, and the dropped frames,
 /// of the QoS sample that reported them (the final sample's at the end). Calls run on the
-/// subscriber's observer delivery thread. Create it before `start()`.
+/// subscriber's observer thread. Create it before `start()`.
 ///
 /// ```swift
 /// let mux = MuxCore(instrument: instrument)

@@ -9,7 +9,7 @@ import PlayoutTelemetry
 /// ``NielsenSubscriberBridge``, ``OpenAVTSubscriberBridge``) is built on it, so none subscribes to
 /// the observables under a lock of its own and none needs to be told the subscription ended.
 ///
-/// It runs where the subscriber's observers run (one delivery thread, never a media thread, or the
+/// It runs where the subscriber's observers run (one observer thread, never a media thread, or the
 /// embedded driver's caller, so updates arrive one at a time and in order): the story decides
 /// under a lock, `handle` is called after unlocking. The latest QoS sample is kept for the
 /// adapter's heartbeats (``latestQoS``), so the QoS numbers an adapter reports are the

@@ -3,11 +3,11 @@ import PlayoutCodec
 import PlayoutCore
 
 /// Reads a subscription's libavformat input on a thread of its own (its reads block), for
-/// either driver: paces a file in real time, hands each frame to its track, reports a failed or
+/// the event loop: paces a file in real time, hands each frame to its track, reports a failed or
 /// ended URL to the subscription and opens it again when the subscription's decisions say
 /// (``Subscription/waitForInputReopen()``), and tells a file's end. `arrived` runs after each
-/// frame is handed over (the event loop takes the subscription's turn then; the threaded driver's
-/// playout threads are woken by the track itself). Ends with the subscription.
+/// frame is handed over (the event loop takes the subscription's turn then, with its decisions).
+/// Ends with the subscription.
 final class DemuxReader: @unchecked Sendable {
     private let input: DemuxedInput
     private let subscription: Subscription

@@ -4,18 +4,20 @@ import Glibc
 import Logging
 import PlayoutCore
 
-/// Drives any number of subscribers on a fixed set of threads: the driver for many viewers in
-/// one process. Each worker thread owns the subscribers handed to it and waits on all their
-/// sockets at once (`poll`; the last millisecond before a due instant slept exactly), until the
-/// earliest instant one of them is due;
-/// then it reads what arrived (batched, `recvmmsg`) and takes each due subscriber's turn — its
-/// decisions, feedback and playout loops (``SubscriptionTurns``). One more thread calls the
-/// observers of every subscriber (behind each one's bounded queue) and ends the runs that
-/// finished, so no observer ever runs on a worker. The thread count is `workers + 1`, whatever
-/// the number of subscribers.
+/// Drives any number of subscribers on a fixed set of threads — one viewer or thousands:
+/// ``Subscriber/start()`` is the one-viewer case, a loop of its own. Each worker thread owns the
+/// subscribers handed to it and waits on all their sockets at once (`poll`; the last millisecond
+/// before a due instant slept exactly), until the earliest instant one of them is due; then it
+/// reads what arrived (batched, `recvmmsg`) and takes each due subscriber's turn — its decisions,
+/// feedback and playout loops (``SubscriptionTurns``). The decodes run on a bounded pool of decode
+/// threads, so a worker presents one track's frame on time while another track's decode is under
+/// way; the decoded pictures are presented on the worker. One more thread calls the observers of
+/// every subscriber (behind each one's bounded queue) as their updates arrive, and ends the runs
+/// that finished, so no observer ever runs on a worker. The thread count is `workers + 1 +
+/// decodeThreads`, whatever the number of subscribers.
 ///
 /// ```swift
-/// let loop = try SubscriptionEventLoop()                // one worker per core
+/// let loop = try SubscriptionEventLoop()                // one worker and one decoder per core
 /// var options = Subscriber.Options(duration: .seconds(30))
 /// options.decoding = false                             // timing exact, no decoder per viewer
 /// let viewers = try sdps.map { try Subscriber(sessionDescription: $0, options: options) }
@@ -24,46 +26,63 @@ import PlayoutCore
 /// loop.shutdown()
 /// ```
 ///
-/// Decoding, when on, runs on the worker that owns the subscriber (there is no separate decode
-/// pool yet): a loop meant for many viewers runs them with ``Subscriber/Options/decoding`` off.
 /// A socket that fails is bound again when its subscription's decisions say (with backoff,
-/// `connecting` meanwhile), as under ``Subscriber/start()``. A libavformat input (a file or a
-/// URL) is read on a thread of its own — its reads block — which hands the frames over and has
-/// the worker take the subscription's turn; it is reopened as under ``Subscriber/start()``.
+/// `connecting` meanwhile). A libavformat input (a file or a URL) is read on a thread of its own
+/// — its reads block — which hands the frames over and has the worker take the subscription's
+/// turn; it is reopened when the decisions say.
 public final class SubscriptionEventLoop: @unchecked Sendable {
-    /// How often the observer thread delivers queued updates when nothing wakes it sooner.
-    public static let observerInterval: Duration = .milliseconds(20)
-
     private let workers: [Worker]
     private let observers: ObserverPump
+    private let decodePool: DecodePool?
     private let placement = LockedValue(0)
     private let clock = MonotonicClock()
 
-    /// The threads it runs: its workers and the observer thread.
-    public var threadCount: Int { workers.count + 1 }
+    /// The threads it runs: its workers, its decode threads and the observer thread.
+    public var threadCount: Int { workers.count + (decodePool?.threadCount ?? 0) + 1 }
 
     /// One worker per core.
     public static var defaultWorkerCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
 
-    /// Starts `workers` worker threads (default: one per core) and the observer thread.
+    /// Starts `workers` worker threads (default: one per core), `decodeThreads` decode threads
+    /// (default: one per core; 0: each subscriber's frames decode on its worker) and the observer
+    /// thread. The threads end after ``shutdown()``.
     ///
     /// - Throws: ``PlayoutError`` when a thread cannot start (those started are ended).
-    public init(workers: Int = SubscriptionEventLoop.defaultWorkerCount) throws {
-        observers = ObserverPump()
+    public convenience init(workers: Int = SubscriptionEventLoop.defaultWorkerCount, decodeThreads: Int = SubscriptionEventLoop.defaultWorkerCount) throws {
+        try self.init(workers: workers, decodeThreads: decodeThreads, named: "playout-loop")
+    }
+
+    /// As ``init(workers:decodeThreads:)``, its threads named `name-0`…, `name-d0`…, `name-obs`.
+    init(workers: Int, decodeThreads: Int, named name: String) throws {
+        let decodePool = decodeThreads > 0 ? try DecodePool(threads: decodeThreads, named: "\(name)-d") : nil
+        let observers = ObserverPump(name: "\(name)-obs")
         var started: [Worker] = []
         do {
             try observers.start()
+            // The last worker to end ends the observer thread, which ends the decode pool once
+            // it finished the runs handed to it.
+            let remaining = LockedValue(max(1, workers))
+            let ended: @Sendable () -> Void = {
+                if remaining.withLock({ count in
+                    count -= 1
+                    return count == 0
+                }) { observers.stop { decodePool?.shutdown() } }
+            }
             for index in 0..<max(1, workers) {
-                let worker = try Worker(index: index, observers: observers)
+                let worker = try Worker(name: "\(name)-\(index)", observers: observers, ended: ended)
                 started.append(worker)
                 try worker.start()
             }
         } catch {
-            for worker in started { worker.shutdown() }
-            observers.shutdown()
+            for worker in started { worker.close() }
+            for worker in started { worker.waitUntilEnded() }
+            observers.stop { decodePool?.shutdown() }
+            observers.waitUntilEnded()
             throw error
         }
         self.workers = started
+        self.observers = observers
+        self.decodePool = decodePool
     }
 
     /// Opens `subscriber` (binding its sockets and opening its decoders, as ``Subscriber/start()``
@@ -71,25 +90,28 @@ public final class SubscriptionEventLoop: @unchecked Sendable {
     /// duration, ``Subscriber/stop()`` or a failure, and ``Subscriber/waitUntilEnded()`` returns
     /// then, as after ``Subscriber/start()``.
     ///
-    /// - Throws: ``PlayoutError`` when the subscriber is not on the real clock, its source is not
-    ///   RTP, it was started before, or a port cannot be bound or a decoder opened.
+    /// - Throws: ``PlayoutError`` when the subscriber is not on the real clock, it was started
+    ///   before, or a port cannot be bound or a decoder opened.
     public func start(_ subscriber: Subscriber) throws {
         guard subscriber.options.clock is MonotonicClock else {
             throw PlayoutError(.invalidOption, "an event loop plays on the real clock (MonotonicClock); a subscriber on a ManualClock is driven by EmbeddedDriver (PlayoutTesting)")
         }
-        let subscription = try subscriber.open(bindingSockets: true, deliveryThread: false)
+        let subscription = try subscriber.open(bindingSockets: true)
         let turns = SubscriptionTurns(subscriber: subscriber, subscription: subscription, now: clock.now)
         observers.add(subscription.delivery)
         let worker = placement.withLock { _ in workers.min { $0.load < $1.load }! }
+        if let decodePool {
+            for loop in subscription.loops { loop.decode(on: decodePool) { [weak worker] in worker?.takeTurnSoon(turns) } }
+        }
+        subscription.onAttention { [weak worker] in worker?.takeTurnSoon(turns, deciding: true) }
         worker.add(turns)
         if let input = subscriber.demuxedInput {
             // Its reads block: a thread of its own, which has the worker take the subscription's
             // turn as each frame arrives.
             do {
-                try DemuxReader(input: input, subscription: subscription, clock: clock) { [weak worker] in worker?.takeTurnSoon(turns) }.start()
+                try DemuxReader(input: input, subscription: subscription, clock: clock) { [weak worker] in worker?.takeTurnSoon(turns, deciding: true) }.start()
             } catch {
                 subscription.fail(reason: "\(error)")
-                worker.takeTurnSoon(turns)
                 throw error
             }
         }
@@ -98,8 +120,14 @@ public final class SubscriptionEventLoop: @unchecked Sendable {
     /// Stops every subscriber still playing, waits until each ended, then ends the threads.
     public func shutdown() {
         for worker in workers { worker.stopAll() }
-        for worker in workers { worker.shutdown() }
-        observers.shutdown()
+        closeWhenIdle()
+        observers.waitUntilEnded()
+    }
+
+    /// Ends the threads once the subscribers handed over so far ended, without waiting (the loop
+    /// of one ``Subscriber/start()``, which ends with its subscriber).
+    func closeWhenIdle() {
+        for worker in workers { worker.close() }
     }
 }
 
@@ -113,21 +141,25 @@ private final class Worker: @unchecked Sendable {
         var generation: Int
     }
 
-    private let index: Int
+    private let name: String
     private let observers: ObserverPump
+    /// Called on the thread as it ends.
+    private let onEnd: @Sendable () -> Void
     private let clock = MonotonicClock()
     private let logger = Logger(label: "playout.event-loop")
     /// Wakes the thread from `poll` (a subscriber added, a shutdown): a pipe's two ends.
     private let wakeDescriptors: (read: Int32, write: Int32)
-    private let state = LockedValue<(incoming: [SubscriptionTurns], count: Int, stopping: Bool, stopAll: Bool, soon: Set<ObjectIdentifier>)>(
-        ([], 0, false, false, [])
+    /// Turns to take at once, each with whether its decisions are wanted too.
+    private let state = LockedValue<(incoming: [SubscriptionTurns], count: Int, stopping: Bool, stopAll: Bool, soon: [ObjectIdentifier: Bool])>(
+        ([], 0, false, false, [:])
     )
     private let ended = ConditionLock()
     private var running = true  // ended
 
-    init(index: Int, observers: ObserverPump) throws {
-        self.index = index
+    init(name: String, observers: ObserverPump, ended: @escaping @Sendable () -> Void) throws {
+        self.name = name
         self.observers = observers
+        onEnd = ended
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else {
             throw PlayoutError(.invalidState, "the event loop's wake-up pipe could not be made: \(String(cString: strerror(errno)))")
@@ -137,20 +169,21 @@ private final class Worker: @unchecked Sendable {
     }
 
     deinit {
-        close(wakeDescriptors.read)
-        close(wakeDescriptors.write)
+        Glibc.close(wakeDescriptors.read)
+        Glibc.close(wakeDescriptors.write)
     }
 
     /// How many subscribers it drives (to place the next one).
     var load: Int { state.withLock { $0.count } }
 
     func start() throws {
-        try startThread(named: "playout-loop-\(index)") { [self] in
+        try startThread(named: name) { [self] in
             run()
             ended.withLock {
                 running = false
                 ended.broadcast()
             }
+            onEnd()
         }
     }
 
@@ -162,9 +195,14 @@ private final class Worker: @unchecked Sendable {
         wake()
     }
 
-    /// Has the worker take `turns`' turn at once (a frame arrived from outside its sockets).
-    func takeTurnSoon(_ turns: SubscriptionTurns) {
-        let first = state.withLock { $0.soon.insert(ObjectIdentifier(turns)).inserted }
+    /// Has the worker take `turns`' turn at once (a frame arrived from outside its sockets, a
+    /// decode completed), with its decisions when `deciding` (a stop, a delay change).
+    func takeTurnSoon(_ turns: SubscriptionTurns, deciding: Bool = false) {
+        let first = state.withLock { state in
+            let first = state.soon.isEmpty
+            state.soon[ObjectIdentifier(turns), default: false] = state.soon[ObjectIdentifier(turns)] == true || deciding
+            return first
+        }
         if first { wake() }
     }
 
@@ -174,10 +212,14 @@ private final class Worker: @unchecked Sendable {
         wake()
     }
 
-    /// Ends the thread once its subscribers ended; returns when it has.
-    func shutdown() {
+    /// Ends the thread once its subscribers ended, without waiting.
+    func close() {
         state.withLock { $0.stopping = true }
         wake()
+    }
+
+    /// Returns once the thread ended.
+    func waitUntilEnded() {
         ended.withLock {
             while running { ended.wait(until: nil) }
         }
@@ -221,7 +263,11 @@ private final class Worker: @unchecked Sendable {
                 wakes.append(turns.nextWake?.nanoseconds ?? .max)
             }
             if !soon.isEmpty {
-                for index in members.indices where soon.contains(ObjectIdentifier(members[index].turns)) { wakes[index] = 0 }
+                for index in members.indices {
+                    guard let deciding = soon[ObjectIdentifier(members[index].turns)] else { continue }
+                    if deciding { members[index].turns.decideAtNextTurn() }
+                    wakes[index] = 0
+                }
             }
             // Take the turns that are due; hand the runs that ended to the observer thread.
             let now = clock.now
@@ -303,30 +349,38 @@ private final class Worker: @unchecked Sendable {
     }
 }
 
-/// The observer thread of a ``SubscriptionEventLoop``: delivers every subscriber's queued updates
-/// (state, QoS samples, delay changes) every ``SubscriptionEventLoop/observerInterval``, and ends
-/// the runs whose decisions said the end — draining their playout loops, publishing the final
-/// sample — so observers and the end's work never run on a worker.
+/// The observer thread of a ``SubscriptionEventLoop``: delivers each subscriber's queued updates
+/// (state, QoS samples, delay changes) as they are posted, and ends the runs whose decisions said
+/// the end — draining their playout loops, publishing the final sample — so observers and the
+/// end's work never run on a worker.
 private final class ObserverPump: @unchecked Sendable {
+    private let name: String
     private let condition = ConditionLock()
     private var deliveries: [ObserverDelivery] = []  // condition
+    private var posted = false  // condition: an update waits in some delivery's queue
     private var finishing: [SubscriptionTurns] = []  // condition
-    private var stopping = false  // condition
+    private var stopping: (@Sendable () -> Void)?  // condition: what to do last, once stopping
     private var running = false  // condition
-    private let clock = MonotonicClock()
+
+    init(name: String) {
+        self.name = name
+    }
 
     func start() throws {
         condition.withLock { running = true }
         do {
-            try startThread(named: "playout-loop-obs") { [self] in run() }
+            try startThread(named: name) { [self] in run() }
         } catch {
             condition.withLock { running = false }
             throw error
         }
     }
 
+    /// Delivers `delivery`'s updates from now on, as they are posted.
     func add(_ delivery: ObserverDelivery) {
         condition.withLock { deliveries.append(delivery) }
+        delivery.notifyPosted { [weak self] in self?.poke() }
+        poke()
     }
 
     /// `turns` ended: finish it on this thread.
@@ -337,19 +391,38 @@ private final class ObserverPump: @unchecked Sendable {
         }
     }
 
-    func shutdown() {
+    /// Ends the thread once the runs handed to ``finish(_:)`` are finished; `last` runs on it
+    /// before it ends. The first call counts.
+    func stop(then last: @escaping @Sendable () -> Void) {
         condition.withLock {
-            stopping = true
+            guard running, stopping == nil else { return }
+            stopping = last
             condition.broadcast()
+        }
+    }
+
+    /// Returns once the thread ended.
+    func waitUntilEnded() {
+        condition.withLock {
             while running { condition.wait(until: nil) }
+        }
+    }
+
+    private func poke() {
+        condition.withLock {
+            posted = true
+            condition.broadcast()
         }
     }
 
     private func run() {
         while true {
-            let (deliveries, finishing, stop) = condition.withLock {
-                if self.finishing.isEmpty, !stopping { condition.wait(until: clock.now.advanced(by: SubscriptionEventLoop.observerInterval)) }
-                defer { self.finishing.removeAll() }
+            let (deliveries, finishing, last) = condition.withLock {
+                while !posted, self.finishing.isEmpty, stopping == nil { condition.wait(until: nil) }
+                defer {
+                    posted = false
+                    self.finishing.removeAll()
+                }
                 return (self.deliveries, self.finishing, stopping)
             }
             for delivery in deliveries { delivery.deliverPending() }
@@ -358,7 +431,8 @@ private final class ObserverPump: @unchecked Sendable {
                 let ended = Set(finishing.map { ObjectIdentifier($0.subscription.delivery) })
                 condition.withLock { self.deliveries.removeAll { ended.contains(ObjectIdentifier($0)) } }
             }
-            if stop {
+            if let last {
+                last()
                 condition.withLock {
                     running = false
                     condition.broadcast()

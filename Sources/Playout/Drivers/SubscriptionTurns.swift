@@ -26,7 +26,7 @@ package final class SubscriptionTurns: @unchecked Sendable {
     package init(subscriber: Subscriber, subscription: Subscription, now: MonotonicInstant) {
         self.subscriber = subscriber
         self.subscription = subscription
-        loopWakes = Array(repeating: .poll(until: nil, generation: 0), count: subscription.loops.count)
+        loopWakes = Array(repeating: .poll(until: nil), count: subscription.loops.count)
         controlWake = now
         feedbackWake = now
     }
@@ -42,9 +42,14 @@ package final class SubscriptionTurns: @unchecked Sendable {
     private static func instant(of wake: PlayoutLoop.Wake) -> MonotonicInstant? {
         switch wake {
         case .present(let at), .yield(let at): at
-        case .poll(let until, _): until
-        case .stopped: nil
+        case .poll(let until): until
+        case .decoding, .stopped: nil
         }
+    }
+
+    /// Has the next turn run the subscription's decisions too, whenever they are due next.
+    package func decideAtNextTurn() {
+        if controlWake != nil { controlWake = MonotonicInstant(nanoseconds: 0) }
     }
 
     /// Does everything due at `now`; returns whether the subscription's decisions said the end
@@ -60,13 +65,14 @@ package final class SubscriptionTurns: @unchecked Sendable {
         if let due = controlWake, due <= now { controlWake = subscription.control(now: now) }
         if let due = feedbackWake, due <= now { feedbackWake = subscription.feedback(now: now) }
         // Earliest first; each loop told when another presents next, so a decode does not keep
-        // an audio frame waiting that is due before the decode would end.
+        // an audio frame waiting that is due before the decode would end. A loop whose decode
+        // completed on the pool goes too, to start its next one.
         let order = subscription.loops.indices.sorted {
             (Self.instant(of: loopWakes[$0])?.nanoseconds ?? .max) < (Self.instant(of: loopWakes[$1])?.nanoseconds ?? .max)
         }
         for index in order {
             switch loopWakes[index] {
-            case .present(let at) where at > now: continue
+            case .present(let at) where at > now && !subscription.loops[index].decodeCompleted: continue
             case .yield(let at) where at > now: continue
             case .stopped: continue
             default:

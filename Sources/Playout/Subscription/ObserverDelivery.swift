@@ -3,11 +3,12 @@ import PlayoutCore
 import PlayoutTelemetry
 
 /// Delivers a subscription's state, QoS samples and playout-delay changes to its observers on a
-/// thread of their own, so an observer that is slow or blocks (a JSON writer whose stdout nobody
-/// reads) costs the media threads nothing.
+/// thread that is not a media thread (the event loop's observer thread), so an observer that is
+/// slow or blocks (a JSON writer whose stdout nobody reads) costs the media nothing.
 ///
-/// The media and control threads ``post(_:)`` updates into a bounded queue and go on; the
-/// delivery thread sets the public observables, whose callbacks run there. When the queue is
+/// The media and control work ``post(_:)`` updates into a bounded queue and goes on; the
+/// observer thread, told of each post, sets the public observables, whose callbacks run there
+/// (``deliverPending()``; the embedded driver's caller in tests). When the queue is
 /// full the oldest update is dropped and counted (``Statistics/dropped``): observables are
 /// behaviour subjects, which promise the latest value, not every value — so the last value
 /// posted always arrives.
@@ -41,8 +42,8 @@ package final class ObserverDelivery: @unchecked Sendable {
     private var head = 0  // condition
     private var statistics = Statistics()  // condition
     private var closing = false  // condition
-    private var running = false  // condition
-    private var idle = true  // condition: the delivery thread waits with nothing in hand
+    /// Told after each post (the observer thread then delivers).
+    private var posted: (@Sendable () -> Void)?  // condition
 
     init(state: SubscriberState, qos: SubscriberQoS, playoutDelay: EffectivePlayoutDelay, capacity: Int = ObserverDelivery.defaultCapacity) {
         self.state = Observable(state)
@@ -52,22 +53,15 @@ package final class ObserverDelivery: @unchecked Sendable {
         queue.reserveCapacity(self.capacity)
     }
 
-    /// Starts the delivery thread. Before it runs (and in tests that never start it), updates
-    /// wait in the queue.
-    func start() throws {
-        condition.withLock { running = true }
-        do {
-            try startThread(named: "playout-observe") { [self] in run() }
-        } catch {
-            condition.withLock { running = false }
-            throw error
-        }
+    /// Calls `posted` after each update is queued (on the posting thread, after unlocking).
+    func notifyPosted(_ posted: @escaping @Sendable () -> Void) {
+        condition.withLock { self.posted = posted }
     }
 
     /// Queues `update` for the observers; never blocks on them.
     func post(_ update: Update) {
-        condition.withLock {
-            guard !closing else { return }
+        let posted = condition.withLock { () -> (@Sendable () -> Void)? in
+            guard !closing else { return nil }
             if queue.count - head >= capacity {
                 if case .qos = queue[head] { statistics.samplesDropped += 1 }
                 statistics.dropped += 1
@@ -78,51 +72,29 @@ package final class ObserverDelivery: @unchecked Sendable {
                 head = 0
             }
             queue.append(update)
-            condition.broadcast()
+            return self.posted
         }
+        posted?()
     }
 
-    /// Delivers what is queued on the caller's thread (when no delivery thread runs, e.g. in
-    /// deterministic tests).
+    /// Delivers what is queued, on the caller's thread.
     package func deliverPending() {
-        while let update = next(waiting: false) { deliver(update) }
+        while let update = next() { deliver(update) }
     }
 
     /// What the queue did so far.
     var snapshot: Statistics { condition.withLock { statistics } }
 
-    /// Lets the delivery thread hand out what is queued, then end; returns once it has (the
-    /// observers saw the last values).
+    /// Delivers what is queued and takes nothing more (the observers saw the last values).
     func close() {
-        let wasRunning = condition.withLock {
-            closing = true
-            condition.broadcast()
-            return running
-        }
-        guard wasRunning else {
-            deliverPending()
-            return
-        }
-        condition.withLock {
-            while running { condition.wait(until: nil) }
-        }
+        condition.withLock { closing = true }
+        deliverPending()
     }
 
-    private func run() {
-        while let update = next(waiting: true) { deliver(update) }
+    /// The next update (nil: none queued).
+    private func next() -> Update? {
         condition.withLock {
-            running = false
-            condition.broadcast()
-        }
-    }
-
-    /// The next update; with `waiting`, waits for one unless closing (nil: closed and empty).
-    private func next(waiting: Bool) -> Update? {
-        condition.withLock {
-            while head == queue.count {
-                if closing || !waiting { return nil }
-                condition.wait(until: nil)
-            }
+            guard head < queue.count else { return nil }
             defer {
                 head += 1
                 statistics.delivered += 1

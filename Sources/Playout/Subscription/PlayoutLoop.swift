@@ -3,12 +3,13 @@ import PlayoutCodec
 import PlayoutCore
 import PlayoutJitter
 
-/// One track's playout loop, on its own thread: takes what the track's pipeline releases,
-/// decodes ahead in bursts, presents each frame at its render time through the ``Renderer``, and
-/// measures how late it was. It owns the track's decoder; nothing else touches it.
+/// One track's playout loop: takes what the track's pipeline releases, decodes ahead in bursts,
+/// presents each frame at its render time through the ``Renderer``, and measures how late it
+/// was. It owns the track's decoder: the decodes run on the thread that advances it, or on a
+/// decode pool one at a time (``decode(on:completed:)``) while that thread goes on presenting.
 ///
-/// Sans-IO in its timing: ``advance(now:)`` does everything due and says when to come back, so
-/// the same loop runs on the real clock (``run()``, the threaded driver) and on a manual clock
+/// Sans-IO in its timing: ``advance(now:presentingBy:)`` does everything due and says when to
+/// come back, so the same loop runs on the real clock (the event loop) and on a manual clock
 /// (the embedded driver).
 package final class PlayoutLoop: @unchecked Sendable {
     /// How the loop decodes ahead: when nothing decoded waits, it wakes `wakeLead` before the
@@ -35,10 +36,12 @@ package final class PlayoutLoop: @unchecked Sendable {
         /// A decoded frame is due then: sleep exactly until it (uninterruptibly, for precision).
         case present(at: MonotonicInstant)
         /// Nothing decoded waits: wait for new packets or until the instant (nil: until woken).
-        case poll(until: MonotonicInstant?, generation: Int)
+        case poll(until: MonotonicInstant?)
         /// Another track of the subscription presents then, sooner than a decode would take:
         /// come back at that instant, after it presented.
         case yield(until: MonotonicInstant)
+        /// A decode is under way on the pool: come back when it completed.
+        case decoding
         /// The track was asked to stop.
         case stopped
     }
@@ -54,6 +57,54 @@ package final class PlayoutLoop: @unchecked Sendable {
         var schedule: (frame: TrackPipeline.FrameSchedule, source: PlayoutDelaySource)?
     }
 
+    /// A frame being decoded: where it renders (nil: decoded without rendering) and its schedule.
+    private struct Pending {
+        var frame: EncodedFrame
+        var renderAt: MonotonicInstant?
+        var schedule: (frame: TrackPipeline.FrameSchedule, source: PlayoutDelaySource)?
+    }
+
+    /// What one decode made.
+    private struct Decoding: Sendable {
+        var pictures: [RetainedFrame] = []
+        var bytes = 0
+        var time: Duration = .zero
+        var error: CodecError?
+        var statistics = FFmpegDecoder.Statistics()
+    }
+
+    /// A decode's result, handed from the pool's thread to the loop's.
+    private final class Handback: @unchecked Sendable {
+        private let condition = ConditionLock()
+        private var result: Decoding?  // condition
+
+        var isReady: Bool { condition.withLock { result != nil } }
+
+        func put(_ decoding: Decoding) {
+            condition.withLock {
+                result = decoding
+                condition.broadcast()
+            }
+        }
+
+        /// The result, if the decode completed.
+        func take() -> Decoding? {
+            condition.withLock {
+                defer { result = nil }
+                return result
+            }
+        }
+
+        /// Waits until the decode completed; its result.
+        func wait() -> Decoding {
+            condition.withLock {
+                while result == nil { condition.wait(until: nil) }
+                defer { result = nil }
+                return result!
+            }
+        }
+    }
+
     let track: SubscribedTrack
     /// The track's decoder (nil: frames are not decoded; each renders at its render time as if it
     /// had been, and decode statistics stay 0).
@@ -64,6 +115,13 @@ package final class PlayoutLoop: @unchecked Sendable {
     private let ahead: DecodeAhead
     private let logger = Logger(label: "playout.playout-loop")
     private var decoded: [Decoded] = []
+    /// The pool the decodes run on and what to call when one completed (nil: on the advancing thread).
+    private var offload: (pool: DecodePool, completed: @Sendable () -> Void)?
+    /// The decode under way on the pool, and where its result arrives.
+    private var pending: Pending?
+    private let offloaded = Handback()
+    /// The decoder's counters after its latest decode (zero without decoding).
+    private var statistics = FFmpegDecoder.Statistics()
     private var decodedBytes = 0
     private var bursting = false
     /// Time spent decoding, on the loop's clock (what the burst decision weighs; on a manual
@@ -98,18 +156,17 @@ package final class PlayoutLoop: @unchecked Sendable {
         self.frameLog = frameLog
     }
 
-    /// The decoder's counters (zero without decoding).
-    private var decoderStatistics: FFmpegDecoder.Statistics { decoder?.statistics ?? FFmpegDecoder.Statistics() }
-
     /// Whether the loop holds no decoded frame (with the pipeline empty too, the track drained).
     var holdsNothing: Bool { decoded.isEmpty }
 
     /// Does everything due at `now`: presents the decoded frames whose render time came, decodes
-    /// what the pipeline releases (in bursts), skips what is late; returns when to come back.
-    /// `deadline`: when another track on the same thread presents next — no decode starts that
-    /// would keep it waiting (an average decode and 2 ms), once in a row.
+    /// what the pipeline releases (in bursts; on the pool when handed one), skips what is late;
+    /// returns when to come back. `deadline`: when another track on the same thread presents
+    /// next — no inline decode starts that would keep it waiting (an average decode and 2 ms),
+    /// once in a row.
     package func advance(now start: MonotonicInstant, presentingBy deadline: MonotonicInstant? = nil) -> Wake {
         var now = start
+        if let pending, let result = offloaded.take() { absorb(result, of: pending) }
         while true {
             if let first = decoded.first {
                 // Another decode fits before the first render time: three average decodes plus
@@ -117,8 +174,9 @@ package final class PlayoutLoop: @unchecked Sendable {
                 let average = decodes > 0 ? decodeTime / decodes : .milliseconds(5)
                 let fits = now.duration(to: first.renderAt) > average * 3 + .milliseconds(2)
                 let room = decoded.count < ahead.maximumAhead && decodedBytes < ahead.maximumBytesAhead
-                if !(bursting && fits && room) {
-                    bursting = false
+                let decodeMore = bursting && fits && room
+                if !decodeMore || pending != nil {
+                    if !decodeMore { bursting = false }
                     guard first.renderAt <= now else { return .present(at: first.renderAt) }
                     decoded.removeFirst()
                     decodedBytes -= first.bytes
@@ -127,8 +185,10 @@ package final class PlayoutLoop: @unchecked Sendable {
                     continue
                 }
             }
-            // Another track presents before a decode would finish: it goes first.
-            if let deadline, deadline > now, !yielded {
+            // A decode is under way on the pool: its completion wakes the driver.
+            if pending != nil { return .decoding }
+            // Another track presents before an inline decode would finish: it goes first.
+            if let deadline, deadline > now, !yielded, offload == nil {
                 let average = decodes > 0 ? decodeTime / decodes : .zero
                 if decoder != nil, now.duration(to: deadline) < average + .milliseconds(2) {
                     yielded = true
@@ -143,54 +203,93 @@ package final class PlayoutLoop: @unchecked Sendable {
             guard let polled = track.poll(now: now, lead: decoded.isEmpty ? ahead.wakeLead : ahead.horizon, loopHoldsNothing: decoded.isEmpty) else {
                 return .stopped
             }
-            let generation = polled.generation
             switch polled.action {
             case .render(let frame, let renderAt):
                 bursting = true
-                var pictures: [RetainedFrame] = []
-                var bytes = 0
-                defer {
-                    decodeTime += now.duration(to: clock.now)
-                    decodes += 1
-                }
-                do {
-                    try decoder?.decode(frame) { picture in
-                        bytes += picture.width * picture.height * 3 / 2 + picture.sampleCount * picture.channelCount * 4
-                        if let kept = picture.retained() { pictures.append(kept) }
-                    }
-                } catch {
-                    logger.debug("\(track.kind.rawValue) frame at \(frame.mediaTime) did not decode: \(error)")
-                    track.decodeFailed()
-                }
-                decoded.append(Decoded(frame: frame, renderAt: renderAt, pictures: pictures, bytes: bytes, schedule: polled.schedule))
-                decodedBytes += bytes
-                remux(frame, renderAt: renderAt, picture: pictures.first)
+                decode(Pending(frame: frame, renderAt: renderAt, schedule: polled.schedule))
             case .skip(let frame, .decodeWithoutRender):
                 logSkip(frame, schedule: polled.schedule, at: now)
-                do {
-                    try decoder?.decode(frame, output: false)
-                } catch {
-                    track.decodeFailed()
-                }
-                remux(frame, renderAt: nil, picture: nil)
-                track.finished(frame, decoder: decoderStatistics) { _ in }
+                decode(Pending(frame: frame, renderAt: nil, schedule: polled.schedule))
             case .skip(let frame, _):
                 logSkip(frame, schedule: polled.schedule, at: now)
-                track.finished(frame, decoder: decoderStatistics) { _ in }
+                track.finished(frame, decoder: statistics) { _ in }
             case .wait(let instant):
-                if decoded.isEmpty { return .poll(until: instant, generation: generation) }
+                if decoded.isEmpty { return .poll(until: instant) }
                 bursting = false  // nothing more released now: present what was decoded
             case .idle:
-                if decoded.isEmpty { return .poll(until: nil, generation: generation) }
+                if decoded.isEmpty { return .poll(until: nil) }
                 bursting = false
             }
             now = clock.now
         }
     }
 
+    /// Whether a decode handed to the pool has completed and waits to be taken in (the driver
+    /// then advances the loop before its next render time, to start the next decode).
+    package var decodeCompleted: Bool { pending != nil && offloaded.isReady }
+
+    /// Has the loop's decodes run on `pool` from now on, `completed` called on the pool's thread
+    /// after each (the driver advances the loop then). Before the first ``advance(now:presentingBy:)``.
+    func decode(on pool: DecodePool, completed: @escaping @Sendable () -> Void) {
+        guard decoder != nil else { return }  // nothing to decode
+        offload = (pool, completed)
+    }
+
+    /// Decodes `pending`'s frame: at once, or on the pool (``decodeCompleted`` says when done).
+    private func decode(_ pending: Pending) {
+        guard let (pool, completed) = offload else {
+            absorb(decodeNow(pending.frame, output: pending.renderAt != nil), of: pending)
+            return
+        }
+        self.pending = pending
+        pool.submit { [self] in
+            offloaded.put(decodeNow(pending.frame, output: pending.renderAt != nil))
+            completed()
+        }
+    }
+
+    /// Runs the decoder on `frame` (the advancing thread, or the pool's while the loop waits).
+    private func decodeNow(_ frame: EncodedFrame, output: Bool) -> Decoding {
+        let began = clock.now
+        var result = Decoding()
+        do {
+            try decoder?.decode(frame, output: output) { picture in
+                result.bytes += picture.width * picture.height * 3 / 2 + picture.sampleCount * picture.channelCount * 4
+                if let kept = picture.retained() { result.pictures.append(kept) }
+            }
+        } catch {
+            result.error = error
+        }
+        result.time = began.duration(to: clock.now)
+        result.statistics = decoder?.statistics ?? FFmpegDecoder.Statistics()
+        return result
+    }
+
+    /// Takes a decode's result in: a frame to render joins the decoded ones, one decoded without
+    /// rendering is finished.
+    private func absorb(_ result: Decoding, of pending: Pending) {
+        self.pending = nil
+        statistics = result.statistics
+        if let error = result.error {
+            logger.debug("\(track.kind.rawValue) frame at \(pending.frame.mediaTime) did not decode: \(error)")
+            track.decodeFailed()
+        }
+        guard let renderAt = pending.renderAt else {
+            remux(pending.frame, renderAt: nil, picture: nil)
+            track.finished(pending.frame, decoder: statistics) { _ in }
+            return
+        }
+        decodeTime += result.time
+        decodes += 1
+        decoded.append(Decoded(frame: pending.frame, renderAt: renderAt, pictures: result.pictures, bytes: result.bytes, schedule: pending.schedule))
+        decodedBytes += result.bytes
+        remux(pending.frame, renderAt: renderAt, picture: result.pictures.first)
+    }
+
     /// Stopping: presents what was decoded (the scheduler released it for rendering), then the
     /// pictures the decoder still holds (B-frame reordering).
     package func drain() {
+        if let pending { absorb(offloaded.wait(), of: pending) }
         for frame in decoded { present(frame) }
         decoded.removeAll()
         decodedBytes = 0
@@ -198,26 +297,8 @@ package final class PlayoutLoop: @unchecked Sendable {
         try? decoder?.flush { picture in
             if renderer.present(picture, kind: track.kind) { flushed += 1 }
         }
-        track.record(decoder: decoderStatistics) { $0.framesPresented += flushed }
-    }
-
-    /// The loop on the real clock (the track's playout thread, in the threaded driver, whose
-    /// subscription's clock is the monotonic one): advance, sleep, repeat until the track is
-    /// asked to stop; then drain.
-    func run() {
-        loop: while true {
-            switch advance(now: clock.now) {
-            case .present(let instant):
-                sleepUntil(instant)
-            case .poll(let until, let generation):
-                track.wait(until: until, generation: generation)
-            case .yield(let instant):
-                sleepUntil(instant)
-            case .stopped:
-                break loop
-            }
-        }
-        drain()
+        statistics = decoder?.statistics ?? statistics
+        track.record(decoder: statistics) { $0.framesPresented += flushed }
     }
 
     /// Presents `decoded`'s pictures and records the render error and latency.
@@ -252,7 +333,7 @@ package final class PlayoutLoop: @unchecked Sendable {
             ))
             frameIndex += 1
         }
-        track.finished(frame, decoder: decoderStatistics) { playback in
+        track.finished(frame, decoder: statistics) { playback in
             guard let presented else { return }
             playback.framesPresented += pictures
             playback.lastRender = presented

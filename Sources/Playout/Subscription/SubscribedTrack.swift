@@ -7,10 +7,9 @@ import PlayoutTelemetry
 /// One received track: its sockets, its ``TrackPipeline`` — the very composition
 /// `TrackPipelineTests` test, polled as they poll it — and what the playout loop measured.
 ///
-/// One lock guards all of it, never held while decoding: whoever files packets (the intake
-/// thread, or the event loop's turn) and the playout loop's poll (release, depacketize, schedule:
-/// microseconds) take it in turn, QoS samples read under it, and the playout loop waits on it for
-/// new packets, a delay change or the stop.
+/// One lock guards all of it, never held while decoding: whoever files packets (the event loop's
+/// worker, a libavformat input's reading thread) and the playout loop's poll (release,
+/// depacketize, schedule: microseconds) take it in turn, and QoS samples read under it.
 package final class SubscribedTrack: @unchecked Sendable {
     /// A bound socket and what it carries.
     struct Socket {
@@ -46,7 +45,7 @@ package final class SubscribedTrack: @unchecked Sendable {
     /// The RTP port (0 for a libavformat input).
     let port: UInt16
     let decoderSetup: DecoderSetup
-    private(set) var receivers: [Socket] = []  // intake thread
+    private(set) var receivers: [Socket] = []  // the driver's receiving thread
     /// Guards everything below but the sockets.
     private let lock = ConditionLock()
     private var pipeline: TrackPipeline
@@ -64,15 +63,11 @@ package final class SubscribedTrack: @unchecked Sendable {
     private let fixedDestination: Bool
     /// The socket feedback leaves from (the RTCP port, or the RTP port with rtcp-mux).
     private var feedbackSocket: UDPReceiver?
-    /// SRTCP for the feedback, when the track is encrypted (feedback thread only).
+    /// SRTCP for the feedback, when the track is encrypted (the feedback turns only).
     private let feedbackSession: SRTPSession?
-    /// RTCP datagrams the feedback thread sent, and could not send (no destination known yet, a
+    /// RTCP datagrams the feedback turns sent, and could not send (no destination known yet, a
     /// socket error).
     private var feedbackCounters = (sent: 0, unsent: 0)
-    /// Bumped by everything that can change what a poll returns (packets, a delay change, a
-    /// stop), so the playout loop never sleeps through one.
-    private var generation = 0
-    private var loopWaits = false
 
     /// A track of an SDP media section; `bind` binds its sockets (deterministic tests feed
     /// datagrams by hand instead). Another valid source is played once the played one said BYE
@@ -145,14 +140,10 @@ package final class SubscribedTrack: @unchecked Sendable {
         lock.withLock { if feedbackSocket === socket.receiver { feedbackSocket = receivers[index].receiver } }
     }
 
-    /// Receives one batch from `socket` (intake thread): files its packets, then wakes the
-    /// playout loop if it waits.
+    /// Receives one batch from `socket` (the driver's receiving thread): files its packets.
     func receive(from socket: Socket) throws {
         lock.lock()
-        defer {
-            changed()
-            lock.unlock()
-        }
+        defer { lock.unlock() }
         try socket.receiver.receive(timeout: .zero) { datagram in
             let reports = pipeline.receiver.senderReportsReceived
             if socket.isControl {
@@ -166,7 +157,7 @@ package final class SubscribedTrack: @unchecked Sendable {
         }
     }
 
-    /// Sends the RTCP this track's receiver decided at `now` (feedback thread): reports and
+    /// Sends the RTCP this track's receiver decided at `now` (the driver's feedback turn): reports and
     /// feedback, SRTCP-protected when encrypted, from the track's RTCP socket to where the
     /// sender's reports come from. Returns when to call again (nil: the track stays silent).
     /// Off the media path: the intake lock is held only while the decisions are made.
@@ -212,7 +203,6 @@ package final class SubscribedTrack: @unchecked Sendable {
             } else {
                 pipeline.receive(bytes, length: length, arrival: arrival)
             }
-            changed()
         }
     }
 
@@ -220,7 +210,6 @@ package final class SubscribedTrack: @unchecked Sendable {
     func receive(frame: EncodedFrame) {
         lock.withLock {
             pipeline.receive(frame: frame)
-            changed()
         }
     }
 
@@ -228,7 +217,6 @@ package final class SubscribedTrack: @unchecked Sendable {
     package func restart() {
         lock.withLock {
             pipeline.restart()
-            changed()
         }
     }
 
@@ -237,7 +225,6 @@ package final class SubscribedTrack: @unchecked Sendable {
     func setDelay(_ delay: Duration, transition: PlayoutDelayTransition = .immediate, source: PlayoutDelaySource = .configured) {
         lock.withLock {
             self.delay = (delay, transition, source)
-            changed()
         }
     }
 
@@ -245,27 +232,18 @@ package final class SubscribedTrack: @unchecked Sendable {
     func requestStop() {
         lock.withLock {
             stopping = true
-            changed()
         }
-    }
-
-    /// Something changed (under the lock): the next poll may answer differently; wakes the loop
-    /// if it waits.
-    private func changed() {
-        generation &+= 1
-        if loopWaits { lock.broadcast() }
     }
 
     // MARK: Playout side
 
     /// What the track's pipeline said at one poll: the action, the schedule of the frame it
-    /// released (with the source of the delay in effect), and the generation it saw.
+    /// released (with the source of the delay in effect).
     struct Poll {
         var action: TrackPipeline.Action
         /// For `.render` and `.skip`: when the frame is due, the delay that puts it there, its
         /// capture time, and where the delay came from.
         var schedule: (frame: TrackPipeline.FrameSchedule, source: PlayoutDelaySource)?
-        var generation: Int
     }
 
     /// What the pipeline says to do at `now` (a frame released `lead` before its render time),
@@ -288,23 +266,9 @@ package final class SubscribedTrack: @unchecked Sendable {
             case .idle: loopIdle = loopHoldsNothing
             case .wait: break
             }
-            return Poll(action: action, schedule: schedule, generation: generation)
+            return Poll(action: action, schedule: schedule)
         }
     }
-
-    /// Waits until `deadline` (nil: until woken), unless anything changed since `generation`
-    /// (playout thread, real clock).
-    func wait(until deadline: MonotonicInstant?, generation seen: Int) {
-        lock.withLock {
-            guard generation == seen, !stopping else { return }
-            loopWaits = true
-            lock.wait(until: deadline)
-            loopWaits = false
-        }
-    }
-
-    /// Whether the loop was asked to stop.
-    var isStopping: Bool { lock.withLock { stopping } }
 
     /// Records what the playout loop did with a frame and gives its bytes back.
     func finished(_ frame: EncodedFrame, decoder: FFmpegDecoder.Statistics, update: (inout Playback) -> Void) {
@@ -315,7 +279,7 @@ package final class SubscribedTrack: @unchecked Sendable {
         }
     }
 
-    /// A frame did not decode (playout thread); see ``TrackPlayout/decodeFailed()``.
+    /// A frame did not decode (the playout loop); see ``TrackPlayout/decodeFailed()``.
     func decodeFailed() {
         lock.withLock { pipeline.decodeFailed() }
     }

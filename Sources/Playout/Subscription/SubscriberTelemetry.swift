@@ -6,7 +6,7 @@ import PlayoutTelemetry
 /// line's contract events (`stateChanged`, `overrideApplied` …) actions — so the `--json` stream
 /// is one more telemetry backend.
 ///
-/// It watches the subscriber's public observables, so it runs on the observers' delivery thread
+/// It watches the subscriber's public observables, so it runs on the observer thread
 /// and never on a media thread; emitting only copies an event into the engine's ring.
 final class SubscriberTelemetry: Sendable {
     let tracker: TelemetryTracker

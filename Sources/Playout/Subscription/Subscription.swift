@@ -6,9 +6,9 @@ import PlayoutTelemetry
 /// One subscription's parts, wired, on the clock it is handed: the tracks, their playout loops,
 /// the playout-delay controller, the state machine and the observer delivery. It starts no
 /// thread and reads no clock of its own: a driver calls ``control(now:)`` (decisions) and
-/// ``sendFeedback(now:)``, hands datagrams to the tracks and advances the loops — the threaded
-/// driver (``Subscriber/start()``) on the real clock, and the embedded driver (PlayoutTesting's
-/// `EmbeddedDriver`) on a manual clock, with the same parts.
+/// ``feedback(now:)``, hands datagrams to the tracks and advances the loops — the event loop
+/// (``SubscriptionEventLoop``, ``Subscriber/start()``) on the real clock, and the embedded driver
+/// (PlayoutTesting's `EmbeddedDriver`) on a manual clock, with the same parts.
 package final class Subscription: @unchecked Sendable {
     package let clock: any PlayoutClock
     let options: Subscriber.Options
@@ -31,7 +31,9 @@ package final class Subscription: @unchecked Sendable {
     /// The last periodic sample (rates are measured against it).
     private let previousSample = LockedValue<SubscriberQoS?>(nil)
     private var delayWatch: (any Disposable)?
-    /// Where driver threads wait (pacing, feedback, an input's reopen): woken when the
+    /// What the driver has called when a decision is wanted soon (``onAttention(_:)``).
+    private let attention = LockedValue<(@Sendable () -> Void)?>(nil)
+    /// Where driver threads wait (pacing, an input's reopen): woken when the
     /// subscription finishes or the state machine says to reopen the input.
     private let waits = ConditionLock()
     private var inputReopenDue = false  // waits
@@ -69,10 +71,11 @@ package final class Subscription: @unchecked Sendable {
         ))
         let actions = machine.start(now: start) + machine.opened()
         self.machine = LockedValue(machine)
-        delayWatch = delayController.effectiveDelay.subscribe { [tracks, delivery, clock] effective in
+        delayWatch = delayController.effectiveDelay.subscribe { [tracks, delivery, clock, attention] effective in
             frameLog?.record(DelayChangeRecord(at: clock.now, delay: effective))
             for track in tracks { track.setDelay(effective.delay, transition: effective.transition, source: effective.source) }
             delivery.post(.playoutDelay(effective))
+            attention.withLock { $0 }?()
         }
         perform(actions, now: start)
     }
@@ -107,8 +110,8 @@ package final class Subscription: @unchecked Sendable {
     var sendsFeedbackMessages: Bool { tracks.contains { $0.sendsFeedbackMessages } }
 
     /// The longest a driver waits between feedback looks where a sender announced feedback
-    /// messages (the NACK reorder wait): a gap the intake saw is asked for on time without the
-    /// intake waking anyone.
+    /// messages (the NACK reorder wait): a gap seen on receive is asked for on time without the
+    /// receive path deciding anything.
     static let feedbackPollInterval: Duration = .milliseconds(10)
 
     /// The longest a driver waits between feedback looks where a sender announced none (ffmpeg):
@@ -126,6 +129,14 @@ package final class Subscription: @unchecked Sendable {
     /// ``Subscriber/stop()``: the next ``control(now:)`` finishes.
     func stop() {
         machine.withLock { $0.stop() }
+        attention.withLock { $0 }?()
+    }
+
+    /// Has `wake` called whenever something from outside the driver's turns needs a decision
+    /// soon — a stop, a failure, a playout-delay change — so the driver takes a turn with
+    /// ``control(now:)`` at once rather than at its next due instant.
+    package func onAttention(_ wake: @escaping @Sendable () -> Void) {
+        attention.withLock { $0 = wake }
     }
 
     /// A file source ended: finish once every track rendered what it holds.
@@ -173,7 +184,8 @@ package final class Subscription: @unchecked Sendable {
         }
     }
 
-    /// Sleeps until `instant`, or until the subscription finishes (false then). Driver threads.
+    /// Sleeps until `instant`, or until the subscription finishes (false then). The reading
+    /// thread of a libavformat input.
     @discardableResult
     package func sleep(until instant: MonotonicInstant) -> Bool {
         waits.withLock {
@@ -194,6 +206,7 @@ package final class Subscription: @unchecked Sendable {
     package func fail(reason: String) {
         let actions = machine.withLock { $0.failed(reason: reason) }
         perform(actions, now: clock.now)
+        attention.withLock { $0 }?()
     }
 
     /// After the loops ended: closes the sinks, publishes the final state and sample, lets the

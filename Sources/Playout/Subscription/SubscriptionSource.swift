@@ -94,6 +94,14 @@ enum SubscriptionSource {
         }
     }
 
+    /// How many tracks it makes.
+    var trackCount: Int {
+        switch self {
+        case .rtp(_, let media): media.count
+        case .demuxer(let input): input.streams.count
+        }
+    }
+
     /// The session description (nil for a libavformat input).
     var sessionDescription: SessionDescription? {
         if case .rtp(let session, _) = self { return session }

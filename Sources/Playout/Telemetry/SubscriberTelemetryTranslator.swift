@@ -1,7 +1,7 @@
 public import PlayoutCore
 
 /// Turns a subscription's observable updates — its state, QoS samples and playout delay — into
-/// telemetry events, sans-IO: the subscriber's tracker feeds it on the observers' delivery thread
+/// telemetry events, sans-IO: the subscriber's tracker feeds it on the observer thread
 /// (never a media thread) and emits what it returns.
 ///
 /// - `connecting` (the first time) is `playerready` and `play`; the first `playing` is `playing`;

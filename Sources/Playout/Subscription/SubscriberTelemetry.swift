@@ -10,7 +10,7 @@ import PlayoutTelemetry
 /// subscription's clock for the contract events), so it runs on the observers' delivery thread
 /// and never on a media thread; emitting only copies an event into the engine's ring.
 final class SubscriberTelemetry: Sendable {
-    let tracker: TelemetryTracker
+    private let tracker: TelemetryTracker
     private let feed: SubscriberEventFeed
 
     init(

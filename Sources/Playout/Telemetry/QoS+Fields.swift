@@ -49,9 +49,7 @@ struct QoSField: Sendable {
 
     /// A counter that adds up across tracks into `total`, written as an integer.
     static func count(_ name: String, _ path: any KeyPath<TrackQoS, Int> & Sendable, total: any WritableKeyPath<TotalQoS, Int> & Sendable) -> Self {
-        Self(
-            name, value: { .int(Int64($0[keyPath: path])) },
-            total: Total(add: { $0[keyPath: total] += $1[keyPath: path] }, value: { .int(Int64($0[keyPath: total])) }))
+        summed(name, path, into: total) { .int(Int64($0)) }
     }
 
     /// A number (a rate, a sum of seconds), written as it is.
@@ -61,9 +59,15 @@ struct QoSField: Sendable {
 
     /// A number that adds up across tracks into `total`, written as it is.
     static func number(_ name: String, _ path: any KeyPath<TrackQoS, Double> & Sendable, total: any WritableKeyPath<TotalQoS, Double> & Sendable) -> Self {
-        Self(
-            name, value: { .double($0[keyPath: path]) },
-            total: Total(add: { $0[keyPath: total] += $1[keyPath: path] }, value: { .double($0[keyPath: total]) }))
+        summed(name, path, into: total) { .double($0) }
+    }
+
+    /// A field that adds up across tracks into `total`, each value written by `write`.
+    private static func summed<Value: AdditiveArithmetic & SendableMetatype>(
+        _ name: String, _ path: any KeyPath<TrackQoS, Value> & Sendable, into total: any WritableKeyPath<TotalQoS, Value> & Sendable,
+        _ write: @escaping @Sendable (Value) -> TelemetryValue
+    ) -> Self {
+        Self(name, value: { write($0[keyPath: path]) }, total: Total(add: { $0[keyPath: total] += $1[keyPath: path] }, value: { write($0[keyPath: total]) }))
     }
 
     /// A duration (nil when the track has none), written in seconds.

@@ -316,23 +316,10 @@ public struct TotalQoS: Equatable, Sendable {
     /// Bits per second over the sample's window, all tracks.
     public var bitrate: Double = 0
 
-    /// The sum of `tracks`.
+    /// The sum of `tracks` (the fields ``TrackQoS`` marks as adding up).
     public init(_ tracks: some Sequence<TrackQoS>) {
         for track in tracks {
-            packetsReceived += track.packetsReceived
-            packetsLost += track.packetsLost
-            packetsDiscarded += track.packetsDiscarded
-            packetsDuplicated += track.packetsDuplicated
-            bytesReceived += track.bytesReceived
-            framesReceived += track.framesReceived
-            framesDecoded += track.framesDecoded
-            framesRendered += track.framesRendered
-            framesDropped += track.framesDropped
-            framesSkipped += track.framesSkipped
-            freezeCount += track.freezeCount
-            pauseCount += track.pauseCount
-            delayPauseCount += track.delayPauseCount
-            bitrate += track.bitrate
+            for field in TrackQoS.totalFields { field.total?.add(&self, track) }
         }
     }
 }

@@ -24,9 +24,9 @@ package struct QoSJSONWriter: Sendable {
         ]
         for kind in [MediaKind.video, .audio] {
             guard let track = sample.tracks[kind] else { continue }
-            fields.append((kind.rawValue, Self.object(Self.values(of: track))))
+            fields.append((kind.rawValue, Self.object(track.writtenFields)))
         }
-        fields.append(("total", Self.object(Self.values(of: sample.total))))
+        fields.append(("total", Self.object(sample.total.writtenFields)))
         if type == "summary" {
             for (name, histogram) in [("endToEndLatency", \TrackQoS.endToEndLatency), ("renderError", \TrackQoS.renderError)] {
                 let merged = sample.tracks.values.reduce(into: DurationHistogram()) { $0.merge($1[keyPath: histogram]) }
@@ -90,7 +90,7 @@ package struct QoSJSONWriter: Sendable {
             }
             if !values.isEmpty { fields.append((kind.rawValue, Self.object(values))) }
         }
-        let total = Self.typedValues(of: TotalQoS([])).compactMap { name, _ in record[field: name]?.number.map { (name, $0) } }
+        let total = TrackQoS.totalFields.compactMap { field in record[field: field.name]?.number.map { (field.name, $0) } }
         fields.append(("total", Self.object(total)))
         return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
@@ -108,110 +108,13 @@ package struct QoSJSONWriter: Sendable {
         return event(record.name, seconds: record[field: "elapsed"]?.number ?? 0, strings, numbers: numbers)
     }
 
-    static func values(of total: TotalQoS) -> [(String, Double)] {
-        typedValues(of: total).map { ($0.0, $0.1.number ?? .nan) }
-    }
-
-    /// The totals by their QoS names, counters as integers: the `total` object of a line, and a
-    /// heartbeat's fields (the one list both are made from).
-    static func typedValues(of total: TotalQoS) -> [(String, TelemetryValue)] {
-        func int(_ value: Int) -> TelemetryValue { .int(Int64(value)) }
-        return [
-            ("packetsReceived", int(total.packetsReceived)), ("packetsLost", int(total.packetsLost)),
-            ("packetsDiscarded", int(total.packetsDiscarded)), ("packetsDuplicated", int(total.packetsDuplicated)),
-            ("bytesReceived", int(total.bytesReceived)), ("framesReceived", int(total.framesReceived)),
-            ("framesDecoded", int(total.framesDecoded)), ("framesRendered", int(total.framesRendered)),
-            ("framesDropped", int(total.framesDropped)), ("framesSkipped", int(total.framesSkipped)),
-            ("freezeCount", int(total.freezeCount)), ("pauseCount", int(total.pauseCount)),
-            ("delayPauseCount", int(total.delayPauseCount)), ("bitrate", .double(total.bitrate)),
-        ]
-    }
-
-    static func values(of track: TrackQoS) -> [(String, Double)] {
-        typedValues(of: track).map { ($0.0, $0.1.number ?? .nan) }
-    }
-
-    /// A track's QoS fields by their names, counters as integers: a line's `video`/`audio`
-    /// object, and a heartbeat's `video.`/`audio.` fields (the one list both are made from).
-    static func typedValues(of track: TrackQoS) -> [(String, TelemetryValue)] {
-        func int(_ value: some BinaryInteger) -> TelemetryValue { .int(Int64(value)) }
-        var values: [(String, TelemetryValue)] = [
-            ("packetsReceived", int(track.packetsReceived)),
-            ("packetsLost", int(track.packetsLost)),
-            ("packetsDiscarded", int(track.packetsDiscarded)),
-            ("packetsDuplicated", int(track.packetsDuplicated)),
-            ("bytesReceived", int(track.bytesReceived)),
-            ("jitter", .double(track.jitter.seconds)),
-            ("framesReceived", int(track.framesReceived)),
-            ("framesDecoded", int(track.framesDecoded)),
-            ("keyFramesDecoded", int(track.keyFramesDecoded)),
-            ("framesRendered", int(track.framesRendered)),
-            ("framesRenderedLate", int(track.framesRenderedLate)),
-            ("framesDropped", int(track.framesDropped)),
-            ("framesSkipped", int(track.framesSkipped)),
-            ("framesIncomplete", int(track.framesIncomplete)),
-            ("decodeErrors", int(track.decodeErrors)),
-            ("totalSkippedDuration", .double(track.totalSkippedDuration.seconds)),
-            ("framesPerSecond", .double(track.framesPerSecond)),
-            ("totalDecodeTime", .double(track.totalDecodeTime.seconds)),
-            ("totalInterFrameDelay", .double(track.totalInterFrameDelay)),
-            ("totalSquaredInterFrameDelay", .double(track.totalSquaredInterFrameDelay)),
-            ("freezeCount", int(track.freezeCount)),
-            ("totalFreezesDuration", .double(track.totalFreezesDuration.seconds)),
-            ("pauseCount", int(track.pauseCount)),
-            ("totalPausesDuration", .double(track.totalPausesDuration.seconds)),
-            ("delayPauseCount", int(track.delayPauseCount)),
-            ("totalDelayPausesDuration", .double(track.totalDelayPausesDuration.seconds)),
-            ("jitterBufferDelay", .double(track.jitterBufferDelay.seconds)),
-            ("jitterBufferTargetDelay", .double(track.jitterBufferTargetDelay.seconds)),
-            ("jitterBufferMinimumDelay", .double(track.jitterBufferMinimumDelay.seconds)),
-            ("jitterBufferEmittedCount", int(track.jitterBufferEmittedCount)),
-            ("bufferedDuration", .double(track.bufferedDuration.seconds)),
-            ("bufferedFrames", int(track.bufferedFrames)),
-            ("bufferedBytes", int(track.bufferedBytes)),
-            ("bitrate", .double(track.bitrate)),
-        ]
-        if track.frameWidth > 0 {
-            values += [("frameWidth", int(track.frameWidth)), ("frameHeight", int(track.frameHeight))]
-        }
-        if let failures = track.authFailures { values.append(("authFailures", int(failures))) }
-        if let drops = track.replayDrops { values.append(("replayDrops", int(drops))) }
-        values += [
-            ("packetsFromOtherSources", int(track.packetsFromOtherSources)),
-            ("packetsFromUnvalidatedSources", int(track.packetsFromUnvalidatedSources)),
-            ("packetsFromSourcesNotPlayed", int(track.packetsFromSourcesNotPlayed)),
-            ("packetsOutOfSequence", int(track.packetsOutOfSequence)),
-            ("packetsImplausibleTimestamp", int(track.packetsImplausibleTimestamp)),
-            ("packetsWrongPayloadType", int(track.packetsWrongPayloadType)),
-            ("datagramsUndecodable", int(track.datagramsUndecodable)),
-            ("datagramsNotRTP", int(track.datagramsNotRTP)),
-            ("datagramsBadVersion", int(track.datagramsBadVersion)),
-            ("datagramsTruncated", int(track.datagramsTruncated)),
-            ("datagramsBadExtension", int(track.datagramsBadExtension)),
-            ("datagramsBadPadding", int(track.datagramsBadPadding)),
-            ("rtcpFromOtherSources", int(track.rtcpFromOtherSources)),
-            ("rtcpUndecodable", int(track.rtcpUndecodable)),
-            ("sourceSwitches", int(track.sourceSwitches)),
-            ("sourceResyncs", int(track.sourceResyncs)),
-            ("framesLate", int(track.framesLate)),
-            ("nackCount", int(track.nackCount)),
-            ("pliCount", int(track.pliCount)),
-            ("firCount", int(track.firCount)),
-            ("rtcpPacketsSent", int(track.rtcpPacketsSent)),
-            ("rtcpPacketsUnsent", int(track.rtcpPacketsUnsent)),
-            ("retransmittedPacketsReceived", int(track.retransmittedPacketsReceived)),
-            ("retransmittedBytesReceived", int(track.retransmittedBytesReceived)),
-            ("retransmittedPacketsLate", int(track.retransmittedPacketsLate)),
-            ("retransmittedPacketsDuplicated", int(track.retransmittedPacketsDuplicated)),
-            ("retransmittedPacketsDropped", int(track.retransmittedPacketsDropped)),
-        ]
-        if let rtt = track.roundTripTime { values.append(("roundTripTime", .double(rtt.seconds))) }
-        if let ssrc = track.playedSSRC { values.append(("ssrc", int(ssrc))) }
-        return values
-    }
-
     static func object(_ values: [(String, Double)]) -> String {
         "{" + values.map { "\"\($0.0)\":\(number($0.1))" }.joined(separator: ",") + "}"
+    }
+
+    /// A JSON object of `fields` (``TrackQoS/writtenFields``, ``TotalQoS/writtenFields``).
+    static func object(_ fields: [(name: String, value: TelemetryValue)]) -> String {
+        object(fields.map { ($0.name, $0.value.number ?? .nan) })
     }
 
     /// A JSON number: integers without a fraction, others with up to 6 decimals.

@@ -100,20 +100,15 @@ public struct SubscriberTelemetryTranslator: Sendable {
             TelemetryField("playoutDelay", .double(sample.playoutDelay.delay.seconds)),
             TelemetryField("playoutDelaySource", .string(sample.playoutDelay.source.rawValue)),
         ]
-        fields += QoSJSONWriter.typedValues(of: sample.total).map { TelemetryField($0.0, $0.1) }
+        fields += sample.total.writtenFields.map { TelemetryField($0.name, $0.value) }
         if let video = sample.video {
-            fields += [
-                TelemetryField("framesPerSecond", .double(video.framesPerSecond)),
-                TelemetryField("frameWidth", .int(Int64(video.frameWidth))),
-                TelemetryField("frameHeight", .int(Int64(video.frameHeight))),
-                TelemetryField("totalFreezesDuration", .double(video.totalFreezesDuration.seconds)),
-            ]
+            fields += TrackQoS.headlineFields.compactMap { field in field.value(video).map { TelemetryField(field.name, $0) } }
         }
         let latency = sample.tracks.values.reduce(into: DurationHistogram()) { $0.merge($1.endToEndLatency) }
         if let median = latency.percentile(0.5) { fields.append(TelemetryField("endToEndLatency", .double(median.seconds))) }
         for kind in [MediaKind.video, .audio] {
             guard let track = sample.tracks[kind] else { continue }
-            fields += QoSJSONWriter.typedValues(of: track).map { TelemetryField(kind.rawValue + "." + $0.0, $0.1) }
+            fields += track.writtenFields.map { TelemetryField(kind.rawValue + "." + $0.name, $0.value) }
         }
         return fields
     }

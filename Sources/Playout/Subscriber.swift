@@ -240,8 +240,10 @@ public final class Subscriber: @unchecked Sendable {
     /// the tracks (binding their sockets when `bindingSockets`), the decoders. Starts once; a
     /// failure ends the subscription as failed and is thrown.
     package func open(bindingSockets: Bool) throws -> Subscription {
-        if parts.withLock({ $0.renderer == nil }) { _ = try Renderer(subscriber: self, sink: .null) }
-        let renderer = parts.withLock { $0.renderer! }
+        let renderer = try parts.withLock { $0.renderer } ?? Renderer(
+            sink: .null, kinds: mediaKinds, frameRate: announcedFrameRate, streams: encodedStreams, delayController: delayController,
+            publishedDelay: playoutDelay
+        )
         if !options.decoding, renderer.sink != .null, !renderer.remuxes {
             throw PlayoutError(.invalidOption, "sink \(renderer.sink) writes decoded pictures or samples: subscribe with decoding on, or remux into .mkv/.mp4")
         }

@@ -43,7 +43,7 @@ package final class SubscriptionTurns: @unchecked Sendable {
         switch wake {
         case .present(let at), .yield(let at): at
         case .poll(let until): until
-        case .decoding, .stopped: nil
+        case .decoding: nil
         }
     }
 
@@ -63,6 +63,8 @@ package final class SubscriptionTurns: @unchecked Sendable {
             controlWake = now
         }
         if let due = controlWake, due <= now { controlWake = subscription.control(now: now) }
+        // The decisions said the end: the loops present no more (``finish()`` drains them).
+        guard controlWake != nil else { return true }
         if let due = feedbackWake, due <= now { feedbackWake = subscription.feedback(now: now) }
         // Earliest first; each loop told when another presents next, so a decode does not keep
         // an audio frame waiting that is due before the decode would end. A loop whose decode
@@ -74,7 +76,6 @@ package final class SubscriptionTurns: @unchecked Sendable {
             switch loopWakes[index] {
             case .present(let at) where at > now && !subscription.loops[index].decodeCompleted: continue
             case .yield(let at) where at > now: continue
-            case .stopped: continue
             default:
                 var deadline: MonotonicInstant?
                 for (other, wake) in loopWakes.enumerated() where other != index {
@@ -83,10 +84,10 @@ package final class SubscriptionTurns: @unchecked Sendable {
                 loopWakes[index] = subscription.loops[index].advance(now: now, presentingBy: deadline)
             }
         }
-        return controlWake == nil
+        return false
     }
 
-    /// The end, once the decisions said so: the loops were told to stop and present what they
+    /// The end, once the decisions said so: the loops, advanced no more, present what they
     /// hold; the final sample reaches the observers and ``Subscriber/waitUntilEnded()``.
     package func finish() {
         guard final == nil else { return }

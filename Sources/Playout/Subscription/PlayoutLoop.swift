@@ -42,8 +42,6 @@ package final class PlayoutLoop: @unchecked Sendable {
         case yield(until: MonotonicInstant)
         /// A decode is under way on the pool: come back when it completed.
         case decoding
-        /// The track was asked to stop.
-        case stopped
     }
 
     /// A frame decoded ahead, waiting for its render time.
@@ -200,9 +198,7 @@ package final class PlayoutLoop: @unchecked Sendable {
             yielded = false
             // Nothing decoded waits: ask for the next frame. In a burst: take what is released
             // within the horizon now, without waiting.
-            guard let polled = track.poll(now: now, lead: decoded.isEmpty ? ahead.wakeLead : ahead.horizon, loopHoldsNothing: decoded.isEmpty) else {
-                return .stopped
-            }
+            let polled = track.poll(now: now, lead: decoded.isEmpty ? ahead.wakeLead : ahead.horizon, loopHoldsNothing: decoded.isEmpty)
             switch polled.action {
             case .render(let frame, let renderAt):
                 bursting = true

@@ -56,7 +56,6 @@ package final class SubscribedTrack: @unchecked Sendable {
     /// with that poll's instant: a transition starts there).
     private var delay: (delay: Duration, transition: PlayoutDelayTransition, source: PlayoutDelaySource)
     private var appliedDelay: (delay: Duration, transition: PlayoutDelayTransition, source: PlayoutDelaySource)
-    private var stopping = false
     /// Where the sender's RTCP comes from: feedback goes back there (symmetric RTCP, RFC 4961),
     /// unless the subscriber was told where (`fixedDestination`).
     private var feedbackDestination: SocketAddress?
@@ -228,13 +227,6 @@ package final class SubscribedTrack: @unchecked Sendable {
         }
     }
 
-    /// Asks the playout loop to end.
-    func requestStop() {
-        lock.withLock {
-            stopping = true
-        }
-    }
-
     // MARK: Playout side
 
     /// What the track's pipeline said at one poll: the action, the schedule of the frame it
@@ -247,12 +239,11 @@ package final class SubscribedTrack: @unchecked Sendable {
     }
 
     /// What the pipeline says to do at `now` (a frame released `lead` before its render time),
-    /// with everything the loop needs to present and record that frame; nil once stopping.
+    /// with everything the loop needs to present and record that frame.
     /// `loopHoldsNothing`: the loop has no decoded frame waiting (with an idle pipeline, the
     /// track is drained). The loop's thread.
-    func poll(now: MonotonicInstant, lead: Duration?, loopHoldsNothing: Bool) -> Poll? {
+    func poll(now: MonotonicInstant, lead: Duration?, loopHoldsNothing: Bool) -> Poll {
         lock.withLock {
-            guard !stopping else { return nil }
             if delay.delay != appliedDelay.delay || delay.transition != appliedDelay.transition {
                 pipeline.setDelay(delay.delay, transition: delay.transition, now: now)
             }

@@ -289,7 +289,6 @@ package final class Subscription: @unchecked Sendable {
                     finishing = true
                     waits.broadcast()
                 }
-                for track in tracks { track.requestStop() }
             }
         }
     }

@@ -153,7 +153,9 @@ public final class Subscriber: @unchecked Sendable {
     private var clock: any PlayoutClock { options.clock }
     private let lifecycle = RunLifecycle<SubscriberQoS>()
     /// The renderer and the subscription once opened; a stop asked for before it opened.
-    private let parts = LockedValue<(renderer: Renderer?, subscription: Subscription?, stopBeforeOpen: Bool)>((nil, nil, false))
+    private let parts = LockedValue<(renderer: Renderer?, subscription: Subscription?, stopBeforeOpen: Bool, loop: SubscriptionEventLoop?)>(
+        (nil, nil, false, nil)
+    )
     private var telemetry: SubscriberTelemetry?  // set once, in init
     /// The bandwidth limits held (last wins), applied to the video tracks once started.
     private let bandwidthLimiter = BandwidthLimiter()
@@ -233,8 +235,12 @@ public final class Subscriber: @unchecked Sendable {
         let decodeThreads = options.decoding ? min(SubscriptionEventLoop.defaultWorkerCount, source.trackCount) : 0
         let loop = try SubscriptionEventLoop(workers: 1, decodeThreads: decodeThreads, named: "playout-sub")
         defer { loop.closeWhenIdle() }
+        parts.withLock { $0.loop = loop }
         try loop.start(self)
     }
+
+    /// The event loop ``start()`` plays on (nil before it).
+    package var ownLoop: SubscriptionEventLoop? { parts.withLock { $0.loop } }
 
     /// Opens the subscription for a driver: the renderer (the null sink unless one was created),
     /// the tracks (binding their sockets when `bindingSockets`), the decoders. Starts once; a

@@ -123,6 +123,23 @@ extension PublishSubscribeTests {
             #expect(Self.eventually { Self.threadCount(named: "playout-demux") <= readersBefore }, "the reading threads ended with their runs")
         }
 
+        @Test("one viewer: start() plays on a loop of its own — a worker, a decode thread per track, the observer thread — which ends with it; every frame decoded and rendered")
+        func oneViewer() throws {
+            let stream = Self.stream()
+            let (session, port) = try Self.session(stream)
+            let subscriber = try Subscriber(sessionDescription: session, options: Subscriber.Options(feedback: false))
+            try subscriber.start()
+            let loop = try #require(subscriber.ownLoop)
+            #expect(loop.threadCount == 3 && loop.threadsRunning == 3, "one worker, one decode thread (one track), the observer thread")
+            try Self.send(stream, to: [port])
+            Thread.sleep(forTimeInterval: 0.5)  // the last frame's render time is 230 ms after it arrived
+            subscriber.stop()
+            let video = try #require(subscriber.waitUntilEnded().video)
+            let frames = Int(Self.sending.seconds) * stream.configuration.frameRate
+            #expect(video.framesRendered == frames && video.framesDecoded == frames && video.decodeErrors == 0, "rendered \(video.framesRendered), decoded \(video.framesDecoded) of \(frames)")
+            #expect(Self.eventually { loop.threadsRunning == 0 }, "the loop's threads end with the subscription")
+        }
+
         @Test("200 subscriptions, one copy each: every frame rendered on time unless the machine kept the loop from a CPU, every frame accounted for, threads independent of the count")
         func twoHundred() throws {
             let clock = MonotonicClock()

@@ -34,6 +34,9 @@ final class DecodePool: @unchecked Sendable {
         }
     }
 
+    /// How many of its threads still run.
+    var threadsRunning: Int { condition.withLock { running } }
+
     /// Runs `job` on one of the threads, after the jobs handed over before it.
     func submit(_ job: @escaping @Sendable () -> Void) {
         condition.withLock {

@@ -40,6 +40,12 @@ public final class SubscriptionEventLoop: @unchecked Sendable {
     /// The threads it runs: its workers, its decode threads and the observer thread.
     public var threadCount: Int { workers.count + (decodePool?.threadCount ?? 0) + 1 }
 
+    /// How many of its threads still run (they end after ``shutdown()``, or with the subscriber of
+    /// a ``Subscriber/start()``).
+    package var threadsRunning: Int {
+        workers.count(where: \.isRunning) + (decodePool?.threadsRunning ?? 0) + (observers.isRunning ? 1 : 0)
+    }
+
     /// One worker per core.
     public static var defaultWorkerCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
 
@@ -217,6 +223,9 @@ private final class Worker: @unchecked Sendable {
         state.withLock { $0.stopping = true }
         wake()
     }
+
+    /// Whether the thread still runs.
+    var isRunning: Bool { ended.withLock { running } }
 
     /// Returns once the thread ended.
     func waitUntilEnded() {
@@ -400,6 +409,9 @@ private final class ObserverPump: @unchecked Sendable {
             condition.broadcast()
         }
     }
+
+    /// Whether the thread still runs.
+    var isRunning: Bool { condition.withLock { running } }
 
     /// Returns once the thread ended.
     func waitUntilEnded() {

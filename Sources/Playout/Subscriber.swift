@@ -266,7 +266,7 @@ public final class Subscriber: @unchecked Sendable {
             subscription = try Subscription(
                 clock: clock, start: start, options: options, delayController: delayController, delivery: delivery, tracks: tracks,
                 renderer: renderer, bandwidthLimiter: bandwidthLimiter
-            ) { [self] final in ended(final) }
+            ) { [weak self] final in self?.ended(final) }  // weakly: the subscriber holds the subscription; its driver holds the subscriber until the end
         } catch {
             delivery.post(.state(.failed(reason: "\(error)")))
             delivery.close()

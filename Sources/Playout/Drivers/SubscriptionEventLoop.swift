@@ -106,16 +106,20 @@ public final class SubscriptionEventLoop: @unchecked Sendable {
         let turns = SubscriptionTurns(subscriber: subscriber, subscription: subscription, now: clock.now)
         observers.add(subscription.delivery)
         let worker = placement.withLock { _ in workers.min { $0.load < $1.load }! }
-        if let decodePool {
-            for loop in subscription.loops { loop.decode(on: decodePool) { [weak worker] in worker?.takeTurnSoon(turns) } }
+        // Weakly: the subscription holds these closures, and the turns hold the subscription.
+        let takeTurn: @Sendable (Bool) -> Void = { [weak worker, weak turns] deciding in
+            if let turns { worker?.takeTurnSoon(turns, deciding: deciding) }
         }
-        subscription.onAttention { [weak worker] in worker?.takeTurnSoon(turns, deciding: true) }
+        if let decodePool {
+            for loop in subscription.loops { loop.decode(on: decodePool) { takeTurn(false) } }
+        }
+        subscription.onAttention { takeTurn(true) }
         worker.add(turns)
         if let input = subscriber.demuxedInput {
             // Its reads block: a thread of its own, which has the worker take the subscription's
             // turn as each frame arrives.
             do {
-                try DemuxReader(input: input, subscription: subscription, clock: clock) { [weak worker] in worker?.takeTurnSoon(turns, deciding: true) }.start()
+                try DemuxReader(input: input, subscription: subscription, clock: clock) { takeTurn(true) }.start()
             } catch {
                 subscription.fail(reason: "\(error)")
                 throw error

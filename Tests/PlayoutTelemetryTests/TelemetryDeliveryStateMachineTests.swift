@@ -170,7 +170,7 @@ struct TelemetryDeliveryStateMachineTests {
 
     @Test("hostile settings are clamped, not trusted", arguments: [(-5, -1, Double.nan), (0, 0, -3), (1, 1, 7)])
     func clamped(capacity: Int, batch: Int, jitter: Double) {
-        let configuration = TelemetryDeliveryStateMachine.Configuration(capacity: capacity, maximumBatchSize: batch, jitter: jitter)
+        let configuration = TelemetryDeliveryConfiguration(capacity: capacity, maximumBatchSize: batch, jitter: jitter)
         #expect(configuration.capacity >= 1)
         #expect(configuration.maximumBatchSize >= 1)
         #expect((0...1).contains(configuration.jitter))

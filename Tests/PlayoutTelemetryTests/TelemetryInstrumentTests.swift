@@ -13,8 +13,8 @@ struct TelemetryInstrumentTests {
     static let tags = [TelemetryField("run", .string("r1")), TelemetryField("host", .string("h"))]
 
     func makeInstrument(
-        _ backends: [any TelemetryBackend], clock: ManualClock, delivery: TelemetryDeliveryStateMachine.Configuration = .init(linger: .zero),
-        hub: TelemetrySessionHub.Configuration = .init(), logger: Logger = Logger(label: "test"),
+        _ backends: [any TelemetryBackend], clock: ManualClock, delivery: TelemetryDeliveryConfiguration = .init(linger: .zero),
+        hub: TelemetrySessionConfiguration = .init(), logger: Logger = Logger(label: "test"),
         driver: TelemetryInstrument.Driver = .embedded
     ) throws -> TelemetryInstrument {
         try TelemetryInstrument(

@@ -55,7 +55,7 @@ struct TelemetryRecordColumnsTests {
     @Test("records written event after event into one builder equal those the hub returns one event at a time", arguments: 0..<40)
     func sameRecordsAsTheHub(seed: UInt64) {
         var random = Random(seed: seed)
-        let configuration = TelemetrySessionHub.Configuration(heartbeatInterval: .seconds(1), inactivityTimeout: .seconds(20))
+        let configuration = TelemetrySessionConfiguration(heartbeatInterval: .seconds(1), inactivityTimeout: .seconds(20))
         var alone = TelemetrySessionHub(sessionIdPrefix: "s", origin: .zero, configuration: configuration)
         var together = alone
         var expected: [TelemetryRecord] = []

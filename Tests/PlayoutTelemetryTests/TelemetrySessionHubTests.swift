@@ -9,7 +9,7 @@ struct HubScript {
     var rejections: [String] = []
     var ignored: [String] = []
 
-    init(configuration: TelemetrySessionHub.Configuration = .init()) {
+    init(configuration: TelemetrySessionConfiguration = .init()) {
         hub = TelemetrySessionHub(sessionIdPrefix: "e-0", origin: .zero, configuration: configuration)
     }
 

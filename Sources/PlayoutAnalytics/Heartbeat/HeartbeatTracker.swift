@@ -11,7 +11,7 @@ public import PlayoutTelemetry
 /// ``trackVideoPlayerError(_:)`` the tracker ignores tracking calls until the next
 /// ``trackVideoLoad()``; ``trackVideoUnload()`` calls the delegate's `onVideoUnloaded()` once
 /// the unload has been handed to every backend. Heartbeats (the engine's, every
-/// ``TelemetrySessionHub/Configuration/heartbeatInterval``) carry the delegate's QoS.
+/// ``TelemetrySessionConfiguration/heartbeatInterval``) carry the delegate's QoS.
 ///
 /// ```swift
 /// let heartbeat = HeartbeatTracker(instrument: instrument, delegate: player, configuration: .init(debugLogging: true))

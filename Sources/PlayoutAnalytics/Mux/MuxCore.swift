@@ -43,7 +43,7 @@ public final class MuxCore: Sendable {
     /// Engine settings whose sessions (views) are split after `viewInactivityTimeout` without an
     /// event (and heartbeats every `heartbeatInterval`).
     public static func instrumentConfiguration(
-        viewInactivityTimeout: Duration = defaultViewInactivityTimeout, heartbeatInterval: Duration = TelemetrySessionHub.Configuration.defaultHeartbeatInterval
+        viewInactivityTimeout: Duration = defaultViewInactivityTimeout, heartbeatInterval: Duration = TelemetrySessionConfiguration.defaultHeartbeatInterval
     ) -> TelemetryInstrument.Configuration {
         TelemetryInstrument.Configuration(hub: .init(heartbeatInterval: heartbeatInterval, inactivityTimeout: viewInactivityTimeout))
     }

@@ -21,7 +21,7 @@ final class TelemetryBackendDriver: @unchecked Sendable {
     /// jumps are noticed).
     private static let longestWait: Duration = .milliseconds(50)
 
-    init(backend: any TelemetryBackend, configuration: TelemetryDeliveryStateMachine.Configuration, seed: UInt64, clock: any PlayoutClock) {
+    init(backend: any TelemetryBackend, configuration: TelemetryDeliveryConfiguration, seed: UInt64, clock: any PlayoutClock) {
         self.backend = backend
         self.clock = clock
         machine = TelemetryDeliveryStateMachine(configuration: configuration, seed: seed)

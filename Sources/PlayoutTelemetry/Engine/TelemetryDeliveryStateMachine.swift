@@ -19,53 +19,9 @@ public import PlayoutCore
 /// and counted (``TelemetryDropReason/queueFull``). It keeps the arrays it is given (the engine's
 /// compact blocks of records) and hands out parts of them (``TelemetryBatch``): no record is
 /// copied on its way through.
-public struct TelemetryDeliveryStateMachine: Sendable {
-    /// Queue, batching and retry settings, with documented defaults.
-    public struct Configuration: Sendable, Equatable {
-        /// Default queue bound: 10,000 records.
-        public static let defaultCapacity = 10_000
-        /// Default largest batch: 500 records.
-        public static let defaultMaximumBatchSize = 500
-        /// Default time a record may wait for a fuller batch: 200 ms.
-        public static let defaultLinger: Duration = .milliseconds(200)
-        /// Default first retry delay: 100 ms (doubling up to ``defaultMaximumBackoff``).
-        public static let defaultInitialBackoff: Duration = .milliseconds(100)
-        /// Default longest retry delay: 10 s.
-        public static let defaultMaximumBackoff: Duration = .seconds(10)
-        /// Default attempts per batch before it is dropped: 8.
-        public static let defaultMaximumAttempts = 8
-
-        /// Records queued at most (besides the batch in flight).
-        public var capacity: Int
-        /// Records per delivery at most.
-        public var maximumBatchSize: Int
-        /// How long a record waits for a fuller batch before it is sent anyway.
-        public var linger: Duration
-        /// The delay before the first retry; each further retry doubles it.
-        public var initialBackoff: Duration
-        /// The longest delay between retries.
-        public var maximumBackoff: Duration
-        /// Fraction (0…1) of each delay drawn at random: a delay d waits d × (1 − jitter + jitter × u).
-        public var jitter: Double
-        /// Attempts per batch (the first included) before it is dropped and counted.
-        public var maximumAttempts: Int
-
-        /// Settings with the given values (defaults above; jitter 0.5).
-        public init(
-            capacity: Int = Configuration.defaultCapacity, maximumBatchSize: Int = Configuration.defaultMaximumBatchSize,
-            linger: Duration = Configuration.defaultLinger, initialBackoff: Duration = Configuration.defaultInitialBackoff,
-            maximumBackoff: Duration = Configuration.defaultMaximumBackoff, jitter: Double = 0.5,
-            maximumAttempts: Int = Configuration.defaultMaximumAttempts
-        ) {
-            self.capacity = max(1, capacity)
-            self.maximumBatchSize = max(1, maximumBatchSize)
-            self.linger = max(.zero, linger)
-            self.initialBackoff = max(.zero, initialBackoff)
-            self.maximumBackoff = max(self.initialBackoff, maximumBackoff)
-            self.jitter = min(1, max(0, jitter.isFinite ? jitter : 0))
-            self.maximumAttempts = max(1, maximumAttempts)
-        }
-    }
+package struct TelemetryDeliveryStateMachine: Sendable {
+    /// Its settings (``TelemetryDeliveryConfiguration``).
+    package typealias Configuration = TelemetryDeliveryConfiguration
 
     /// What the backend's thread does next.
     enum Action: Sendable, Equatable {
@@ -317,5 +273,52 @@ struct TelemetrySplitMix64: RandomNumberGenerator, Sendable {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
+    }
+}
+
+/// Queue, batching and retry settings, with documented defaults.
+public struct TelemetryDeliveryConfiguration: Sendable, Equatable {
+    /// Default queue bound: 10,000 records.
+    public static let defaultCapacity = 10_000
+    /// Default largest batch: 500 records.
+    public static let defaultMaximumBatchSize = 500
+    /// Default time a record may wait for a fuller batch: 200 ms.
+    public static let defaultLinger: Duration = .milliseconds(200)
+    /// Default first retry delay: 100 ms (doubling up to ``defaultMaximumBackoff``).
+    public static let defaultInitialBackoff: Duration = .milliseconds(100)
+    /// Default longest retry delay: 10 s.
+    public static let defaultMaximumBackoff: Duration = .seconds(10)
+    /// Default attempts per batch before it is dropped: 8.
+    public static let defaultMaximumAttempts = 8
+
+    /// Records queued at most (besides the batch in flight).
+    public var capacity: Int
+    /// Records per delivery at most.
+    public var maximumBatchSize: Int
+    /// How long a record waits for a fuller batch before it is sent anyway.
+    public var linger: Duration
+    /// The delay before the first retry; each further retry doubles it.
+    public var initialBackoff: Duration
+    /// The longest delay between retries.
+    public var maximumBackoff: Duration
+    /// Fraction (0…1) of each delay drawn at random: a delay d waits d × (1 − jitter + jitter × u).
+    public var jitter: Double
+    /// Attempts per batch (the first included) before it is dropped and counted.
+    public var maximumAttempts: Int
+
+    /// Settings with the given values (defaults above; jitter 0.5).
+    public init(
+        capacity: Int = TelemetryDeliveryConfiguration.defaultCapacity, maximumBatchSize: Int = TelemetryDeliveryConfiguration.defaultMaximumBatchSize,
+        linger: Duration = TelemetryDeliveryConfiguration.defaultLinger, initialBackoff: Duration = TelemetryDeliveryConfiguration.defaultInitialBackoff,
+        maximumBackoff: Duration = TelemetryDeliveryConfiguration.defaultMaximumBackoff, jitter: Double = 0.5,
+        maximumAttempts: Int = TelemetryDeliveryConfiguration.defaultMaximumAttempts
+    ) {
+        self.capacity = max(1, capacity)
+        self.maximumBatchSize = max(1, maximumBatchSize)
+        self.linger = max(.zero, linger)
+        self.initialBackoff = max(.zero, initialBackoff)
+        self.maximumBackoff = max(self.initialBackoff, maximumBackoff)
+        self.jitter = min(1, max(0, jitter.isFinite ? jitter : 0))
+        self.maximumAttempts = max(1, maximumAttempts)
     }
 }

@@ -40,12 +40,12 @@ struct TelemetryEngine {
     private let engineId: String
     private let origin: MonotonicInstant
     private let wallOrigin: Int64
-    private let hubConfiguration: TelemetrySessionHub.Configuration
+    private let hubConfiguration: TelemetrySessionConfiguration
     private let logger: Logger
     private var hubs: [TelemetrySessionHub?] = []  // by tracker index; mutated in place (no copy on write)
     private var valuesPerRecord = 8  // what the next step reserves (from the last step's records)
 
-    init(engineId: String, origin: MonotonicInstant, wallOrigin: Int64, hub: TelemetrySessionHub.Configuration, logger: Logger) {
+    init(engineId: String, origin: MonotonicInstant, wallOrigin: Int64, hub: TelemetrySessionConfiguration, logger: Logger) {
         self.engineId = engineId
         self.origin = origin
         self.wallOrigin = wallOrigin

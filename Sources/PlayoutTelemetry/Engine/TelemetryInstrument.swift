@@ -62,9 +62,9 @@ public final class TelemetryInstrument: Sendable {
         /// Events the ring holds before emits are dropped (rounded up to a power of two).
         public var ringCapacity: Int
         /// Heartbeat interval and inactivity split of every session.
-        public var hub: TelemetrySessionHub.Configuration
+        public var hub: TelemetrySessionConfiguration
         /// Queue, batching and retry of every backend.
-        public var delivery: TelemetryDeliveryStateMachine.Configuration
+        public var delivery: TelemetryDeliveryConfiguration
         /// Tags added to every record (`run`, `host`, `viewer` …).
         public var tags: [TelemetryField]
         /// The first part of every session id (default: 16 random hex digits, so ids from many
@@ -83,8 +83,8 @@ public final class TelemetryInstrument: Sendable {
 
         /// Settings with the given values.
         public init(
-            ringCapacity: Int = Configuration.defaultRingCapacity, hub: TelemetrySessionHub.Configuration = .init(),
-            delivery: TelemetryDeliveryStateMachine.Configuration = .init(), tags: [TelemetryField] = [],
+            ringCapacity: Int = Configuration.defaultRingCapacity, hub: TelemetrySessionConfiguration = .init(),
+            delivery: TelemetryDeliveryConfiguration = .init(), tags: [TelemetryField] = [],
             engineId: String? = nil, seed: UInt64 = 1, idleInterval: Duration = Configuration.defaultIdleInterval,
             maximumIdleInterval: Duration = Configuration.defaultMaximumIdleInterval
         ) {
@@ -189,7 +189,7 @@ public final class TelemetryInstrument: Sendable {
 
     /// ``addBackend(_:)`` with this backend's own queue, batching and retry settings (a live
     /// stream on standard output wants no lingering, a database bigger batches).
-    public func addBackend(_ backend: any TelemetryBackend, delivery: TelemetryDeliveryStateMachine.Configuration) throws(TelemetryEngineError) {
+    public func addBackend(_ backend: any TelemetryBackend, delivery: TelemetryDeliveryConfiguration) throws(TelemetryEngineError) {
         let driver = try startDriver(for: backend, delivery: delivery)
         let added = shared.withLock { shared -> Bool in
             guard !shared.stopping else { return false }
@@ -235,7 +235,7 @@ public final class TelemetryInstrument: Sendable {
     }
 
     private func startDriver(
-        for backend: any TelemetryBackend, delivery: TelemetryDeliveryStateMachine.Configuration
+        for backend: any TelemetryBackend, delivery: TelemetryDeliveryConfiguration
     ) throws(TelemetryEngineError) -> TelemetryBackendDriver {
         let seed = shared.withLock { shared -> UInt64? in
             guard !shared.stopping else { return nil }

@@ -21,7 +21,7 @@ import PlayoutCore
 /// _ = hub.handle(.playing, now: t1, wallTime: wall1)   // record playing; state .playing
 /// _ = hub.handle(.playing, now: t2, wallTime: wall2)   // [.rejected("playing while playing")]
 /// ```
-public struct TelemetrySessionHub: Sendable {
+package struct TelemetrySessionHub: Sendable {
     /// The player's state as the hub tracks it.
     public enum State: String, Sendable, Hashable, CaseIterable {
         /// The view has begun (or a new video was loaded); nothing requested yet.
@@ -42,28 +42,8 @@ public struct TelemetrySessionHub: Sendable {
         case closed
     }
 
-    /// The hub's settings, with documented defaults.
-    public struct Configuration: Sendable, Equatable {
-        /// The default heartbeat interval: 10 s.
-        public static let defaultHeartbeatInterval: Duration = .seconds(10)
-        /// The default inactivity that splits a session: 30 minutes.
-        public static let defaultInactivityTimeout: Duration = .seconds(30 * 60)
-
-        /// How often a playing (or rebuffering) session sends a `heartbeat`.
-        public var heartbeatInterval: Duration
-        /// After this long without an event (heartbeats do not count), the next event starts a
-        /// new session.
-        public var inactivityTimeout: Duration
-
-        /// Settings with the given values (defaults: 10 s heartbeats, 30 minutes of inactivity).
-        public init(
-            heartbeatInterval: Duration = Configuration.defaultHeartbeatInterval,
-            inactivityTimeout: Duration = Configuration.defaultInactivityTimeout
-        ) {
-            self.heartbeatInterval = heartbeatInterval
-            self.inactivityTimeout = inactivityTimeout
-        }
-    }
+    /// Its settings (``TelemetrySessionConfiguration``).
+    package typealias Configuration = TelemetrySessionConfiguration
 
     /// What handling one event produced.
     enum Output: Sendable, Equatable {
@@ -508,5 +488,28 @@ public struct TelemetrySessionHub: Sendable {
     private static func capitalized(_ name: String) -> String {
         guard let first = name.first else { return name }
         return first.uppercased() + name.dropFirst()
+    }
+}
+
+/// The hub's settings, with documented defaults.
+public struct TelemetrySessionConfiguration: Sendable, Equatable {
+    /// The default heartbeat interval: 10 s.
+    public static let defaultHeartbeatInterval: Duration = .seconds(10)
+    /// The default inactivity that splits a session: 30 minutes.
+    public static let defaultInactivityTimeout: Duration = .seconds(30 * 60)
+
+    /// How often a playing (or rebuffering) session sends a `heartbeat`.
+    public var heartbeatInterval: Duration
+    /// After this long without an event (heartbeats do not count), the next event starts a
+    /// new session.
+    public var inactivityTimeout: Duration
+
+    /// Settings with the given values (defaults: 10 s heartbeats, 30 minutes of inactivity).
+    public init(
+        heartbeatInterval: Duration = TelemetrySessionConfiguration.defaultHeartbeatInterval,
+        inactivityTimeout: Duration = TelemetrySessionConfiguration.defaultInactivityTimeout
+    ) {
+        self.heartbeatInterval = heartbeatInterval
+        self.inactivityTimeout = inactivityTimeout
     }
 }

@@ -68,7 +68,7 @@ public final class TelemetryTracker: Sendable {
     }
 
     /// Sets the QoS provider the engine calls (on its thread) for each periodic `heartbeat`
-    /// while the session plays (every ``TelemetrySessionHub/Configuration/heartbeatInterval``).
+    /// while the session plays (every ``TelemetrySessionConfiguration/heartbeatInterval``).
     /// Without one there are no periodic heartbeats: a tracker that samples on its own schedule
     /// emits ``TelemetryEvent/heartbeat(_:)`` itself (the subscriber does, once per QoS sample).
     public func setHeartbeatProvider(_ provider: (@Sendable () -> [TelemetryField])?) {

@@ -58,6 +58,12 @@ struct SubscriptionOptions<Defaults: SubscriptionDefaults>: ParsableArguments {
     )
     var noFeedback = false
 
+    @Flag(
+        name: .customLong("no-decode"),
+        help: "Do not decode: each frame renders at its render time as if it had decoded — every timing statistic stays exact, the decode statistics stay 0 — for many viewers on one machine. The sink must be null or a remux (.mkv/.mp4)."
+    )
+    var noDecode = false
+
     @Option(
         name: .customLong("limit-bandwidth"), parsing: .unconditionalSingleValue,
         help: BandwidthLimitArgument.help("Limit the video bandwidth the sender may use (REMB and TMMBR, where it announces them): RATE@AT[/FOR], e.g. 1M@5s/10s (1 Mbit/s from 5 s after the start, for 10 s). Repeatable; the last set wins.")
@@ -111,11 +117,13 @@ struct SubscriptionOptions<Defaults: SubscriptionDefaults>: ParsableArguments {
     /// The subscriber's options, with `srtpKey` replacing the SDP's keys when given, reporting
     /// to `telemetry` when given.
     func subscriberOptions(srtpKey: SRTPKeyingMaterial? = nil, telemetry: TelemetryInstrument? = nil) -> Subscriber.Options {
-        Subscriber.Options(
+        var options = Subscriber.Options(
             playoutDelay: .init(delay: playoutDelay.duration), duration: duration.duration, qosInterval: qosInterval.duration,
             srtpKey: srtpKey, overrides: overrides.map(\.override), telemetry: telemetry, feedback: !noFeedback,
             bandwidthLimits: limitBandwidth.map(\.limit)
         )
+        options.decoding = !noDecode
+        return options
     }
 
     /// Whether the run writes JSON Lines on stdout (`--json`, or stdout is not a terminal).

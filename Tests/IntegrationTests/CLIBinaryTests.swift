@@ -192,6 +192,22 @@ struct DemoBinaryTests {
         #expect(Double(audio["framesRendered"] as? Int ?? 0) >= 0.6 * Double(sentAudio), "\(audio), \(sentAudio) sent")
     }
 
+    @Test("`playout demo --no-decode`: the frames render at their render times undecoded — rendered, nothing decoded; a .y4m sink is refused in one line")
+    func demoWithoutDecoding() throws {
+        let port = try Publisher.freeLoopbackDestination().port
+        let result = try runPlayout(["demo", "--duration", "2s", "--json", "--port", "\(port)", "--size", "320x180", "--bitrate", "300k", "--no-decode"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let summary = try #require(result.stdout.split(separator: "\n").last.flatMap { jsonObject(String($0)) })
+        let video = try #require(summary["video"] as? [String: Any])
+        let sent = try #require(Self.framesSent("video", in: result.stderr), "\(result.stderr)")
+        #expect(Double(video["framesRendered"] as? Int ?? 0) >= 0.6 * Double(sent), "\(video), \(sent) sent")
+        #expect(video["framesDecoded"] as? Int == 0 && video["decodeErrors"] as? Int == 0, "\(video)")
+        let y4m = FileManager.default.temporaryDirectory.appendingPathComponent("playout-no-decode-\(getpid()).y4m").path
+        defer { try? FileManager.default.removeItem(atPath: y4m) }
+        let refused = try runPlayout(["demo", "--duration", "1s", "--port", "\(port)", "--no-decode", "--sink", "file:\(y4m)"])
+        #expect(refused.status != 0 && refused.stderr.contains("decoding on"), "\(refused.stderr)")
+    }
+
     @Test("`playout demo --no-rtx` on a lossy link: no NACK and no retransmission, losses repaired by key-frame requests the publisher answers")
     func noRetransmission() throws {
         let port = try Publisher.freeLoopbackDestination().port

@@ -226,8 +226,8 @@ extension PublishSubscribeTests {
 
         /// For README's comparison (`PLAYOUT_EVENT_LOOP_COMPARE=1`; `PLAYOUT_EVENT_LOOP_VIEWERS`
         /// sets the count): the same viewers as separate `playout subscribe` processes of the built
-        /// binary, fed by the same sender — their threads and CPU (they decode: the command line
-        /// always does).
+        /// binary, fed by the same sender — their threads and CPU (`--no-decode`, as the loop's
+        /// viewers, unless `PLAYOUT_EVENT_LOOP_DECODE` is set).
         @Test("the same viewers as separate playout subscribe processes (measurement)", .enabled(if: ProcessInfo.processInfo.environment["PLAYOUT_EVENT_LOOP_COMPARE"] != nil))
         func separateProcesses() throws {
             let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -245,6 +245,7 @@ extension PublishSubscribeTests {
                 let process = Process()
                 process.executableURL = URL(fileURLWithPath: binary)
                 process.arguments = ["subscribe", sdp.path, "--duration", "4500ms", "--no-feedback", "--json"]
+                    + (ProcessInfo.processInfo.environment["PLAYOUT_EVENT_LOOP_DECODE"] == nil ? ["--no-decode"] : [])
                 process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
                 process.standardError = FileHandle(forWritingAtPath: "/dev/null")
                 try process.run()

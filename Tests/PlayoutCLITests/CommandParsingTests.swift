@@ -54,7 +54,7 @@ struct HelpTextTests {
         ("--playout-delay <duration>", "(default: 230ms)"), ("--sink <sink>", "(default: null)"),
         ("--duration <duration>", "(default: until Ctrl-C)"), ("--qos-interval <duration>", "(default: 1s)"),
         ("--override <delay@at[/for]>", "DELAY@AT[/FOR]"), ("--srtp-key <base64>", "base64"), ("--json", "JSON Lines"),
-        ("--no-feedback", "Stay silent"), ("--limit-bandwidth <rate@at[/for]>", "RATE@AT[/FOR]"),
+        ("--no-feedback", "Stay silent"), ("--limit-bandwidth <rate@at[/for]>", "RATE@AT[/FOR]"), ("--no-decode", "as if it had decoded"),
     ])
     func subscribe(option: String, expected: String) {
         let line = Self.line(option, in: Self.help(SubscribeCommand.self))
@@ -154,6 +154,13 @@ struct TypedOptionTests {
         let video = command.video.settings()
         #expect(video.codec == .vp8 && video.width == 640 && video.height == 360 && video.bitrate == 800_000)
         #expect(try DemoCommand.parse(["--duration", "3s"]).subscription.subscriberOptions().duration == .seconds(3))
+    }
+
+    @Test("decoding is on by default; --no-decode turns it off, on subscribe and demo")
+    func decoding() throws {
+        #expect(try SubscribeCommand.parse(["stream.sdp"]).subscription.subscriberOptions().decoding)
+        #expect(try !SubscribeCommand.parse(["stream.sdp", "--no-decode"]).subscription.subscriberOptions().decoding)
+        #expect(try !DemoCommand.parse(["--no-decode"]).subscription.subscriberOptions().decoding)
     }
 
     @Test("feedback is on by default; --no-feedback silences it; --limit-bandwidth takes the --override timetable, on subscribe and demo")

@@ -154,9 +154,14 @@ struct FeedbackLoopbackTests {
         }
         let rates = run.videoRates
         let limited = rates.filter { $0.at >= limitAt + .seconds(2) && $0.at <= releaseAt }
-        let released = rates.filter { $0.at >= releaseAt + .seconds(3) && $0.at <= .seconds(14) }
         #expect(!limited.isEmpty && limited.allSatisfy { $0.bitrate < 800_000 }, "\(rates.map { "\(Int($0.at.seconds * 10))/\(Int($0.bitrate / 1000))" })")
-        #expect(!released.isEmpty && released.allSatisfy { $0.bitrate > 1_600_000 }, "\(released.map { Int($0.bitrate) })")
+        // Back after release: twice the limit, and at least four fifths of what the same encoder
+        // sent before the limit, under the same load. A 720p encoder kept from a CPU (two `yes`
+        // beside two builds) sent 1.0–1.8 Mbit/s in the seconds after release; one left at the
+        // limit sends under 0.8.
+        let before = try #require(run.videoRate(from: .seconds(2), to: limitAt), "\(rates)")
+        let released = try #require(run.videoRate(from: releaseAt + .seconds(3), to: .seconds(14)), "\(rates)")
+        #expect(released > 1_600_000 || (released > 1_000_000 && released >= 0.8 * before), "\(Int(released)) bit/s released, \(Int(before)) before the limit")
         let sent = try #require(run.sent.tracks[.video])
         #expect(sent.feedback.rembReceived > 0 && sent.feedback.tmmbrReceived > 0 && sent.feedback.bitrateLimit == nil)
     }

@@ -50,7 +50,7 @@ samples: build
 	$(CHECK_SAMPLES)
 
 # The samples wait on real time (a few seconds of stream each) and use a fraction of a core, so
-# they run at once: ≈ 15 s instead of ≈ 80 s one after another. ManyViewers (20 encoders in one
+# they run at once: ≈ 20 s instead of ≈ 80 s one after another. ManyViewers (20 encoders in one
 # process) runs first, alone, so that it is the only sample with a CPU's worth of work.
 define CHECK_SAMPLES
 @outputs=$$(mktemp -d); trap 'rm -rf "$$outputs"' EXIT; \

@@ -47,18 +47,38 @@ build: setup
 
 # Builds every sample and checks its output against the "Expected output" block of its README.
 samples: build
-	@for dir in Samples/*/; do \
-	  name=$$(basename "$$dir"); \
-	  expected=$$(awk '/^## Expected output/{found=1} found && /^```$$/{if (inside) exit; inside=1; next} inside' "$$dir/README.md"); \
-	  actual=$$(.build/debug/$$name); \
-	  if [ "$$expected" != "$$actual" ]; then \
-	    echo "sample $$name: output differs from $$dir/README.md"; diff <(echo "$$expected") <(echo "$$actual") || true; exit 1; \
-	  fi; \
-	  echo "sample $$name: output as documented"; \
-	done
+	$(CHECK_SAMPLES)
 
-test: build samples
-	swift test $(SWIFT_BUILD_FLAGS)
+# The samples wait on real time (a few seconds of stream each) and use a fraction of a core, so
+# they run at once: ≈ 20 s instead of ≈ 80 s one after another. ManyViewers (20 encoders in one
+# process) runs first, alone, so that it is the only sample with a CPU's worth of work.
+define CHECK_SAMPLES
+@outputs=$$(mktemp -d); trap 'rm -rf "$$outputs"' EXIT; \
+run() { status=0; .build/debug/$$1 > "$$outputs/$$1.out" 2> "$$outputs/$$1.err" || status=$$?; echo $$status > "$$outputs/$$1.status"; }; \
+names=$$(for dir in Samples/*/; do basename "$$dir"; done); \
+run ManyViewers; \
+for name in $$names; do [ "$$name" = ManyViewers ] || run "$$name" & done; \
+wait; \
+for name in $$names; do \
+  dir=Samples/$$name; \
+  expected=$$(awk '/^## Expected output/{found=1} found && /^```$$/{if (inside) exit; inside=1; next} inside' "$$dir/README.md"); \
+  actual=$$(cat "$$outputs/$$name.out"); \
+  if [ "$$(cat "$$outputs/$$name.status")" != 0 ]; then \
+    echo "sample $$name: exit status $$(cat "$$outputs/$$name.status")"; cat "$$outputs/$$name.err"; exit 1; \
+  fi; \
+  if [ "$$expected" != "$$actual" ]; then \
+    echo "sample $$name: output differs from $$dir/README.md"; diff <(echo "$$expected") <(echo "$$actual") || true; cat "$$outputs/$$name.err"; exit 1; \
+  fi; \
+  echo "sample $$name: output as documented"; \
+done
+endef
+
+# One build of everything, tests included (one planning, the test targets compiled beside the
+# rest), then the samples, then the tests without building again.
+test: setup
+	swift build --build-tests $(SWIFT_BUILD_FLAGS)
+	$(CHECK_SAMPLES)
+	swift test --skip-build
 
 demo: build
 	$(PLAYOUT) version

@@ -138,8 +138,8 @@ struct IntakeInteropTests {
         defer { try? FileManager.default.removeItem(at: video); try? FileManager.default.removeItem(at: audio) }
         let accessUnits = try FFmpeg.packets(of: video, rawFormat: "h264")
 
-        // A free port for ffmpeg to listen on.
-        let port = try UDPReceiver(bindingTo: SocketAddress(host: "127.0.0.1", port: 0)).localAddress.port
+        // Free ports for ffmpeg to listen on (RTP, and RTCP at + 1).
+        let port = try Self.freePortPair()
         let key = SRTPKeyingMaterial.random(for: .aesCM128HMACSHA1_80)
         var media = MediaDescription(kind: .video, port: port, proto: .rtpAVP, payloadTypes: [96])
         media.rtpMaps = [RTPMap(payloadType: 96, encodingName: "H264", clockRate: 90_000)]
@@ -210,6 +210,23 @@ struct IntakeInteropTests {
         let source = try Self.md5Lines(String(decoding: FFmpeg.run(["-i", video.path, "-f", "framemd5", "-"]), as: UTF8.self))
         #expect(received.count == accessUnits.count)
         #expect(received == source, "every decoded frame matches the source decode")
+    }
+
+    /// An even UDP port that is free on 127.0.0.1 with the next one (RTP and RTCP), drawn at
+    /// random from 20000…32767, below Linux's ephemeral range. A port the kernel gave a bind to
+    /// port 0 and the test released is one the kernel gives out again — to a sender's source
+    /// port, another test's socket —: beside two builds and two `yes`, ffmpeg found port 59367
+    /// taken and exited ("ffmpeg never opened port 59367"); the port above it was never checked.
+    static func freePortPair() throws -> UInt16 {
+        for _ in 0..<256 {
+            let port = UInt16.random(in: 20_000...32_766) & ~1
+            if let rtp = try? UDPReceiver(bindingTo: SocketAddress(host: "127.0.0.1", port: port)),
+               let rtcp = try? UDPReceiver(bindingTo: SocketAddress(host: "127.0.0.1", port: port + 1)) {
+                withExtendedLifetime((rtp, rtcp)) {}
+                return port
+            }
+        }
+        throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "no two free UDP ports in 20000…32767"])
     }
 
     /// The hashes of a framemd5 listing (size and MD5 of each decoded frame).

@@ -1,13 +1,13 @@
 // Many viewers in one process: 20 subscribers, each to its own built-in publisher on loopback, all
-// on one SubscriptionEventLoop — a fixed set of threads (one worker per core and one for the
-// observers) however many subscribers it drives. Without decoding, every timing statistic stays
+// on one SubscriptionEventLoop — a fixed set of threads (workers, and one for the observers; no
+// decode threads, as no viewer here decodes) however many subscribers it drives. Without decoding, every timing statistic stays
 // exact and a viewer costs a fraction of a percent of a core — public API only.
 import Playout
 import PlayoutSender
 
 LoggingSetup.bootstrap()  // console at PLAYOUT_LOG_LEVEL (default warning), once per process
 
-let loop = try SubscriptionEventLoop(workers: 2)
+let loop = try SubscriptionEventLoop(workers: 2, decodeThreads: 0)
 var publishers: [Publisher] = []
 var viewers: [Subscriber] = []
 for _ in 0..<20 {

@@ -181,6 +181,25 @@ struct HeartbeatGuideTests {
         setup.instrument.shutdown(timeout: .seconds(1))
     }
 
+    @Test("Troubleshoot: tracing activated at run time — heartbeatConfig.debugLogging = YES, then configure")
+    func tracingAtRunTime() throws {
+        let setup = try Setup(.init(publisher: "org1"))
+        setup.heartbeat.trackVideoLoad()
+        #expect(setup.collector.snapshot().entries.isEmpty)
+        var heartbeatConfig = HeartbeatTracker.Configuration(trackingServer: "hb.example.com", jobId: "sc_va", publisher: "org1")
+        // Activate tracking/logging.
+        heartbeatConfig.debugLogging = true
+        // Apply the configuration.
+        setup.heartbeat.configure(heartbeatConfig)
+        setup.heartbeat.trackPlay()
+        #expect(setup.collector.snapshot().entries.map(\.message) == [
+            "[INFO] [2023-11-14T22:13:20.000Z][VideoHeartbeat] #configure > configured",
+            "[DEBUG] [2023-11-14T22:13:20.000Z][VideoPlayerPlugin] #trackPlay > play, playing",
+        ])
+        #expect(setup.findings.isEmpty)
+        setup.instrument.shutdown(timeout: .seconds(1))
+    }
+
     @Test("every finding's detail names the guide's section")
     func findingsNameTheSection() throws {
         for (rule, scenario) in HeartbeatTrackerTests.breaks {

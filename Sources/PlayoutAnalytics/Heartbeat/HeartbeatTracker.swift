@@ -176,6 +176,11 @@ public final class HeartbeatTracker: Sendable {
         } else {
             log(.info, "VideoHeartbeat", "configure", "configured")
         }
+        if state.withLock({ $0.quiet }) {
+            tracker.setHeartbeatProvider(nil)  // quiet mode sends no heartbeat either
+        } else if isEnabled(.heartbeat) {
+            installHeartbeatProvider()
+        }
         emitAttributes(of: configuration, previous: previous)
         return broken == nil
     }

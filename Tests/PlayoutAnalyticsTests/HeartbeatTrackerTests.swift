@@ -152,6 +152,20 @@ struct HeartbeatTrackerTests {
             heartbeat.trackComplete()
             heartbeat.trackPlay()
         }),
+        (.invalidConfiguration, { heartbeat, _ in
+            heartbeat.configure(.init(trackingServer: "hb.example.com", jobId: "", publisher: "p"))
+        }),
+        (.callAfterDestroy, { heartbeat, _ in
+            heartbeat.trackVideoLoad()
+            heartbeat.destroy()
+            heartbeat.trackPlay()
+        }),
+        (.adTransitionCall, { heartbeat, _ in
+            heartbeat.trackVideoLoad()
+            heartbeat.trackPlay()
+            heartbeat.trackAdStart()
+            heartbeat.trackPause()  // the ad's start pauses the main video by itself
+        }),
         (.invalidErrorId, { heartbeat, _ in
             heartbeat.trackVideoLoad()
             heartbeat.trackApplicationError("")
@@ -206,7 +220,7 @@ struct HeartbeatTrackerTests {
         let huge = String(repeating: "\u{1F600}\u{0}\n", count: 100_000)
         setup.player.info.withLock { $0.video?.id = huge }
         heartbeat.trackVideoLoad()
-        setup.player.info.withLock { $0.video = HeartbeatVideoInfo(id: "v", name: "", length: .seconds(-1), playhead: .zero, streamType: .live, playerName: "p") }
+        setup.player.info.withLock { $0.video = HeartbeatVideoInfo(id: "v", name: "", length: .seconds(-2), playhead: .zero, streamType: .live, playerName: "p") }
         heartbeat.trackVideoLoad()
         setup.player.info.withLock { $0.video?.length = nil }
         heartbeat.trackVideoLoad()
@@ -219,7 +233,7 @@ struct HeartbeatTrackerTests {
         heartbeat.trackVideoPlayerError(huge)
         heartbeat.trackApplicationError("\u{0}")  // a strange id is still an id
         #expect(setup.findings == [.invalidVideoInfo, .invalidVideoInfo] + Array(repeating: .invalidQoSInfo, count: 4) + [.invalidAdInfo, .invalidErrorId])
-        #expect(setup.heartbeat.conformance?.findings.first?.detail == "videoInfo.id is \(huge.utf8.count) bytes; at most 1024")
+        #expect(setup.heartbeat.conformance?.findings.first?.detail.hasPrefix("videoInfo.id is \(huge.utf8.count) bytes; at most 1024 (guide: ") == true)
         #expect(setup.heartbeat.conformance?.calls.allSatisfy { $0.arguments.allSatisfy { $0.count <= 64 } } == true)
         #expect(setup.instrument.flush())
         try setup.memory.expectEvents(["viewinit", "playerready", "error"])

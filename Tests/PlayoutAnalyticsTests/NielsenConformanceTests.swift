@@ -53,7 +53,7 @@ struct NielsenConformanceTests {
             let sdk = harness.makeSDK()
             sdk.play(NielsenFixtures.channel)
             var metadata = NielsenFixtures.live
-            metadata["isfullepisode"] = "yes"
+            metadata["isfullepisode"] = "maybe"
             #expect(sdk.loadMetadata(metadata).map(\.key) == ["isfullepisode"])
         }),
         (.playheadOncePerSecond, { harness in
@@ -73,6 +73,53 @@ struct NielsenConformanceTests {
             harness.playLive(sdk, seconds: 2)
             harness.clock.advance(by: .seconds(31))  // buffering, no stop
             harness.ticks(sdk, 2)
+        }),
+        (.aggregationLimits, { harness in
+            let sdk = harness.makeSDK()
+            for section in 0...NielsenMetadata.aggregationLimit {  // 26 distinct sections
+                sdk.loadMetadata(["type": "static", "section": .string("section\(section)")])
+            }
+        }),
+        (.finalPlayhead, { harness in
+            let sdk = harness.makeSDK()
+            harness.playLive(sdk, seconds: 2)
+            harness.clock.advance(by: .seconds(3))  // the position at the end never sent
+            sdk.end()
+        }),
+        (.adPlayheadFromZero, { harness in
+            let sdk = harness.makeSDK()
+            sdk.play()
+            sdk.loadMetadata(["type": "preroll", "assetid": "AD-1"])
+            sdk.playheadPosition(5)
+        }),
+        (.contentResumesPosition, { harness in
+            let sdk = harness.makeSDK()
+            sdk.play()
+            sdk.loadMetadata(NielsenFixtures.onDemand)
+            for position in 0..<5 {
+                sdk.playheadPosition(Int64(position))
+                harness.clock.advance(by: .seconds(1))
+            }
+            sdk.loadMetadata(["type": "midroll", "assetid": "AD-2"])
+            for position in 0..<3 {
+                sdk.playheadPosition(Int64(position))
+                harness.clock.advance(by: .seconds(1))
+            }
+            sdk.stop()
+            sdk.loadMetadata(NielsenFixtures.onDemand)
+            sdk.playheadPosition(8)  // ad time counted into the content: it left off at 4
+        }),
+        (.resumeWithMetadata, { harness in
+            let sdk = harness.makeSDK()
+            harness.playLive(sdk, seconds: 2)
+            sdk.stop()
+            harness.clock.advance(by: .seconds(5))
+            harness.ticks(sdk, 1)  // no loadMetadata on resume
+        }),
+        (.optOutURL, { harness in
+            let sdk = harness.makeSDK()
+            #expect(!sdk.userOptOut(NielsenAppSDK.closeOptOutPage))
+            #expect(!sdk.optOutStatus)
         }),
         (.disabledInstance, { harness in
             let sdk = harness.makeSDK()
@@ -95,6 +142,7 @@ struct NielsenConformanceTests {
         let findings = harness.log.findings
         #expect(findings.map(\.rule) == [rule], "\(findings)")
         #expect(findings.first?.description.hasPrefix("\(rule): ") == true)
+        #expect(findings.first?.detail.hasSuffix("(guide: \(rule.guideSection))") == true, "\(findings)")
     }
 
     @Test("a clean session gives no finding")
@@ -134,7 +182,7 @@ struct NielsenConformanceTests {
         #expect(NielsenMetadata.validate(many) == [.tooManyKeys(count: 10_000, limit: 100)])
         #expect(NielsenMetadata.validate(["type": "content", "title": .string(String(repeating: "é", count: 41))])
             .contains(.tooLong(key: "title", length: 41, limit: 40)))
-        #expect(!NielsenMetadata.validate(["title": .string(String(repeating: "é", count: 40))]).contains { $0.key == "title" })
+        #expect(!NielsenMetadata.validate(["title": .string(String(repeating: "é", count: 36) + "S1E1")]).contains { $0.key == "title" })
     }
 
     @Test("non-string values of every kind are refused naming the key and the kind", arguments: [
@@ -156,7 +204,7 @@ struct NielsenConformanceTests {
 
     @Test("formats: type, length, airdate, isfullepisode, adloadtype, assetid", arguments: [
         ("type", "movie"), ("length", "-1"), ("length", "1e3"), ("length", "ten"), ("airdate", "2026-01-01"), ("airdate", "2026-01-01T12:00:00+5"),
-        ("isfullepisode", "Y"), ("adloadtype", "3"), ("assetid", "EP 001"), ("assetid", "EP/001?x=1"),
+        ("isfullepisode", "x"), ("adloadtype", "3"), ("title", "Playout News 318"), ("crossId1", "EP0093118200"), ("airdate", "2026-13-01T12:00:00"), ("assetid", "EP 001"), ("assetid", "EP/001?x=1"),
     ])
     func formats(_ key: String, _ value: String) {
         var metadata = NielsenFixtures.live
@@ -168,7 +216,8 @@ struct NielsenConformanceTests {
 
     @Test("valid formats pass", arguments: [
         ("airdate", "2026-01-01T12:00:00-0500"), ("airdate", "2026-01-01T12:00:00+05:30"), ("airdate", "20260101 12:00:00"),
-        ("length", "3600.5"), ("length", "86400"), ("adloadtype", "1"), ("isfullepisode", "n"), ("assetid", "CBS_s5.e234-F2021"),
+        ("length", "3600.5"), ("length", "86400"), ("adloadtype", "1"), ("isfullepisode", "n"), ("isfullepisode", "Yes"), ("isfullepisode", "lf"),
+        ("assetid", "CBS_s5.e234-F2021"), ("title", "The Pants Alternative S3 E18"), ("crossId1", "SH009311820022"),
     ])
     func validFormats(_ key: String, _ value: String) {
         var metadata = NielsenFixtures.live

@@ -7,13 +7,14 @@ import PlayoutTelemetry
 /// window, the video's frames per second, every frame dropped, the picture size — the numbers of
 /// its latest sample), its session description names the video (a live stream).
 extension Subscriber: HeartbeatPlayerDelegate {
-    /// The session's id (the SDP origin's session id, else `"playout"`), its name (`s=`), live,
+    /// The session's id (the SDP origin's session id, else `"playout"`), its name (`s=`), live
+    /// (length -1, as the guide sets it),
     /// the play head at the time since the start, player `"Playout"`.
     public var videoInfo: HeartbeatVideoInfo? {
         let description = sessionDescription
         let id = description?.origin?.sessionID ?? ""
         return HeartbeatVideoInfo(
-            id: id.isEmpty ? "playout" : id, name: description?.sessionName ?? "", length: nil, playhead: qos.value.elapsed,
+            id: id.isEmpty ? "playout" : id, name: description?.sessionName ?? "", length: HeartbeatVideoInfo.liveLength, playhead: qos.value.elapsed,
             streamType: .live, playerName: "Playout")
     }
 

@@ -66,7 +66,8 @@ public struct HeartbeatVideoInfo: Sendable, Hashable {
     public var id: String
     /// Its name.
     public var name: String
-    /// Its length (nil for live and linear streams).
+    /// Its length in seconds. For live and linear streams the guide sets it to -1
+    /// (``liveLength``); nil is taken the same way.
     public var length: Duration?
     /// The play head's position in the content.
     public var playhead: Duration
@@ -85,11 +86,15 @@ public struct HeartbeatVideoInfo: Sendable, Hashable {
         self.playerName = playerName
     }
 
+    /// -1 s: the length the guide gives live and linear streams.
+    public static let liveLength: Duration = .seconds(-1)
+
     /// Why the info is unusable, or nil.
     var problem: String? {
         if id.isEmpty { return "videoInfo.id is empty" }
         if playerName.isEmpty { return "videoInfo.playerName is empty" }
-        if let length, length < .zero { return "videoInfo.length is negative (\(length))" }
+        if length == Self.liveLength, streamType == .vod { return "videoInfo.length is -1, which is for live and linear streams: give the VOD asset's duration" }
+        if let length, length < .zero, length != Self.liveLength { return "videoInfo.length is negative (\(length)); only live and linear streams use -1" }
         if playhead < .zero { return "videoInfo.playhead is negative (\(playhead))" }
         return oversized(["id": id, "name": name, "playerName": playerName], in: "videoInfo")
     }
@@ -97,17 +102,18 @@ public struct HeartbeatVideoInfo: Sendable, Hashable {
 
 /// The ad break: Adobe's `AdBreakInfo`.
 public struct HeartbeatAdBreakInfo: Sendable, Hashable {
-    /// The break's name.
+    /// The break's name (optional: may be empty).
     public var name: String
     /// Its position in the content, from 1 (pre-roll).
     public var position: Int
-    /// Where in the content it starts.
-    public var startTime: Duration
+    /// Where in the content it starts (optional: nil is the main content's playhead at
+    /// ``HeartbeatTracker/trackAdStart()``, as the guide defaults it).
+    public var startTime: Duration?
     /// The ad player's name.
     public var playerName: String
 
     /// Ad-break info with the given values.
-    public init(name: String, position: Int, startTime: Duration, playerName: String) {
+    public init(name: String = "", position: Int, startTime: Duration? = nil, playerName: String) {
         self.name = name
         self.position = position
         self.startTime = startTime
@@ -116,6 +122,7 @@ public struct HeartbeatAdBreakInfo: Sendable, Hashable {
 
     var problem: String? {
         if position < 1 { return "adBreakInfo.position is \(position); positions start at 1" }
+        if let startTime, startTime < .zero { return "adBreakInfo.startTime is negative (\(startTime))" }
         if playerName.isEmpty { return "adBreakInfo.playerName is empty" }
         return oversized(["name": name, "playerName": playerName], in: "adBreakInfo")
     }
@@ -131,20 +138,23 @@ public struct HeartbeatAdInfo: Sendable, Hashable {
     public var length: Duration
     /// Its position in the break, from 1.
     public var position: Int
+    /// The CPM value associated with the ad (optional).
+    public var cpm: String?
 
     /// Ad info with the given values.
-    public init(id: String, name: String, length: Duration, position: Int) {
+    public init(id: String, name: String = "", length: Duration, position: Int, cpm: String? = nil) {
         self.id = id
         self.name = name
         self.length = length
         self.position = position
+        self.cpm = cpm
     }
 
     var problem: String? {
         if id.isEmpty { return "adInfo.id is empty" }
         if position < 1 { return "adInfo.position is \(position); positions start at 1" }
         if length < .zero { return "adInfo.length is negative (\(length))" }
-        return oversized(["id": id, "name": name], in: "adInfo")
+        return oversized(["id": id, "name": name, "cpm": cpm ?? ""], in: "adInfo")
     }
 }
 
@@ -174,8 +184,9 @@ public struct HeartbeatChapterInfo: Sendable, Hashable {
     }
 }
 
-/// The quality of service: Adobe's `QoSInfo` (bitrate, fps, dropped frames, startup time), plus
-/// the picture size for a `renditionchange`.
+/// The quality of service: Adobe's `QoSInfo` (bitrate in bps, fps — truncated to its integer
+/// part when sent, as the guide says —, cumulated dropped frames, startup time), plus the
+/// picture size for a `renditionchange`.
 public struct HeartbeatQoSInfo: Sendable, Hashable {
     /// Bits per second.
     public var bitrate: Double
@@ -217,8 +228,10 @@ public struct HeartbeatErrorInfo: Sendable, Hashable {
     public var rule: HeartbeatRule
     /// The call that broke it.
     public var call: String
-    /// What was wrong.
+    /// What was wrong (the guide's `ErrorInfo.message`).
     public var message: String
+    /// The guide's `ErrorInfo.details`: the rule and the section of the guide that states it.
+    public var details: String { "\(rule.rawValue) (guide: \(rule.guideSection))" }
 }
 
 /// Names the first of `strings` longer than ``heartbeatMaximumMetadataBytes``.

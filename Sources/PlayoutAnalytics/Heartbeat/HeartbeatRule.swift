@@ -14,8 +14,10 @@ public enum HeartbeatRule: String, Sendable, Hashable, CaseIterable {
     case loadWhileLoaded
     /// The guide: on `trackVideoLoad()` the SDK asks the player delegate's `getVideoInfo()` for
     /// the video's id, name, length, playhead, stream type and player name. Broken when there is
-    /// none, or the id or player name is empty, a time is negative, or a string is longer than
-    /// ``heartbeatMaximumMetadataBytes`` (Playout's bound).
+    /// none, or the id or player name is empty, a time is negative (a length of -1 is the
+    /// guide's for live and linear streams), or a string is longer than
+    /// ``heartbeatMaximumMetadataBytes`` (Playout's bound). The tracker then enters the error
+    /// state, as the guide's library does, until the next `trackVideoLoad()`.
     case invalidVideoInfo
     /// The guide: on `trackAdStart()` the SDK asks `getAdBreakInfo()` and `getAdInfo()` (ad id,
     /// length, position from 1). Broken when either is missing or invalid.
@@ -38,7 +40,38 @@ public enum HeartbeatRule: String, Sendable, Hashable, CaseIterable {
     /// The guide: `trackComplete()` marks the end of the content; what follows is
     /// `trackVideoUnload()`. Broken by any other tracking call after it.
     case callAfterComplete
+    /// The guide's mandatory configuration parameters (`trackingServer`, `jobId`, `publisher`)
+    /// are non-empty in what ``HeartbeatTracker/configure(_:)`` is given. Broken by an empty one;
+    /// `trackVideoLoad()` then enters the error state until `configure` gets a valid one.
+    case invalidConfiguration
+    /// The guide: after `destroy()` the instance is torn down. Broken by any tracking call after
+    /// it (ignored).
+    case callAfterDestroy
+    /// The guide: no other track call signals the move between content and an ad ("you should
+    /// not signal the pause of the main video (via trackPause) when an ad starts"). Broken by
+    /// `trackPause()` straight after `trackAdStart()` (ignored).
+    case adTransitionCall
     /// The guide: `trackVideoPlayerError(errorId)` and `trackApplicationError(errorId)` name the
     /// error by a non-empty id. Broken by an empty or oversized id.
     case invalidErrorId
+}
+
+extension HeartbeatRule {
+    /// The section of the guide (video heartbeat SDK 1.4 for iOS) that states the rule; every
+    /// finding's detail ends with it.
+    public var guideSection: String {
+        switch self {
+        case .callBeforeVideoLoad, .loadWhileLoaded, .callAfterComplete: "Handle Player Events: Playback Tracking"
+        case .invalidVideoInfo: "Implement the Player Delegate: 1. Gather video content data"
+        case .invalidAdInfo: "Implement the Player Delegate: 2. Gather ad break data, 3. Gather ad content data"
+        case .invalidChapterInfo: "Implement the Player Delegate: 4. Gather chapter data"
+        case .invalidQoSInfo: "Implement the Player Delegate: 5. Gather QoS data"
+        case .completeWithoutStart: "Handle Player Events (track...Start and track...Complete pairs)"
+        case .callInErrorState: "Implement the Player Delegate: 7. Monitor the Error State"
+        case .invalidErrorId: "Handle Player Events: Error Tracking"
+        case .invalidConfiguration: "Instantiation and configuration: Mandatory configuration parameters"
+        case .callAfterDestroy: "Destroy operations for the VideoHeartbeat library"
+        case .adTransitionCall: "Handle Player Events: Ad Tracking"
+        }
+    }
 }

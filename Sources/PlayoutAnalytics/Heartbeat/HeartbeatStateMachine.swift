@@ -7,6 +7,8 @@ public enum HeartbeatCall: String, Sendable, Hashable, CaseIterable {
     case trackSeekStart, trackSeekComplete, trackBufferStart, trackBufferComplete
     case trackAdStart, trackAdComplete, trackChapterStart, trackChapterComplete
     case trackBitrateChange, trackVideoPlayerError, trackApplicationError
+    /// The guide's `trackQoSUpdateInfo`: the latest QoS values from the delegate, between calls.
+    case trackQoSUpdateInfo
 }
 
 /// The heartbeat adapter's decisions, sans-IO: it takes one tracking call, what the player
@@ -29,10 +31,16 @@ public enum HeartbeatCall: String, Sendable, Hashable, CaseIterable {
 /// | `trackApplicationError` | warning `error` |
 /// | `trackComplete` | QoS attributes, `ended` |
 /// | `trackVideoUnload` | QoS attributes, `viewend` |
+/// | `trackQoSUpdateInfo` | QoS attributes |
+///
+/// Every call carries the delegate's QoS, as the guide appends it to every call: when it changed
+/// since the last call, its attributes (`bitrate`, `fps`, `droppedFrames`, `startupTime`) come
+/// first.
 public struct HeartbeatStateMachine: Sendable {
     /// What the player delegate said for a call (only what that call reads).
     public struct Info: Sendable {
-        /// For `trackVideoLoad`.
+        /// For `trackVideoLoad`; for `trackAdStart`, the main content's playhead (the ad break's
+        /// default start time).
         public var video: HeartbeatVideoInfo?
         /// For `trackAdStart`.
         public var adBreak: HeartbeatAdBreakInfo?
@@ -40,7 +48,8 @@ public struct HeartbeatStateMachine: Sendable {
         public var ad: HeartbeatAdInfo?
         /// For `trackChapterStart`.
         public var chapter: HeartbeatChapterInfo?
-        /// For `trackBitrateChange`, `trackComplete` and `trackVideoUnload`.
+        /// For every call (the guide appends QoS to every call; `trackBitrateChange` and
+        /// `trackQoSUpdateInfo` need it).
         public var qos: HeartbeatQoSInfo?
         /// For the error calls.
         public var errorId: String?
@@ -79,8 +88,11 @@ public struct HeartbeatStateMachine: Sendable {
         case loaded
         /// The content completed; only the unload may follow.
         case completed
-        /// After a player error: ignoring calls until the next load.
+        /// After a player error (or invalid video info or configuration): ignoring calls until
+        /// the next load.
         case error
+        /// After `destroy()`: every call is refused.
+        case destroyed
     }
 
     /// The current phase.
@@ -95,19 +107,59 @@ public struct HeartbeatStateMachine: Sendable {
     private var seeking = false
     private var inAd = false
     private var inChapter = false
+    private var lastCall: HeartbeatCall?
+    private var sentQoS: [TelemetryField] = []
+    private var configurationProblem: String?
+    private var viewOpen = false
 
     /// A tracker with no video loaded.
     public init() {}
 
+    /// `configure(config)` with what is wrong with the configuration (nil: valid). Returns the
+    /// broken rule, if any; while it is invalid, `trackVideoLoad` enters the error state.
+    public mutating func configure(problem: String?) -> (rule: HeartbeatRule, detail: String)? {
+        guard phase != .destroyed else { return (.callAfterDestroy, "configure after destroy: make a new instance") }
+        configurationProblem = problem
+        return problem.map { (.invalidConfiguration, $0) }
+    }
+
+    /// `destroy()`: the instance is torn down; every later call is refused. Returns whether a
+    /// video was still loaded (its view ends).
+    public mutating func destroy() -> Bool {
+        let loaded = viewOpen
+        self = HeartbeatStateMachine()
+        phase = .destroyed
+        return loaded
+    }
+
     /// Handles `call` at `now` with the delegate's `info`.
     public mutating func handle(_ call: HeartbeatCall, info: Info = Info(), now: MonotonicInstant) -> Decision {
+        var decision = handleCall(call, info: info, now: now)
+        if decision.broken == nil {
+            let qos = Self.qosFields(info.qos, startup: measuredStartupTime)
+            if !qos.isEmpty, qos != sentQoS, phase != .destroyed {
+                sentQoS = qos
+                let attributes = qos.map { TelemetryEvent.attribute($0.name, $0.value) }
+                if call == .trackVideoLoad {
+                    decision.events += attributes  // after viewinit: the new view's
+                } else {
+                    decision.events.insert(contentsOf: attributes, at: 0)  // the call's record carries them
+                }
+            }
+        }
+        lastCall = call
+        return decision
+    }
+
+    private mutating func handleCall(_ call: HeartbeatCall, info: Info, now: MonotonicInstant) -> Decision {
         var decision = Decision()
         func broken(_ rule: HeartbeatRule, _ detail: String) -> Decision {
             Decision(broken: (rule, detail))
         }
         switch (phase, call) {
+        case (.destroyed, _): return broken(.callAfterDestroy, "\(call.rawValue) after destroy: make a new instance")
         case (.error, .trackVideoLoad), (.error, .trackVideoUnload): break
-        case (.error, _): return broken(.callInErrorState, "\(call.rawValue) after trackVideoPlayerError: ignored until the next trackVideoLoad")
+        case (.error, _): return broken(.callInErrorState, "\(call.rawValue) in the error state (a player error, or invalid video info or configuration): ignored until the next trackVideoLoad")
         case (.unloaded, .trackVideoLoad): break
         case (.unloaded, _): return broken(.callBeforeVideoLoad, "\(call.rawValue) with no video loaded: call trackVideoLoad first")
         case (.loaded, .trackVideoLoad), (.completed, .trackVideoLoad):
@@ -118,22 +170,33 @@ public struct HeartbeatStateMachine: Sendable {
         }
         switch call {
         case .trackVideoLoad:
-            guard let video = info.video else { return broken(.invalidVideoInfo, "getVideoInfo returned nothing") }
-            if let problem = video.problem { return broken(.invalidVideoInfo, problem) }
-            if phase == .error {
+            if let problem = configurationProblem {
+                phase = .error
+                return broken(.invalidConfiguration, "trackVideoLoad with an invalid configuration (\(problem)): call configure with a valid one")
+            }
+            guard let video = info.video else {
+                phase = .error
+                return broken(.invalidVideoInfo, "getVideoInfo returned nothing")
+            }
+            if let problem = video.problem {
+                phase = .error
+                return broken(.invalidVideoInfo, problem)
+            }
+            let continues = phase == .error && viewOpen  // after a player error: the same view goes on
+            if continues {
                 decision.events.append(.videoChange(videoId: video.id))
             } else {
                 decision.events.append(.viewInit)
             }
             decision.events += Self.attributes(of: video)
-            if phase != .error { decision.events.append(.playerReady) }
-            self = HeartbeatStateMachine()
+            if !continues { decision.events.append(.playerReady) }
+            reset()
+            viewOpen = true
             phase = .loaded
         case .trackVideoUnload:
-            decision.events += Self.qosAttributes(info.qos, startup: measuredStartupTime)
-            decision.events.append(.viewEnd)
+            if viewOpen { decision.events.append(.viewEnd) }  // no view when the only load was refused
             decision.unloaded = true
-            self = HeartbeatStateMachine()
+            reset()
         case .trackSessionStart:
             guard sessionStart == nil else { return Decision(note: "the session has started already") }
             sessionStart = now
@@ -152,12 +215,14 @@ public struct HeartbeatStateMachine: Sendable {
             paused = false
             decision.events.append(.playing)
         case .trackPause:
+            if lastCall == .trackAdStart {
+                return broken(.adTransitionCall, "trackPause straight after trackAdStart: the ad's start pauses the main video by itself")
+            }
             guard playing, !paused else { return Decision(note: paused ? "paused already" : "not playing") }
             paused = true
             rebuffering = false
             decision.events.append(.pause)
         case .trackComplete:
-            decision.events += Self.qosAttributes(info.qos, startup: measuredStartupTime)
             decision.events.append(playing || sessionStart != nil ? .ended : .action("complete", []))
             phase = .completed
         case .trackSeekStart:
@@ -187,12 +252,14 @@ public struct HeartbeatStateMachine: Sendable {
             guard let ad = info.ad else { return broken(.invalidAdInfo, "getAdInfo returned nothing") }
             if let problem = adBreak.problem ?? ad.problem { return broken(.invalidAdInfo, problem) }
             inAd = true
-            decision.events.append(.action("adstart", [
+            var fields = [
                 TelemetryField("adId", .string(ad.id)), TelemetryField("adName", .string(ad.name)),
                 TelemetryField("adLength", .double(ad.length.seconds)), TelemetryField("adPosition", .int(Int64(ad.position))),
                 TelemetryField("adBreakName", .string(adBreak.name)), TelemetryField("adBreakPosition", .int(Int64(adBreak.position))),
-                TelemetryField("adBreakStartTime", .double(adBreak.startTime.seconds)),
-            ]))
+                TelemetryField("adBreakStartTime", .double((adBreak.startTime ?? info.video?.playhead ?? .zero).seconds)),
+            ]
+            if let cpm = ad.cpm { fields.append(TelemetryField("adCpm", .string(cpm))) }
+            decision.events.append(.action("adstart", fields))
         case .trackAdComplete:
             guard inAd else { return broken(.completeWithoutStart, "trackAdComplete without trackAdStart") }
             inAd = false
@@ -214,7 +281,6 @@ public struct HeartbeatStateMachine: Sendable {
         case .trackBitrateChange:
             guard let qos = info.qos else { return broken(.invalidQoSInfo, "getQoSInfo returned nothing") }
             if let problem = qos.problem { return broken(.invalidQoSInfo, problem) }
-            decision.events += Self.qosAttributes(qos, startup: measuredStartupTime)
             decision.events.append(.renditionChange(
                 bitrate: Int64(qos.bitrate.rounded()), width: Int32(clamping: qos.width), height: Int32(clamping: qos.height)))
         case .trackVideoPlayerError, .trackApplicationError:
@@ -227,8 +293,19 @@ public struct HeartbeatStateMachine: Sendable {
             decision.events.append(.error(TelemetryError(
                 severity: fatal ? .fatal : .warning, code: Int(id) ?? 0, message: fatal ? id : "application: \(id)")))
             if fatal { phase = .error }
+        case .trackQoSUpdateInfo:
+            guard let qos = info.qos else { return broken(.invalidQoSInfo, "getQoSInfo returned nothing") }
+            if let problem = qos.problem { return broken(.invalidQoSInfo, problem) }
+            decision.note = "QoS updated"
         }
         return decision
+    }
+
+    /// Back to no video loaded, keeping the configuration's validity.
+    private mutating func reset() {
+        let configuration = configurationProblem
+        self = HeartbeatStateMachine()
+        configurationProblem = configuration
     }
 
     /// The video's attributes, added to the view's later records.
@@ -240,17 +317,13 @@ public struct HeartbeatStateMachine: Sendable {
         ]
     }
 
-    /// The QoS as attributes by Adobe's names (`bitrate`, `fps`, `droppedFrames`, `startupTime`
-    /// in seconds), so the next record carries the values of the moment (none without QoS info).
-    static func qosAttributes(_ qos: HeartbeatQoSInfo?, startup measured: Duration?) -> [TelemetryEvent] {
-        qosFields(qos, startup: measured).map { .attribute($0.name, $0.value) }
-    }
-
-    /// ``qosAttributes(_:startup:)`` as fields (a heartbeat's content).
+    /// The QoS by Adobe's names (`bitrate` in bps, `fps` truncated, `droppedFrames`, `startupTime`
+    /// in seconds): a heartbeat's content, and as attributes what each call carries (none without
+    /// valid QoS info).
     static func qosFields(_ qos: HeartbeatQoSInfo?, startup measured: Duration?) -> [TelemetryField] {
         guard let qos, qos.problem == nil else { return [] }
         var fields = [
-            TelemetryField("bitrate", .double(qos.bitrate)), TelemetryField("fps", .double(qos.fps)),
+            TelemetryField("bitrate", .double(qos.bitrate)), TelemetryField("fps", .double(qos.fps.rounded(.towardZero))),
             TelemetryField("droppedFrames", .int(Int64(qos.droppedFrames))),
         ]
         if let startup = qos.startupTime ?? measured { fields.append(TelemetryField("startupTime", .double(startup.seconds))) }

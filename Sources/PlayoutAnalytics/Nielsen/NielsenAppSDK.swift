@@ -9,7 +9,8 @@ public import PlayoutTelemetry
 /// Calls never block: each decides under a short lock and copies its events into the engine's
 /// ring (``TelemetryTracker/emit(_:at:)``), in call order. Several instances can run at once,
 /// each with its own tracker and sessions. The tracker is made on the first event sent, so an
-/// instance whose user opted out before anything was sent sends nothing at all.
+/// instance that never reports anything has no view. A user who opted out is still measured,
+/// as the guide's SDK 5.1 and later does: the records carry `optout` = true.
 ///
 /// With a ``ConformanceLog`` it records every call and every broken ``NielsenRule``; the debug
 /// level (`nol_devDebug` in the app info: `ERROR`, `WARN`, `INFO`, `DEBUG`) decides what it
@@ -17,9 +18,9 @@ public import PlayoutTelemetry
 ///
 /// ```swift
 /// let nielsen = NielsenAppSDK(appInfo: ["appid": "PE4D5C2A1-0B1C-4D2E-8F3A-5B6C7D8E9F00"], instrument: instrument)
-/// nielsen.play(["channelName": "news"])
+/// nielsen.play()
 /// nielsen.loadMetadata(["type": "content", "assetid": "EP1", "program": "News", "title": "News S1E1",
-///                       "length": "0", "airdate": "2026-01-01T12:00:00Z", "isfullepisode": "y", "adloadtype": "2"])
+///                       "length": "0", "airdate": "2022-03-21T10:05:00", "isfullepisode": "Yes", "adloadtype": "2"])
 /// nielsen.playheadPosition(nielsen.utcSeconds())   // once a second while playing (live: Unix time)
 /// nielsen.stop(); nielsen.end()
 /// ```
@@ -70,16 +71,41 @@ public final class NielsenAppSDK: Sendable {
 
     // MARK: - The SDK's calls
 
-    /// Opens a viewing session with the channel's info (`channelName`).
+    /// The URL a user's opt-out selection navigates to (pass it to ``userOptOut(_:)-(String)``).
+    public static let optOutSelection = "nielsenappsdk://1"
+    /// The URL a user's opt-in selection navigates to.
+    public static let optInSelection = "nielsenappsdk://0"
+    /// The URL the opt-out page closes with (not an opt-out selection).
+    public static let closeOptOutPage = "nielsen://close"
+    /// The page ``optOutURL`` names by default: Playout has no opt-out page of its own, so it is
+    /// a reserved, never-resolving address (`.invalid`); a test plays the page's outcome by
+    /// passing ``optOutSelection`` or ``optInSelection`` to `userOptOut`.
+    public static let defaultOptOutURL = "https://playout.invalid/nielsen/optout"
+
+    /// Opens a viewing session, as the guide calls it: `play()`, at the start of each new
+    /// stream.
+    public func play() {
+        perform("play", []) { $0.play() }
+    }
+
+    /// Opens a viewing session with the channel's info (`channelName` required).
     public func play(_ channelInfo: [String: NielsenValue]) {
         perform("play", Self.render(channelInfo)) { $0.play(channelInfo) }
     }
 
-    /// The asset about to play; returns its errors (empty: accepted). Invalid metadata is not
-    /// applied.
+    /// The asset about to play (content or an ad), or static content; returns its errors
+    /// (empty: accepted). Invalid metadata is not applied.
     @discardableResult
     public func loadMetadata(_ metadata: [String: NielsenValue]) -> [NielsenMetadataError] {
-        perform("loadMetadata", Self.render(metadata)) { $0.loadMetadata(metadata) }.metadataErrors
+        let now = clock.now
+        return perform("loadMetadata", Self.render(metadata), now: now) { $0.loadMetadata(metadata, now: now) }.metadataErrors
+    }
+
+    /// The AirPlay/mirroring status (`ottStatus` `"0"` or `"1"`, and `ottType`, `ottDevice`,
+    /// `ottDeviceModel`, `ottDeviceID`); returns its errors (empty: accepted).
+    @discardableResult
+    public func updateOTT(_ info: [String: NielsenValue]) -> [NielsenMetadataError] {
+        perform("updateOTT", Self.render(info)) { $0.updateOTT(info) }.metadataErrors
     }
 
     /// The playhead, once a second while content plays: live, the Unix time in seconds
@@ -90,14 +116,15 @@ public final class NielsenAppSDK: Sendable {
         perform("playheadPosition", [String(position)], now: now) { $0.playheadPosition(position, now: now, utcSeconds: utc) }
     }
 
-    /// Playback paused or interrupted.
+    /// Playback paused or interrupted, or an ad ended.
     public func stop() {
         perform("stop", []) { $0.stop() }
     }
 
     /// The content ended.
     public func end() {
-        perform("end", []) { $0.end() }
+        let now = clock.now
+        perform("end", [], now: now) { $0.end(now: now) }
     }
 
     /// Disables the instance (every call ignored) or enables it again.
@@ -105,9 +132,19 @@ public final class NielsenAppSDK: Sendable {
         perform("appDisableApi", [String(disabled)]) { $0.appDisableApi(disabled) }
     }
 
-    /// The user opts out of measurement (nothing more is sent) or back in.
+    /// The user opts out of measurement or back in, as the URL the opt-out page navigated to:
+    /// ``optOutSelection`` (`nielsenappsdk://1`) or ``optInSelection`` (`nielsenappsdk://0`).
+    /// Returns false, with a ``NielsenRule/optOutURL`` finding, for any other URL. Measurement
+    /// goes on either way; records made while opted out carry `optout` = true.
+    @discardableResult
+    public func userOptOut(_ url: String) -> Bool {
+        perform("userOptOut", [NielsenMetadata.shorten(url)]) { $0.userOptOut(url: url) }.findings.isEmpty
+    }
+
+    /// The user opts out (true) or back in: `userOptOut(optOut ? "nielsenappsdk://1" :
+    /// "nielsenappsdk://0")`.
     public func userOptOut(_ optOut: Bool) {
-        perform("userOptOut", [String(optOut)]) { $0.userOptOut(optOut) }
+        userOptOut(optOut ? Self.optOutSelection : Self.optInSelection)
     }
 
     // MARK: - Reading
@@ -116,6 +153,9 @@ public final class NielsenAppSDK: Sendable {
     public var state: NielsenStateMachine.State { shared.withLock { $0.machine.state } }
     /// Whether the user opted out.
     public var optOutStatus: Bool { shared.withLock { $0.machine.optedOut } }
+    /// The page that lets the user opt out or in (the guide's `optOutURL`: Playout's
+    /// ``defaultOptOutURL``).
+    public var optOutURL: String { Self.defaultOptOutURL }
     /// The debug level from the app info.
     public var debugLevel: NielsenDebugLevel { shared.withLock { $0.machine.debugLevel } }
 
@@ -135,11 +175,10 @@ public final class NielsenAppSDK: Sendable {
         }
     }
 
-    /// Sends one `heartbeat` with `fields` now (a final QoS sample), unless opted out or
-    /// disabled.
+    /// Sends one `heartbeat` with `fields` now (a final QoS sample), unless disabled.
     public func reportQoS(_ fields: [TelemetryField]) {
         shared.withLock { shared in
-            guard !options.quiet, !shared.machine.optedOut, shared.machine.state != .disabled, let tracker = shared.tracker else { return }
+            guard !options.quiet, shared.machine.state != .disabled, let tracker = shared.tracker else { return }
             tracker.emit(.heartbeat(fields))
         }
     }
@@ -159,7 +198,8 @@ public final class NielsenAppSDK: Sendable {
             let step = decide(&shared.machine)
             conformance?.record(RecordedCall(name: call, arguments: arguments, time: now))
             for finding in step.findings {
-                conformance?.report(ConformanceFinding(rule: finding.rule, call: call, detail: finding.detail, time: now))
+                conformance?.report(ConformanceFinding(
+                    rule: finding.rule, call: call, detail: "\(finding.detail) (guide: \(finding.rule.guideSection))", time: now))
             }
             for event in step.events where !options.quiet {
                 if case .viewEnd = event {

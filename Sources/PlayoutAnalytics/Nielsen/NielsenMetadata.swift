@@ -110,7 +110,7 @@ public enum NielsenMetadata {
     /// Keys reserved by the guide, as they must be spelled.
     public static let reservedKeys: [String] = [
         "type", "assetid", "program", "title", "length", "airdate", "isfullepisode", "adloadtype", "segB", "segC",
-        "crossId1", "crossId2", "section", "channelName", "mediaURL", "clientid", "vcid", "subbrand",
+        "crossId1", "crossId2", "section", "segA", "channelName", "mediaURL", "clientid", "vcid", "subbrand",
     ]
     /// The content types and the keys each requires.
     public static let requiredKeys: [String: [String]] = [
@@ -159,6 +159,30 @@ public enum NielsenMetadata {
             !errors.contains(where: { $0.key == "channelName" })
         {
             errors.append(.missingKey("channelName", type: "channel info"))
+        }
+        return errors
+    }
+
+    /// The custom segment keys (`segA`, `segB`, `segC`): at most
+    /// ``aggregationLimit`` distinct values across them.
+    public static let segmentKeys = ["segA", "segB", "segC"]
+    /// 25: the most distinct `section` values, and the most distinct values across the custom
+    /// segments (the guide's "Aggregation Limits").
+    public static let aggregationLimit = 25
+    /// The ad types (`preroll`, `midroll`, `postroll`, `ad`).
+    public static let adTypes: Set<String> = ["preroll", "midroll", "postroll", "ad"]
+
+    /// The keys of `updateOTT`'s info ("AirPlay").
+    public static let ottKeys = ["ottStatus", "ottType", "ottDevice", "ottDeviceModel", "ottDeviceID"]
+
+    /// The errors of `updateOTT`'s info: `ottStatus` required, `"0"` or `"1"`.
+    public static func validateOTT(_ info: [String: NielsenValue]) -> [NielsenMetadataError] {
+        var errors = checkKeysAndValues(info)
+        guard info.count <= keyCountLimit, !errors.contains(where: { $0.key == "ottStatus" }) else { return errors }
+        switch info["ottStatus"]?.string {
+        case nil, "": errors.append(.missingKey("ottStatus", type: "OTT info"))
+        case "0", "1": break
+        case let status?: errors.append(.invalidValue(key: "ottStatus", value: shorten(status), expected: "\"1\" (AirPlay or mirroring) or \"0\""))
         }
         return errors
     }
@@ -217,9 +241,15 @@ public enum NielsenMetadata {
                 return invalid("seconds, e.g. \"3600\" (86400 for a continuous stream, 0 when unknown)")
             }
         case "airdate":
-            guard isAirdate(value) else { return invalid("YYYY-MM-DDThh:mm:ssZ (or an offset, -0500) or YYYYMMDD HH:MI:SS") }
+            guard isAirdate(value) else {
+                return invalid("one of the guide's formats: YYYY-MM-DDTHH:MI:SS (optionally +xx:xx or -xx:xx), YYYY-MM-DDHH:MI:SS, YYYYMMDDHH:MI:SS, YYYYMMDD HH:MI:SS, MM-DD-YYYY, MM/DD/YYYY or YYYYMMDD")
+            }
         case "isfullepisode":
-            guard value == "y" || value == "n" else { return invalid("\"y\" or \"n\"") }
+            guard fullEpisodeValues.contains(value.lowercased()) else { return invalid("\"y\" (or \"Yes\", \"lf\") or \"n\" (or \"No\", \"sf\")") }
+        case "title":
+            guard hasSeasonAndEpisode(value) else { return invalid("the season and episode, e.g. \"The Pants Alternative S03E18\" (S01E03, S1E3 or S1 E3)") }
+        case "crossId1":
+            guard isTMSId(value) else { return invalid("a Gracenote TMS id: EP, EV, MV, SH or SP and 12 digits, e.g. \"EP009311820061\"") }
         case "adloadtype":
             guard value == "1" || value == "2" else { return invalid("\"1\" (linear) or \"2\" (dynamic)") }
         case "assetid":
@@ -230,24 +260,62 @@ public enum NielsenMetadata {
         return nil
     }
 
-    /// `YYYY-MM-DDThh:mm:ss` followed by `Z` or `±hh:mm`/`±hhmm`, or `YYYYMMDD HH:MI:SS`.
-    private static func isAirdate(_ value: String) -> Bool {
+    /// The guide's nine `airdate` formats ("Acceptable Formats", Create Content Metadata), then
+    /// Playout's two ISO 8601 extensions (`Z`, an offset without a colon). `Y M D h m s` are
+    /// digits; anything else is literal.
+    public static let airdateFormats = [
+        "YYYY-MM-DDThh:mm:ss", "YYYY-MM-DDhh:mm:ss", "YYYY-MM-DDThh:mm:ss+hh:mm", "YYYY-MM-DDThh:mm:ss-hh:mm", "YYYYMMDDhh:mm:ss",
+        "YYYYMMDD hh:mm:ss", "MM-DD-YYYY", "MM/DD/YYYY", "YYYYMMDD", "YYYY-MM-DDThh:mm:ssZ", "YYYY-MM-DDThh:mm:ss+hhmm",
+        "YYYY-MM-DDThh:mm:ss-hhmm",
+    ]
+    /// The `isfullepisode` values accepted: the guide's `y` and `n`, the long-form and
+    /// short-form codes it also accepts (`lf`, `sf`), and the guide's own example's `Yes` (any
+    /// case of `yes`/`no`/`y`/`n`).
+    public static let fullEpisodeValues: Set<String> = ["y", "n", "yes", "no", "lf", "sf"]
+
+    /// Whether `value` matches one of ``airdateFormats`` with a real month (1–12), day (1–31),
+    /// hour (0–23), minute and second (0–59).
+    static func isAirdate(_ value: String) -> Bool {
         let scalars = Array(value.unicodeScalars)
-        func digits(_ range: Range<Int>) -> Bool {
-            range.upperBound <= scalars.count && range.allSatisfy { ("0"..."9").contains(scalars[$0]) }
+        return airdateFormats.contains { format in
+            let pattern = Array(format.unicodeScalars)
+            guard pattern.count == scalars.count else { return false }
+            var fields: [Unicode.Scalar: Int] = [:]
+            var offset = false  // after the sign, h and m are the offset's
+            for (expected, actual) in zip(pattern, scalars) {
+                if "YMDhms".unicodeScalars.contains(expected) {
+                    guard ("0"..."9").contains(actual) else { return false }
+                    if !offset { fields[expected, default: 0] = fields[expected, default: 0] * 10 + Int(actual.value) - 48 }
+                } else {
+                    guard expected == actual else { return false }
+                    if expected == "+" || (expected == "-" && fields["s"] != nil) { offset = true }
+                }
+            }
+            return (1...12).contains(fields["M"] ?? 1) && (1...31).contains(fields["D"] ?? 1) && (fields["h"] ?? 0) < 24
+                && (fields["m"] ?? 0) < 60 && (fields["s"] ?? 0) < 60
         }
-        func at(_ index: Int, _ character: Unicode.Scalar) -> Bool { index < scalars.count && scalars[index] == character }
-        if scalars.count == 17 {  // YYYYMMDD HH:MI:SS
-            return digits(0..<8) && at(8, " ") && digits(9..<11) && at(11, ":") && digits(12..<14) && at(14, ":") && digits(15..<17)
+    }
+
+    /// Whether `title` names its season and episode as the guide accepts (`S01E03`, `S1E3`,
+    /// `S1 E3`); `318` or `0318` alone is not valid.
+    static func hasSeasonAndEpisode(_ title: String) -> Bool {
+        let scalars = Array(title.unicodeScalars)
+        func isDigit(_ index: Int) -> Bool { index < scalars.count && ("0"..."9").contains(scalars[index]) }
+        for start in scalars.indices where scalars[start] == "S" && isDigit(start + 1) {
+            var index = start + 1
+            while isDigit(index) { index += 1 }
+            if index < scalars.count, scalars[index] == " " { index += 1 }
+            if index < scalars.count, scalars[index] == "E", isDigit(index + 1) { return true }
         }
-        guard digits(0..<4), at(4, "-"), digits(5..<7), at(7, "-"), digits(8..<10), at(10, "T"), digits(11..<13), at(13, ":"),
-            digits(14..<16), at(16, ":"), digits(17..<19)
-        else { return false }
-        let zone = Array(scalars[19...])
-        if zone == ["Z"] { return true }
-        guard let sign = zone.first, sign == "+" || sign == "-" else { return false }
-        let offset = zone.dropFirst().filter { $0 != ":" }
-        return offset.count == 4 && offset.allSatisfy { ("0"..."9").contains($0) } && zone.count <= 6
+        return false
+    }
+
+    /// Whether `crossId1` is a Gracenote TMS id: 14 characters, `EP`, `EV`, `MV`, `SH` or `SP`
+    /// followed by 12 digits.
+    static func isTMSId(_ value: String) -> Bool {
+        let scalars = Array(value.unicodeScalars)
+        guard scalars.count == 14, ["EP", "EV", "MV", "SH", "SP"].contains(String(String.UnicodeScalarView(scalars[0..<2]))) else { return false }
+        return scalars[2...].allSatisfy { ("0"..."9").contains($0) }
     }
 
     static func shorten(_ text: String) -> String {

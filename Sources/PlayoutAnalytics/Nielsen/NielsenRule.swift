@@ -7,7 +7,9 @@ public enum NielsenRule: String, Sendable, Hashable, CaseIterable {
     case appId
     /// `play` opens a viewing session; `loadMetadata`, `playheadPosition`, `stop` and `end`
     /// belong inside one (after `end`, `play` again). `play` is not repeated while a session is
-    /// open.
+    /// open. Two exceptions the guide shows: static metadata may be loaded at app start, before
+    /// any `play` ("Sample API Sequence"), and a postroll's `loadMetadata`, playheads and `stop`
+    /// follow the content's `end` ("Use Case 2").
     case sessionOrder
     /// `loadMetadata` comes before the first `playheadPosition` of each asset (and again after
     /// `end`): the SDK cannot credit a playhead to no asset.
@@ -29,10 +31,15 @@ public enum NielsenRule: String, Sendable, Hashable, CaseIterable {
     /// Values keep to the guide's formats: `type` is `content`, `preroll`, `midroll`,
     /// `postroll`, `ad` or `static`; `length` is seconds (integer or decimal, ≥ 0; 86400 for a
     /// continuous stream, 0 when unknown); `airdate` is `YYYY-MM-DDThh:mm:ss` with `Z` or an
-    /// offset, or `YYYYMMDD HH:MI:SS`; `isfullepisode` is `y` or `n`; `adloadtype` is `1`
-    /// (linear) or `2` (dynamic); `assetid` has no special characters (letters, digits, `-`, `_`,
-    /// `.`).
+    /// offset, or one of the guide's other eight formats (``NielsenMetadata/airdateFormats``);
+    /// `isfullepisode` is `y` or `n` (also `Yes`/`No`, `lf`/`sf`); `adloadtype` is `1` (linear)
+    /// or `2` (dynamic); `assetid` has no special characters (letters, digits, `-`, `_`, `.`);
+    /// `title` names season and episode (`S01E03`, `S1E3`, `S1 E3`); `crossId1` is a Gracenote
+    /// TMS id (`EP009311820061`).
     case valueFormat
+    /// At most 25 distinct `section` values, and at most 25 distinct values across `segA`,
+    /// `segB` and `segC`, per instance ("Aggregation Limits").
+    case aggregationLimits
     /// The playhead is reported once a second while content plays — not more often (two
     /// reports less than half a second apart).
     case playheadOncePerSecond
@@ -44,9 +51,47 @@ public enum NielsenRule: String, Sendable, Hashable, CaseIterable {
     /// buffering `stop` is called: a playhead more than 30 s after the previous one with no
     /// `stop` between breaks this.
     case stopAfterLongBuffering
+    /// The final playhead of the asset being played is sent before `end` or the next
+    /// `loadMetadata`: such a call more than 1.5 s after the last playhead (and less than the
+    /// 30 s a buffering may last, when playheads are rightly withheld) missed it. `stop` is not
+    /// checked: it may end a buffering of any length, during which the guide withholds playheads.
+    case finalPlayhead
+    /// Each ad's playhead begins from 0 at the ad's start.
+    case adPlayheadFromZero
+    /// Content resumed after an ad continues from where its previous segment left off (its
+    /// first playhead is the last content position or one second on), on demand.
+    case contentResumesPosition
+    /// After `stop`, playback resumes with `loadMetadata` and then playheads: a playhead
+    /// straight after `stop` breaks this.
+    case resumeWithMetadata
+    /// `userOptOut` takes the URL the opt-out page navigated to: `nielsenappsdk://1` (opt out)
+    /// or `nielsenappsdk://0` (opt in). Anything else is refused.
+    case optOutURL
     /// A disabled instance (`appDisableApi(true)`, or a failed initialization) ignores every
     /// call.
     case disabledInstance
+}
+
+extension NielsenRule {
+    /// The section of the guide (DCR video iOS App SDK) that states the rule; every finding's
+    /// detail ends with it.
+    public var guideSection: String {
+        switch self {
+        case .appId: "SDK Initialization"
+        case .sessionOrder: "Configure API Calls: Sample API Sequence"
+        case .metadataBeforePlayhead: "SDK Events"
+        case .stringValues, .caseSensitiveKeys: "Configure Metadata"
+        case .requiredKeys, .lengthLimits, .valueFormat: "Create Content Metadata"
+        case .aggregationLimits: "Configure Static Metadata if Applicable: Aggregation Limits"
+        case .playheadOncePerSecond, .playheadUnits: "Life cycle of SDK instance: playheadPosition"
+        case .stopAfterLongBuffering: "Interruptions during playback"
+        case .finalPlayhead: "SDK Events (note: the final playhead position)"
+        case .adPlayheadFromZero, .contentResumesPosition: "API Call Sequence: Use Case 2"
+        case .resumeWithMetadata: "Life cycle of SDK instance (interruptions: loadMetadata and playheadPosition)"
+        case .optOutURL: "Global iOS SDK No Ad Framework Opt-out"
+        case .disabledInstance: "Life cycle of SDK instance: Disabled state"
+        }
+    }
 }
 
 /// A Nielsen conformance finding.

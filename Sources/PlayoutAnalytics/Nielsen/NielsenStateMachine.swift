@@ -8,13 +8,14 @@ public import PlayoutTelemetry
 /// Lifecycle (the guide's four states): `initial` until initialized; `idle` once initialized
 /// with a valid app id (and after `stop` or `end`); `processing` while a session plays (after
 /// `play`, `loadMetadata` or a playhead); `disabled` after `appDisableApi(true)` or a failed
-/// initialization. A user opt-out keeps the state but sends nothing: the open view ends
-/// (`viewend`) and no later event is returned until the user opts in again.
+/// initialization. A user opt-out keeps the state and, as the guide's SDK 5.1 and later, goes on
+/// measuring: later records carry the attribute `optout` = true.
 ///
 /// Calls become events in the engine's vocabulary: `play` → `play`; `loadMetadata` → the
-/// asset's attributes and a `loadmetadata` action (`videochange` first when the asset changes
-/// after `end`); the first playhead after `play` or `stop` → `playing`, and every playhead a
-/// `playheadposition` metric; `stop` → `pause`; `end` → `ended`.
+/// asset's attributes and a `loadmetadata` action (`videochange` first when new content follows
+/// `end` and `play`); the first playhead after `play` or `stop` → `playing`, and every playhead a
+/// `playheadposition` metric; `stop` → `pause`; `end` → `ended`; `updateOTT` → its attributes and
+/// an `updateott` action.
 ///
 /// ```swift
 /// var machine = NielsenStateMachine()
@@ -65,12 +66,32 @@ public struct NielsenStateMachine: Sendable {
     private var initialized = false  // a valid app id was given
     private var disabledByApp = false
     private var sessionOpen = false
+    private var afterEnd = false  // the stream ended: only ads (a postroll) until the next play
+    private var newStream = false  // after end: the next content is a new video
     private var stopped = false
+    private var needsMetadata = false  // stopped: playback resumes with loadMetadata
     private var playingReported = false
     private var viewOpen = false
-    private var asset: (assetid: String, length: Double?, live: Bool)?
-    private var lastAssetId: String?
+    private var optOutMarkPending = false
+    private var asset: Asset?
+    private var lastContentId: String?
     private var lastPlayhead: MonotonicInstant?
+    private var adStartPending = false  // the next playhead is a new ad's first
+    private var contentResume: Int64?  // content after an ad: the position it left off at
+    private var contentPosition: (assetid: String, position: Int64)?
+    private var sections: Set<String> = []
+    private var segments: Set<String> = []
+
+    private struct Asset {
+        var assetid: String
+        var length: Double?
+        var live: Bool
+        var isAd: Bool
+    }
+
+    /// 1.5 s: an `end` or `loadMetadata` later than this after the last playhead (and sooner than
+    /// ``longestBuffering``) missed the final playhead (``NielsenRule/finalPlayhead``).
+    public static let finalPlayheadGap: Duration = .milliseconds(1500)
 
     /// An instance in the `initial` state.
     public init() {}
@@ -95,39 +116,80 @@ public struct NielsenStateMachine: Sendable {
         return step
     }
 
-    /// `play(channelInfo)`: opens a viewing session.
-    public mutating func play(_ channelInfo: [String: NielsenValue]) -> Step {
+    /// `play()` or `play(channelInfo)`: opens a viewing session (the guide calls `play()` with
+    /// no argument; channel info, when given, needs `channelName`). After `end` it starts the
+    /// next stream, also when a postroll played after that `end`.
+    public mutating func play(_ channelInfo: [String: NielsenValue]? = nil) -> Step {
         var step = Step()
         guard enabled("play", &step) else { return step }
-        step.metadataErrors = NielsenMetadata.validateChannelInfo(channelInfo)
-        for error in step.metadataErrors { step.findings.append((error.rule, "play: \(error)")) }
-        if sessionOpen {
+        if let channelInfo {
+            step.metadataErrors = NielsenMetadata.validateChannelInfo(channelInfo)
+            for error in step.metadataErrors { step.findings.append((error.rule, "play: \(error)")) }
+        }
+        if sessionOpen, !afterEnd {
             step.findings.append((.sessionOrder, "play while a session is open: call end first"))
             return step
         }
         sessionOpen = true
+        afterEnd = false
         stopped = false
+        needsMetadata = false
         playingReported = false
         lastPlayhead = nil
+        asset = nil
         state = .processing
         send(.play, &step)
         return step
     }
 
-    /// `loadMetadata(metadata)`: the asset about to play. Invalid metadata is refused (not
-    /// applied) with its errors.
-    public mutating func loadMetadata(_ metadata: [String: NielsenValue]) -> Step {
+    /// `loadMetadata(metadata)` at `now` (nil: no timing check): the asset about to play, or
+    /// static content. Invalid metadata is refused (not applied) with its errors. Static
+    /// metadata may come before any `play` (at app start); an ad's may follow `end` (a
+    /// postroll).
+    public mutating func loadMetadata(_ metadata: [String: NielsenValue], now: MonotonicInstant? = nil) -> Step {
         var step = Step()
         guard enabled("loadMetadata", &step) else { return step }
         step.metadataErrors = NielsenMetadata.validate(metadata)
         for error in step.metadataErrors { step.findings.append((error.rule, "loadMetadata: \(error)")) }
-        if !sessionOpen { step.findings.append((.sessionOrder, "loadMetadata outside a session: call play first")) }
-        guard step.metadataErrors.isEmpty, let type = metadata["type"]?.string else { return step }
-        let assetid = metadata["assetid"]?.string ?? ""  // static content may have none
+        let type = metadata["type"]?.string ?? ""
+        let isStatic = type == "static"
+        let isAd = NielsenMetadata.adTypes.contains(type)
+        if isStatic {
+            // measured apart from video: allowed before play, at app start
+        } else if !sessionOpen {
+            if isAd, afterEnd {
+                sessionOpen = true  // a postroll after the content's end
+            } else {
+                step.findings.append((.sessionOrder, "loadMetadata outside a session: call play first"))
+            }
+        } else if afterEnd, !isAd {
+            step.findings.append((.sessionOrder, "content after end: call play for the next stream"))
+        }
+        guard step.metadataErrors.isEmpty, !type.isEmpty else { return step }
+        countAggregates(metadata, &step)
+        if isStatic {
+            for key in ["type", "section"] {
+                if let value = metadata[key]?.string { send(.attribute(key, .string(value)), &step) }
+            }
+            send(.action("loadmetadata", [TelemetryField("type", .string(type)), TelemetryField("section", .string(metadata["section"]?.string ?? ""))]), &step)
+            return step
+        }
+        checkFinalPlayhead("loadMetadata", now: now, &step)
+        let assetid = metadata["assetid"]?.string ?? ""
         let length = metadata["length"]?.string
-        if let last = lastAssetId, last != assetid, asset == nil { send(.videoChange(videoId: assetid), &step) }
-        asset = (assetid, length.flatMap(Double.init), type == "content" && NielsenMetadata.isLive(length: length))
-        lastAssetId = assetid
+        let previous = asset
+        if isAd {
+            adStartPending = !(previous?.isAd == true && previous?.assetid == assetid)  // an interrupted ad resumes
+            contentResume = nil
+        } else {
+            if newStream, let last = lastContentId, last != assetid { send(.videoChange(videoId: assetid), &step) }
+            newStream = false
+            lastContentId = assetid
+            adStartPending = false
+            contentResume = previous?.isAd == true && contentPosition?.assetid == assetid ? contentPosition?.position : nil
+        }
+        asset = Asset(assetid: assetid, length: length.flatMap(Double.init), live: type == "content" && NielsenMetadata.isLive(length: length), isAd: isAd)
+        needsMetadata = false
         if sessionOpen { state = .processing }
         for key in ["type", "assetid", "program", "title", "length"] {
             if let value = metadata[key]?.string { send(.attribute(key, .string(value)), &step) }
@@ -148,6 +210,10 @@ public struct NielsenStateMachine: Sendable {
             step.findings.append((.metadataBeforePlayhead, "playheadPosition \(position) before loadMetadata"))
             return step
         }
+        if needsMetadata {
+            needsMetadata = false
+            step.findings.append((.resumeWithMetadata, "playheadPosition \(position) straight after stop: call loadMetadata as playback resumes"))
+        }
         if let last = lastPlayhead {
             let gap = last.duration(to: now)
             if gap < Self.shortestPlayheadGap {
@@ -159,18 +225,32 @@ public struct NielsenStateMachine: Sendable {
         if let problem = Self.unitProblem(position, live: asset.live, length: asset.length, utcSeconds: utcSeconds) {
             step.findings.append((.playheadUnits, "playheadPosition \(position): \(problem)"))
         }
+        if adStartPending {
+            adStartPending = false
+            if position != 0 { step.findings.append((.adPlayheadFromZero, "the ad \(asset.assetid)'s first playhead is \(position): an ad's playhead begins from 0")) }
+        }
+        if let resume = contentResume {
+            contentResume = nil
+            if !asset.live, position < resume || position > resume + 1 {
+                step.findings.append((.contentResumesPosition, "content resumed at \(position) after the ad: it left off at \(resume)"))
+            }
+        }
+        if !asset.isAd, !asset.live { contentPosition = (asset.assetid, position) }
         lastPlayhead = now
         stopped = false
         state = .processing
         if !playingReported {
             playingReported = true
+            if afterEnd { send(.play, &step) }  // a postroll after the content's end plays again
             send(.playing, &step)
         }
         send(.metric("playheadposition", .int(position)), &step)
         return step
     }
 
-    /// `stop()`: playback paused or interrupted; resumed by `loadMetadata` and playheads.
+    /// `stop()`: playback paused or interrupted, or an ad ended; resumed by `loadMetadata` and
+    /// playheads. Not checked for the final playhead: the guide withholds playheads while
+    /// buffering, and `stop` may follow a buffering of any length.
     public mutating func stop() -> Step {
         var step = Step()
         guard enabled("stop", &step) else { return step }
@@ -180,6 +260,7 @@ public struct NielsenStateMachine: Sendable {
         }
         guard !stopped else { return step }
         stopped = true
+        needsMetadata = true
         playingReported = false
         lastPlayhead = nil
         state = .idle
@@ -187,17 +268,21 @@ public struct NielsenStateMachine: Sendable {
         return step
     }
 
-    /// `end()`: the content ended; the session closes (the next asset needs `play` and
-    /// `loadMetadata`).
-    public mutating func end() -> Step {
+    /// `end()` at `now` (nil: no timing check): the content ended; the session closes (the next
+    /// stream needs `play` and `loadMetadata`; a postroll may still play).
+    public mutating func end(now: MonotonicInstant? = nil) -> Step {
         var step = Step()
         guard enabled("end", &step) else { return step }
         guard sessionOpen else {
             step.findings.append((.sessionOrder, "end outside a session: call play first"))
             return step
         }
+        checkFinalPlayhead("end", now: now, &step)
         sessionOpen = false
+        afterEnd = true
+        newStream = true
         stopped = false
+        needsMetadata = false
         playingReported = false
         lastPlayhead = nil
         asset = nil
@@ -220,14 +305,48 @@ public struct NielsenStateMachine: Sendable {
         return Step()
     }
 
-    /// `userOptOut(optOut)`: the user opts out (the open view ends; nothing more is sent) or in.
+    /// `userOptOut(optOut)`: the user opts out or back in. As the guide's SDK (5.1 and later)
+    /// does, measurement goes on: every later record carries the attribute `optout` (true while
+    /// opted out), sent with the next event (at once when a view is open).
     public mutating func userOptOut(_ optOut: Bool) -> Step {
         var step = Step()
-        if optOut, !optedOut, viewOpen {
-            step.events.append(.viewEnd)
-            viewOpen = false
+        if optOut != optedOut {
+            optedOut = optOut
+            optOutMarkPending = true
         }
-        optedOut = optOut
+        if viewOpen, optOutMarkPending {
+            optOutMarkPending = false
+            step.events.append(.attribute("optout", .bool(optedOut)))
+        }
+        return step
+    }
+
+    /// `userOptOut(url)`: the URL the opt-out page navigated to — `nielsenappsdk://1` opts out,
+    /// `nielsenappsdk://0` opts in; anything else is refused (``NielsenRule/optOutURL``).
+    public mutating func userOptOut(url: String) -> Step {
+        switch url {
+        case NielsenAppSDK.optOutSelection: return userOptOut(true)
+        case NielsenAppSDK.optInSelection: return userOptOut(false)
+        default:
+            var step = Step()
+            step.findings.append((.optOutURL, "userOptOut(\"\(NielsenMetadata.shorten(url))\"): pass nielsenappsdk://1 (opt out) or nielsenappsdk://0 (opt in)"))
+            return step
+        }
+    }
+
+    /// `updateOTT(info)`: the AirPlay/mirroring status (`ottStatus` `0` or `1`, with
+    /// `ottType`, `ottDevice`, `ottDeviceModel`, `ottDeviceID`), as attributes of later records
+    /// and an `updateott` action.
+    public mutating func updateOTT(_ info: [String: NielsenValue]) -> Step {
+        var step = Step()
+        guard enabled("updateOTT", &step) else { return step }
+        step.metadataErrors = NielsenMetadata.validateOTT(info)
+        for error in step.metadataErrors { step.findings.append((error.rule, "updateOTT: \(error)")) }
+        guard step.metadataErrors.isEmpty else { return step }
+        for key in NielsenMetadata.ottKeys {
+            if let value = info[key]?.string { send(.attribute(key, .string(value)), &step) }
+        }
+        send(.action("updateott", [TelemetryField("ottStatus", .string(info["ottStatus"]?.string ?? ""))]), &step)
         return step
     }
 
@@ -244,12 +363,38 @@ public struct NielsenStateMachine: Sendable {
     }
 
     private mutating func send(_ event: TelemetryEvent, _ step: inout Step) {
-        guard !optedOut else { return }
+        if optOutMarkPending {
+            optOutMarkPending = false
+            step.events.append(.attribute("optout", .bool(optedOut)))
+        }
         viewOpen = true
         step.events.append(event)
     }
 
-    /// Whether `appid` is `P` or `T` followed by a GUID (8-4-4-4-12 hex digits).
+    private mutating func checkFinalPlayhead(_ call: String, now: MonotonicInstant?, _ step: inout Step) {
+        guard let now, let last = lastPlayhead, playingReported, let asset else { return }
+        let gap = last.duration(to: now)
+        if gap > Self.finalPlayheadGap, gap < Self.longestBuffering {
+            step.findings.append((.finalPlayhead, "\(call) \(Self.milliseconds(gap)) ms after the last playhead of \(asset.assetid): send its final position first"))
+        }
+    }
+
+    /// Counts distinct `section` and segment values; the one past the limit is a finding.
+    private mutating func countAggregates(_ metadata: [String: NielsenValue], _ step: inout Step) {
+        if metadata["type"]?.string == "static", let section = metadata["section"]?.string, sections.insert(section).inserted,
+            sections.count > NielsenMetadata.aggregationLimit
+        {
+            step.findings.append((.aggregationLimits, "section \"\(NielsenMetadata.shorten(section))\" is distinct value \(sections.count): at most \(NielsenMetadata.aggregationLimit)"))
+        }
+        for key in NielsenMetadata.segmentKeys {
+            guard let value = metadata[key]?.string, segments.insert(value).inserted, segments.count > NielsenMetadata.aggregationLimit else { continue }
+            step.findings.append((.aggregationLimits, "\(key) \"\(NielsenMetadata.shorten(value))\" is distinct segment value \(segments.count) across segA, segB and segC: at most \(NielsenMetadata.aggregationLimit)"))
+        }
+    }
+
+    /// Whether `appid` is `P` or `T` followed by a GUID (8-4-4-4-12 hex digits). An `X` stands for
+    /// a hex digit, as in the guide's masked ids (`PXXXXXXXX-XXXX-XXXX-XXXX-XXXXXXXXXXXX`), so its
+    /// samples initialize.
     static func isAppId(_ appid: String) -> Bool {
         let scalars = Array(appid.unicodeScalars)
         guard scalars.count == 37, scalars[0] == "P" || scalars[0] == "T" else { return false }
@@ -257,7 +402,7 @@ public struct NielsenStateMachine: Sendable {
             if [8, 13, 18, 23].contains(index) {
                 guard scalar == "-" else { return false }
             } else {
-                guard scalar.properties.isASCIIHexDigit else { return false }
+                guard scalar.properties.isASCIIHexDigit || scalar == "X" else { return false }
             }
         }
         return true

@@ -113,8 +113,9 @@ package final class PlayoutLoop: @unchecked Sendable {
     private let ahead: DecodeAhead
     private let logger = Logger(label: "playout.playout-loop")
     private var decoded: [Decoded] = []
-    /// The pool the decodes run on and what to call when one completed (nil: on the advancing thread).
-    private var offload: (pool: DecodePool, completed: @Sendable () -> Void)?
+    /// The pool the decodes run on, the loop's lane (thread) there, and what to call when one
+    /// completed (nil: on the advancing thread).
+    private var offload: (pool: DecodePool, lane: Int, completed: @Sendable () -> Void)?
     /// The decode under way on the pool, and where its result arrives.
     private var pending: Pending?
     private let offloaded = Handback()
@@ -228,20 +229,20 @@ package final class PlayoutLoop: @unchecked Sendable {
     /// after each (the driver advances the loop then). Before the first ``advance(now:presentingBy:)``.
     func decode(on pool: DecodePool, completed: @escaping @Sendable () -> Void) {
         guard decoder != nil else { return }  // nothing to decode
-        offload = (pool, completed)
+        offload = (pool, pool.assignLane(), completed)
     }
 
     /// Decodes `pending`'s frame: at once, or on the pool (``decodeCompleted`` says when done).
     private func decode(_ pending: Pending) {
-        guard let (pool, completed) = offload else {
+        guard let (pool, lane, completed) = offload else {
             absorb(decodeNow(pending.frame, output: pending.renderAt != nil), of: pending)
             return
         }
         self.pending = pending
-        pool.submit { [self] in
+        pool.submit({ [self] in
             offloaded.put(decodeNow(pending.frame, output: pending.renderAt != nil))
             completed()
-        }
+        }, on: lane)
     }
 
     /// Runs the decoder on `frame` (the advancing thread, or the pool's while the loop waits).

@@ -189,6 +189,32 @@ struct MuxGuideTests {
         #expect(mux.conformance?.findings.map(\.detail).last?.hasSuffix("(guide: Changing the Video)") == true)
     }
 
+    @Test("hostile input in the new data — oversized player, view and ad data, negative playhead and bytes, bad renditions, custom_0 — one invalidMetadata each, nothing sent")
+    func hostileNewData() throws {
+        let setup = try Setup()
+        let mux = setup.mux
+        Self.sampleSequence(mux)
+        #expect(setup.instrument.flush())
+        let before = setup.memory.records.count
+        let huge = String(repeating: "é", count: 600)  // 1,200 bytes
+        mux.dispatch(.play, player: Self.playerName, playerData: MuxPlayerData(pluginName: huge))
+        mux.dispatch(.pause, player: Self.playerName, playerData: MuxPlayerData(playheadTime: .seconds(-1)))
+        mux.dispatch(.timeUpdate(playhead: .milliseconds(-5)), player: Self.playerName)
+        mux.dispatch(.error(MuxError()), player: Self.playerName, playerData: MuxPlayerData(errorCode: "1"))  // no message
+        mux.dispatch(.data(MuxDataEvent(customerViewData: MuxCustomerViewData(viewSessionId: huge))), player: Self.playerName)
+        mux.dispatch(.data(MuxDataEvent(customData: MuxCustomData([0: "zero"]))), player: Self.playerName)
+        mux.dispatch(.data(MuxDataEvent(sourceDuration: .seconds(-1))), player: Self.playerName)
+        mux.dispatch(.requestBandwidth(MuxBandwidthMetricData(requestType: "media", bytesLoaded: -1)), player: Self.playerName)
+        mux.dispatch(.requestBandwidth(MuxBandwidthMetricData(requestType: "")), player: Self.playerName)
+        mux.dispatch(.requestBandwidth(MuxBandwidthMetricData(requestType: "media", renditionLists: [MuxRendition(width: 1, height: 1, bitrate: 1, frameRate: .infinity)])), player: Self.playerName)
+        mux.dispatch(.requestBandwidth(MuxBandwidthMetricData(requestType: "media", renditionLists: Array(repeating: MuxRendition(width: 1, height: 1, bitrate: 1), count: 65))), player: Self.playerName)
+        mux.dispatchAdEvent(.adPlay, player: Self.playerName, adData: MuxAdData(adId: huge))
+        #expect(setup.findings == Array(repeating: .invalidMetadata, count: 3) + [.invalidError] + Array(repeating: .invalidMetadata, count: 8))
+        #expect(setup.instrument.flush())
+        #expect(setup.memory.records.count == before)
+        setup.finish()
+    }
+
     @Test("debug logging of sent beacons (core SDK v3.9): one debug line per beacon with its events")
     func beaconDebugLogging() throws {
         let collector = LogCollector(configuration: .init(level: .trace))

@@ -108,10 +108,7 @@ public final class MuxCore: Sendable {
     public func dispatchGlobalDataEvent(_ data: MuxGlobalData) {
         let now = instrument.clock.now
         conformance?.record(RecordedCall(name: "dispatchGlobalDataEvent", arguments: [Self.clip(data.environmentKey)], time: now))
-        if let long = data.fields.compactMap({ field -> String? in if case .string(let text) = field.value { text } else { nil } })
-            .first(where: { $0.utf8.count > MuxLimits.maximumMetadataBytes }) {
-            return report(.invalidMetadata, "dispatchGlobalDataEvent", "a global value is \(long.utf8.count) bytes; at most \(MuxLimits.maximumMetadataBytes)", now)
-        }
+        if let oversized = MuxLimits.oversized(data.fields) { return report(.invalidMetadata, "dispatchGlobalDataEvent", oversized, now) }
         state.withLock { state in
             let previous = state.global?.fields.map(\.name) ?? []
             state.global = data

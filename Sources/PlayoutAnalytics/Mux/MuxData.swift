@@ -8,6 +8,16 @@ public enum MuxLimits {
     public static let maximumMetadataBytes = 1_024
     /// Most players at once.
     public static let maximumPlayers = 1_024
+
+    /// Why one of `fields` is too long (by its Mux name), or nil.
+    static func oversized(_ fields: [TelemetryField]) -> String? {
+        for field in fields {
+            if case .string(let text) = field.value, text.utf8.count > maximumMetadataBytes {
+                return "\(field.name) is \(text.utf8.count) bytes; at most \(maximumMetadataBytes)"
+            }
+        }
+        return nil
+    }
 }
 
 /// The data Mux's core SDK holds for every player, dispatched with
@@ -212,10 +222,6 @@ public struct MuxVideoData: Sendable, Hashable {
         return fields
     }
 
-    var strings: [(String, String)] {
-        [("id", id), ("title", title), ("streamType", streamType), ("series", series), ("cdn", cdn), ("contentType", contentType),
-         ("sourceUrl", sourceUrl), ("experiments", experiments)]
-    }
 }
 
 /// `MUXSDKCustomerVideoData`, by the guide's name.
@@ -286,26 +292,16 @@ public struct MuxDataEvent: Sendable, Hashable {
 
     /// Why the data is unusable, or nil.
     var problem: String? {
-        var strings: [(String, String)] = video?.strings.map { ("video.\($0.0)", $0.1) } ?? []
         if let video {
             if video.id.isEmpty { return "video.id is empty" }
             if let duration = video.duration, duration < .zero { return "video.duration is negative (\(duration))" }
         }
-        if let player = customerPlayerData {
-            strings += [("customerPlayerData.environmentKey", player.environmentKey ?? ""), ("customerPlayerData.playerName", player.playerName),
-                        ("customerPlayerData.playerVersion", player.playerVersion), ("customerPlayerData.experimentName", player.experimentName),
-                        ("customerPlayerData.subPropertyId", player.subPropertyId), ("customerPlayerData.viewerUserId", player.viewerUserId),
-                        ("customerPlayerData.pageType", player.pageType)]
+        if let key = customData?.values.keys.sorted().first(where: { !MuxCustomData.dimensions.contains($0) }) {
+            return "customData has dimension \(key); Mux has custom_1 to custom_10"
         }
-        if let view = customerViewData { strings += [("customerViewData.viewSessionId", view.viewSessionId), ("customerViewData.viewDrmType", view.viewDrmType)] }
-        if let custom = customData {
-            if let key = custom.values.keys.sorted().first(where: { !MuxCustomData.dimensions.contains($0) }) {
-                return "customData has dimension \(key); Mux has custom_1 to custom_10"
-            }
-            strings += custom.values.map { ("customData.custom_\($0.key)", $0.value) }
-        }
-        if let (key, value) = strings.first(where: { $0.1.utf8.count > MuxLimits.maximumMetadataBytes }) {
-            return "\(key) is \(value.utf8.count) bytes; at most \(MuxLimits.maximumMetadataBytes)"
+        if let oversized = MuxLimits.oversized(
+            (customerPlayerData?.fields ?? []) + (video?.fields ?? []) + (customerViewData?.fields ?? []) + (customData?.fields ?? [])) {
+            return oversized
         }
         if let sourceWidth, sourceWidth < 0 { return "sourceWidth is \(sourceWidth)" }
         if let sourceHeight, sourceHeight < 0 { return "sourceHeight is \(sourceHeight)" }
@@ -386,10 +382,12 @@ public struct MuxPlayerData: Sendable, Hashable {
 
     /// Why the data is unusable, or nil.
     var problem: String? {
-        let strings = [("pluginName", pluginName), ("pluginVersion", pluginVersion), ("softwareName", softwareName), ("softwareVersion", softwareVersion),
-                       ("softwareLanguageCode", softwareLanguageCode), ("errorCode", errorCode), ("errorMessage", errorMessage), ("errorContext", errorContext)]
-        if let (key, value) = strings.first(where: { ($0.1?.utf8.count ?? 0) > MuxLimits.maximumMetadataBytes }) {
-            return "playerData.\(key) is \(value!.utf8.count) bytes; at most \(MuxLimits.maximumMetadataBytes)"
+        let errors = [("player_error_code", errorCode), ("player_error_message", errorMessage), ("player_error_context", errorContext)]
+            .compactMap { name, value in value.map { TelemetryField(name, .string($0)) } }
+        if let oversized = MuxLimits.oversized(errors + attributes.compactMap { event in
+            if case .attribute(let name, let value?) = event { TelemetryField(name, value) } else { nil }
+        }) {
+            return oversized
         }
         if let width, width < 0 { return "playerData.width is \(width)" }
         if let height, height < 0 { return "playerData.height is \(height)" }
@@ -566,8 +564,8 @@ public struct MuxBandwidthMetricData: Sendable, Hashable {
     /// Why it is unusable, or nil.
     var problem: String? {
         if requestType.isEmpty { return "requestType is empty" }
-        if requestType.utf8.count > MuxLimits.maximumMetadataBytes || hostname.utf8.count > MuxLimits.maximumMetadataBytes {
-            return "requestType or hostname over \(MuxLimits.maximumMetadataBytes) bytes"
+        if let oversized = MuxLimits.oversized([TelemetryField("request_type", .string(requestType)), TelemetryField("request_hostname", .string(hostname))]) {
+            return oversized
         }
         if let bytesLoaded, bytesLoaded < 0 { return "bytesLoaded is \(bytesLoaded)" }
         if let requestStart, let responseEnd, responseEnd < requestStart { return "responseEnd is before requestStart" }

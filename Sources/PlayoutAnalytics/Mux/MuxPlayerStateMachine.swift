@@ -143,9 +143,7 @@ public struct MuxPlayerStateMachine: Sendable {
     public mutating func handleAd(_ event: MuxAdEvent, adData: MuxAdData?, hasEnvironmentKey: Bool, playerData: MuxPlayerData? = nil) -> Decision {
         func broken(_ rule: MuxRule, _ detail: String) -> Decision { Decision(broken: (rule, detail)) }
         if let problem = playerData?.problem { return broken(.invalidMetadata, problem) }
-        if let adData, let long = adData.fields.first(where: { "\($0.value)".utf8.count > MuxLimits.maximumMetadataBytes }) {
-            return broken(.invalidMetadata, "\(long.name) is over \(MuxLimits.maximumMetadataBytes) bytes")
-        }
+        if let oversized = MuxLimits.oversized(adData?.fields ?? []) { return broken(.invalidMetadata, oversized) }
         videoDataJustBefore = false
         guard viewOpen else { return broken(.viewInitFirst, "\(event.rawValue) with no view open: dispatch viewinit first") }
         guard hasEnvironmentKey || customerPlayerData else {

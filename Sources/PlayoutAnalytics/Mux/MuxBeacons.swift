@@ -24,11 +24,10 @@ public struct MuxBeacon: Sendable, Hashable {
     public var opened: Duration
 }
 
-/// Mux's beacon batching, sans-IO: records (of Mux players: those carrying the
+/// Mux's beacon batching, sans-IO: records of Mux players (those carrying the
 /// `player_instance_id` every ``MuxCore`` player sends — with or without `env_key`, which may be
-/// inferred) are
-/// gathered into a beacon that is sent when a record comes ``interval`` or more after the
-/// beacon's first (10 s by default), at a `viewend`, and at ``flush()``. Timestamps are made
+/// inferred) are gathered into a beacon that is sent when a record comes ``interval`` or more
+/// after the beacon's first (10 s by default), at a `viewend`, and at ``flush()``. Timestamps are made
 /// monotonic per view (a record timed before its view's previous one takes that one's time, and
 /// is counted in ``clampedTimestamps``).
 public struct MuxBeaconBatcher: Sendable {

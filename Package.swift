@@ -190,6 +190,14 @@ let package = Package(
         ),
 
         .executableTarget(
+            name: "PhenixOverride",
+            dependencies: ["Playout", "PlayoutSender", "PlayoutTesting"],
+            path: "Samples/PhenixOverride",
+            exclude: ["README.md"],
+            swiftSettings: settings
+        ),
+
+        .executableTarget(
             name: "ManyViewers",
             dependencies: ["Playout", "PlayoutSender"],
             path: "Samples/ManyViewers",

@@ -11,7 +11,7 @@ let memory = InMemoryTelemetryBackend()
 let beacons = MuxBeaconBackend()  // Mux's beacons: batched every 10 s, closed at viewend
 let instrument = try TelemetryInstrument(backends: [memory, beacons], configuration: MuxCore.instrumentConfiguration())
 let mux = MuxCore(instrument: instrument, options: .conformance())
-mux.dispatchGlobalDataEvent(MuxGlobalData(environmentKey: "sample-env", viewerUserId: "viewer-1", deviceCategory: "desktop"))
+mux.dispatchGlobalDataEvent(MuxGlobalData(viewerUserId: "viewer-1", deviceCategory: "desktop"))
 
 // 6.5 s of 320×180 H.264 over SRTP; everything is lost from 3 s to 4.5 s after the first datagram.
 var impairment = NetworkImpairment.Configuration(loss: 0.01, seed: 1)
@@ -25,7 +25,8 @@ let subscriber = try Subscriber(
     sessionDescription: publisher.sessionDescription,
     options: .init(duration: .seconds(7), overrides: [ScheduledOverride(delay: .seconds(1), at: .milliseconds(1_500), hold: .seconds(1))]))
 
-let bridge = MuxSubscriberBridge(subscriber: subscriber, mux: mux, player: "main")
+// The environment key goes in the customer player data, after viewinit (the Mux guide's sample sequence).
+let bridge = MuxSubscriberBridge(subscriber: subscriber, mux: mux, player: "main", customerPlayerData: MuxCustomerPlayerData(environmentKey: "sample-env"))
 try subscriber.start()
 try publisher.start()
 _ = try publisher.waitUntilEnded()

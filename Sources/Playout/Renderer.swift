@@ -19,6 +19,9 @@ public import PlayoutJitter
 /// let hold = try renderer.overridePlayoutDelay(.seconds(2))   // pauses ≈ 1.77 s
 /// hold.dispose()                                             // back to 230 ms: skips ≈ 1.77 s
 /// ```
+///
+/// A renderer only for overrides may also be made when it is needed, after the start, as the
+/// Phenix guide does: ``Subscriber/createRenderer()``.
 public final class Renderer: @unchecked Sendable {
     /// Where frames go.
     public let sink: SinkSpec
@@ -63,13 +66,10 @@ public final class Renderer: @unchecked Sendable {
         try subscriber.attach(self)
     }
 
-    init(
+    convenience init(
         sink: SinkSpec, kinds: Set<MediaKind>, frameRate: Double?, streams: [EncodedStreamDescription], delayController: PlayoutDelayController,
         publishedDelay: ReadOnlyObservable<EffectivePlayoutDelay>
     ) throws {
-        self.sink = sink
-        self.delayController = delayController
-        self.publishedDelay = publishedDelay
         var video = Output()
         var audio = Output()
         var remux: RemuxSink?
@@ -85,6 +85,21 @@ public final class Renderer: @unchecked Sendable {
         case .remux(let path):
             remux = try RemuxSink(path: path, streams: streams)
         }
+        self.init(sink: sink, video: video, audio: audio, remux: remux, delayController: delayController, publishedDelay: publishedDelay)
+    }
+
+    /// A renderer into the null sink (nothing to open: it cannot fail).
+    convenience init(nullSinkWith delayController: PlayoutDelayController, publishedDelay: ReadOnlyObservable<EffectivePlayoutDelay>) {
+        self.init(sink: .null, video: Output(), audio: Output(), remux: nil, delayController: delayController, publishedDelay: publishedDelay)
+    }
+
+    private init(
+        sink: SinkSpec, video: Output, audio: Output, remux: RemuxSink?, delayController: PlayoutDelayController,
+        publishedDelay: ReadOnlyObservable<EffectivePlayoutDelay>
+    ) {
+        self.sink = sink
+        self.delayController = delayController
+        self.publishedDelay = publishedDelay
         outputs = [.video: LockedValue(video), .audio: LockedValue(audio)]
         remuxOutput = remux.map { LockedValue(RemuxOutput(sink: $0)) }
     }
@@ -109,6 +124,32 @@ public final class Renderer: @unchecked Sendable {
     ///   gradual rate outside (0, 90 %].
     public func overridePlayoutDelay(_ delay: Duration, transition: PlayoutDelayTransition = .immediate) throws(PlayoutDelayError) -> PlayoutDelayOverride {
         try delayController.overridePlayoutDelay(delay, transition: transition)
+    }
+
+    /// The Phenix guide's `overridePlayoutDelay(desiredPlayoutDelay)`, as it writes it:
+    /// `desiredPlayoutDelay` in seconds (a `TimeInterval`, absolute), held until the returned
+    /// disposable is released or dropped — the rules of ``overridePlayoutDelay(_:transition:)``.
+    /// A value that one refuses (negative, non-finite, above the hard cap) overrides nothing:
+    /// the reason is logged and the result is nil.
+    ///
+    /// ```swift
+    /// self.currentRenderer = subscriber.createRenderer()
+    /// let playoutDelay: TimeInterval = 0.9
+    /// self.currentRendererPlayoutDelayOverride = self.currentRenderer?.overridePlayoutDelay(playoutDelay)
+    /// …
+    /// self.currentRendererPlayoutDelayOverride = nil   // dropping it undoes the override
+    /// ```
+    public func overridePlayoutDelay(_ desiredPlayoutDelay: Double) -> PlayoutDelayOverride? {
+        guard let delay = Duration(exactlySeconds: desiredPlayoutDelay) else {
+            logger.error("overridePlayoutDelay(\(desiredPlayoutDelay)): the delay must be a finite number of seconds ≥ 0")
+            return nil
+        }
+        do {
+            return try overridePlayoutDelay(delay)
+        } catch {
+            logger.error("overridePlayoutDelay(\(desiredPlayoutDelay)): \(error)")
+            return nil
+        }
     }
 
     /// Frames the sink failed to write.

@@ -211,9 +211,29 @@ public final class Subscriber: @unchecked Sendable {
     func attach(_ renderer: Renderer) throws {
         try parts.withLock { parts in
             guard !lifecycle.hasStarted, parts.renderer == nil else {
-                throw PlayoutError(.invalidState, "a subscriber has one renderer, created before start()")
+                throw PlayoutError(.invalidState, "a subscriber has one renderer, created before start() (or the one createRenderer() returns)")
             }
             parts.renderer = renderer
+        }
+    }
+
+    /// The subscriber's renderer, when it is needed — the Phenix guide's
+    /// `subscriber.createRenderer()`: the one made with ``Renderer/init(subscriber:sink:)``, else
+    /// the null-sink renderer the subscription renders into (made now if there is none yet). Before
+    /// or after ``start()``; the same renderer every time, so an override made through it holds
+    /// for the whole subscription.
+    ///
+    /// ```swift
+    /// try subscriber.start()
+    /// let renderer = subscriber.createRenderer()
+    /// let hold = renderer.overridePlayoutDelay(0.9)   // 900 ms until `hold` is dropped
+    /// ```
+    public func createRenderer() -> Renderer {
+        parts.withLock { parts in
+            if let renderer = parts.renderer { return renderer }
+            let renderer = Renderer(nullSinkWith: delayController, publishedDelay: playoutDelay)
+            parts.renderer = renderer
+            return renderer
         }
     }
 
@@ -246,10 +266,7 @@ public final class Subscriber: @unchecked Sendable {
     /// the tracks (binding their sockets when `bindingSockets`), the decoders. Starts once; a
     /// failure ends the subscription as failed and is thrown.
     package func open(bindingSockets: Bool) throws -> Subscription {
-        let renderer = try parts.withLock { $0.renderer } ?? Renderer(
-            sink: .null, kinds: mediaKinds, frameRate: announcedFrameRate, streams: encodedStreams, delayController: delayController,
-            publishedDelay: playoutDelay
-        )
+        let renderer = createRenderer()
         if !options.decoding, renderer.sink != .null, !renderer.remuxes {
             throw PlayoutError(.invalidOption, "sink \(renderer.sink) writes decoded pictures or samples: subscribe with decoding on, or remux into .mkv/.mp4")
         }

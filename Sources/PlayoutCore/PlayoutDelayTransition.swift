@@ -9,7 +9,7 @@
 ///   during which 30 fps video renders every 37 ms instead of every 33 ms.
 ///
 /// ```swift
-/// let boost = try subscriber.overridePlayoutDelay(.seconds(2), transition: .gradual(rate: 0.1))
+/// let boost = try renderer.overridePlayoutDelay(.seconds(2), transition: .gradual(rate: 0.1))   // Renderer (Playout)
 /// ```
 public enum PlayoutDelayTransition: Sendable, Hashable, CustomStringConvertible {
     /// Pause on increase, skip on decrease.

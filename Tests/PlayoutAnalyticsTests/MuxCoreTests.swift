@@ -77,7 +77,10 @@ struct MuxCoreTests {
         #expect(rendition[field: "video_title"] == .string("News"))
         let error = try #require(records.first { $0.name == "error" })
         #expect(error[field: "severity"] == .string("warning") && error[field: "businessException"] == .bool(false))
-        #expect(error[field: "player_error_context"] == .string("cdn") && error[field: "player_playhead_time"] == .double(3))
+        #expect(error[field: "player_error_context"] == .string("cdn") && error[field: "player_playhead_time"] == .int(3_000))  // ms, as the guide's player data
+        #expect(records.first { $0.name == "playerready" }?[field: "video_duration"] == .int(600_000))
+        // Core SDK v5: error details go with the error event only.
+        #expect(records.filter { $0[field: "player_error_context"] != nil }.map(\.name) == ["error"])
         #expect(records.first { $0.name == "ended" }?[field: "view_dropped_frame_count"] == .int(12))
         try setup.memory.expectKPI("video_startup_time", 1.5, within: 0)
         try setup.memory.expectKPI("rebuffer_duration", 2, within: 0)
@@ -88,48 +91,58 @@ struct MuxCoreTests {
         #expect(beacons.first?.events.map(\.viewerTime).first == Self.wallStart / 1_000_000)
     }
 
-    @Test("errors carry severity and the business-exception flag; a fatal one stops tracking until the video changes")
+    @Test("errors carry severity and the business-exception flag; after a fatal one tracking goes on (core SDK v5) until viewend or a video change")
     func errorsAndVideoChange() throws {
         let setup = try Setup()
         let mux = setup.mux
         mux.dispatchGlobalDataEvent(Self.global)
         mux.dispatch(.viewInit, player: "p")
+        mux.dispatch(.data(MuxDataEvent(video: MuxVideoData(id: "v1", title: "First", series: "S1"))), player: "p")
         mux.dispatch(.play, player: "p")
-        mux.dispatch(.error(MuxError(code: 403, message: "no entitlement", severity: .fatal, businessException: true)), player: "p")
-        mux.dispatch(.playing, player: "p")  // ignored by the engine: the error state
+        mux.dispatch(.error(MuxError(code: 403, message: "no entitlement", context: "drm", severity: .fatal, businessException: true)), player: "p")
+        mux.dispatch(.playing, player: "p")  // v5: still tracked after the fatal error
         mux.videoChange(player: "p", video: MuxVideoData(id: "v2", title: "Next"))
         mux.dispatch(.play, player: "p")
         mux.destroyPlayer("p")
         setup.finish()
-        try setup.memory.expectEvents(["viewinit", "play", "error", "viewend"], session: "e-0-1")
+        try setup.memory.expectEvents(["viewinit", "play", "error", "playing", "viewend"], session: "e-0-1")
         try setup.memory.expectEvents(["viewinit", "play", "viewend"], session: "e-0-2")
-        let error = try #require(setup.memory.records.first { $0.name == "error" })
+        let records = setup.memory.records
+        let error = try #require(records.first { $0.name == "error" })
         #expect(error[field: "businessException"] == .bool(true) && error[field: "code"] == .int(403) && error[field: "severity"] == .string("fatal"))
-        #expect(setup.memory.records.last?[field: "video_id"] == .string("v2"))
-        #expect(setup.instrument.currentStatistics().ignoredInErrorState == 1)
-        #expect(setup.instrument.currentStatistics().rejectedTransitions == 0)  // the new video's data waited for its view
+        #expect(error[field: "player_error_code"] == .string("403") && error[field: "player_error_context"] == .string("drm"))
+        #expect(records.filter { $0[field: "player_error_code"] != nil }.map(\.name) == ["error"])  // the context does not stick
+        let secondView = records.filter { $0.sessionId == "e-0-2" && $0.name == "play" }
+        #expect(secondView.first?[field: "video_id"] == .string("v2") && secondView.first?[field: "video_title"] == .string("Next"))
+        #expect(secondView.first?[field: "video_series"] == nil)  // the old video's fields are gone
+        #expect(setup.instrument.currentStatistics().ignoredInErrorState == 0)
+        #expect(setup.instrument.currentStatistics().rejectedTransitions == 0)
+        try setup.memory.expectKPI("playback_failure", 1, within: 0, session: "e-0-1")
         #expect(setup.findings.isEmpty)
         #expect(mux.playerNames.isEmpty)
     }
 
     /// One scenario per rule: a valid sequence with exactly one event that breaks it.
     static let breaks: [(MuxRule, @Sendable (MuxCore) -> Void)] = [
-        (.missingEnvironmentKey, { mux in mux.dispatch(.viewInit, player: "p") }),
+        (.missingEnvironmentKey, { mux in
+            mux.dispatch(.viewInit, player: "p")
+            mux.dispatch(.playerReady, player: "p")  // no customer player data, no global key
+        }),
         (.viewInitFirst, { mux in
             mux.dispatchGlobalDataEvent(global)
             mux.dispatch(.play, player: "p")
         }),
-        (.videoChangeWithoutData, { mux in
+        (.videoChangeOrder, { mux in
             mux.dispatchGlobalDataEvent(global)
             mux.dispatch(.viewInit, player: "p")
-            mux.dispatch(.viewEnd, player: "p")
-            mux.dispatch(.viewInit, player: "p")
+            mux.dispatch(.viewInit, player: "p")  // the new video's viewinit without viewend first
         }),
         (.renditionChangeWithoutData, { mux in
             mux.dispatchGlobalDataEvent(global)
             mux.dispatch(.viewInit, player: "p")
-            mux.dispatch(.data(MuxDataEvent(sourceWidth: 640, sourceHeight: 360)), player: "p")  // no bitrate: not a whole rendition
-            mux.dispatch(.renditionChange, player: "p")
+            mux.dispatch(.data(MuxDataEvent(sourceWidth: 640, sourceHeight: 360)), player: "p")
+            mux.dispatch(.play, player: "p")
+            mux.dispatch(.renditionChange, player: "p")  // not immediately after the video data
         }),
         (.unmatchedEnd, { mux in
             mux.dispatchGlobalDataEvent(global)
@@ -160,6 +173,7 @@ struct MuxCoreTests {
         scenario(setup.mux)
         #expect(setup.findings == [rule])
         #expect(setup.mux.conformance?.findings.first?.description.hasPrefix("\(rule.rawValue): ") == true)
+        #expect(setup.mux.conformance?.findings.first?.detail.hasSuffix("(guide: \(rule.guideSection))") == true)
         #expect(setup.instrument.flush())
         #expect(setup.instrument.currentStatistics().rejectedTransitions == 0)
         setup.finish()
@@ -228,13 +242,13 @@ struct MuxCoreTests {
         // The batcher itself: a record timed before its view's previous one keeps the later time.
         var batcher = MuxBeaconBatcher()
         func record(_ seq: UInt64, _ time: Duration, _ name: String) -> TelemetryRecord {
-            TelemetryRecord(sessionId: "s", seq: seq, monotonic: time, wallTimeNanoseconds: 0, kind: .event, name: name, fields: [TelemetryField("env_key", .string("k"))])
+            TelemetryRecord(sessionId: "s", seq: seq, monotonic: time, wallTimeNanoseconds: 0, kind: .event, name: name, fields: [TelemetryField("player_instance_id", .string("k"))])
         }
         _ = batcher.add(record(0, .seconds(5), "play"))
         _ = batcher.add(record(1, .seconds(3), "playing"))
         #expect(batcher.flush()?.events.map(\.time) == [.seconds(5), .seconds(5)])
         #expect(batcher.clampedTimestamps == 1)
-        // Records of other trackers (no env_key) are not Mux's.
+        // Records of other trackers (no player_instance_id) are not Mux's.
         #expect(batcher.add(TelemetryRecord(sessionId: "x", seq: 0, monotonic: .zero, wallTimeNanoseconds: 0, kind: .event, name: "viewend", fields: [])).isEmpty)
     }
 
@@ -260,7 +274,7 @@ struct MuxCoreTests {
         setup.mux.dispatch(.play, player: "p")
         setup.mux.dispatchGlobalDataEvent(Self.global)
         #expect(setup.collector.snapshot().entries.map(\.message) == [
-            "[WARN] [2023-11-14T22:13:20.000Z][MuxCore] #play > missingEnvironmentKey: play before global data with an environment key (dispatchGlobalDataEvent)",
+            "[WARN] [2023-11-14T22:13:20.000Z][MuxCore] #play > viewInitFirst: play with no view open: dispatch viewinit first (guide: Sample event sequence)",
             "[DEBUG] [2023-11-14T22:13:20.000Z][MuxCore] #dispatchGlobalDataEvent > environment key set: true",
         ])
         setup.finish()

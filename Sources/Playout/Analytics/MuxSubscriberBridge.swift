@@ -1,9 +1,9 @@
 public import PlayoutAnalytics
 
 /// Feeds a ``MuxCore`` player from a real subscription: the subscriber's story
-/// (``SubscriberPlayerStory``) becomes Mux's events — `viewinit` with the video's data and
-/// `playerready` at the load, `play`, `playing`, `rebufferstart`/`rebufferend`, a warning
-/// `error` for a stall, `pause` and `play`/`playing` around a requested delay increase, a data
+/// (``SubscriberPlayerStory``) becomes Mux's events — `viewinit`, the video's data (live:
+/// `video_source_is_live`) with the customer player data, and `playerready` at the load, `play`,
+/// `playing`, `rebufferstart`/`rebufferend`, a warning `error` for a stall, `pause` and `play`/`playing` around a requested delay increase, a data
 /// event with the rendition before each `renditionchange`, a `timeupdate` and the dropped-frame
 /// count with every QoS sample, and at the end `ended` (or a fatal `error`) and
 /// `destroyPlayer` (`viewend`).
@@ -14,8 +14,8 @@ public import PlayoutAnalytics
 ///
 /// ```swift
 /// let mux = MuxCore(instrument: instrument)
-/// mux.dispatchGlobalDataEvent(MuxGlobalData(environmentKey: "env-123"))
-/// let bridge = MuxSubscriberBridge(subscriber: subscriber, mux: mux, player: "main")
+/// let bridge = MuxSubscriberBridge(
+///     subscriber: subscriber, mux: mux, player: "main", customerPlayerData: MuxCustomerPlayerData(environmentKey: "env-123"))
 /// try subscriber.start()
 /// _ = subscriber.waitUntilEnded()          // the player was destroyed: viewend
 /// ```
@@ -27,8 +27,11 @@ public final class MuxSubscriberBridge: Sendable {
     private let feed: SubscriberEventFeed
 
     /// A bridge from `subscriber` to the player `player` of `mux`; `video` describes the stream
-    /// (default: the session description's id and name, live).
-    public init(subscriber: Subscriber, mux: MuxCore, player: String = "playout", video: MuxVideoData? = nil) {
+    /// (default: the session description's id and name, live); `customerPlayerData` (with the
+    /// environment key, where the Mux guide puts it) goes with the video's data after `viewinit`.
+    public init(
+        subscriber: Subscriber, mux: MuxCore, player: String = "playout", video: MuxVideoData? = nil, customerPlayerData: MuxCustomerPlayerData? = nil
+    ) {
         self.mux = mux
         self.player = player
         let description = subscriber.sessionDescription
@@ -40,7 +43,7 @@ public final class MuxSubscriberBridge: Sendable {
                 switch step {
                 case .load:
                     mux.dispatch(.viewInit, player: player)
-                    mux.dispatch(.data(MuxDataEvent(video: video)), player: player)
+                    mux.dispatch(.data(MuxDataEvent(video: video, sourceIsLive: true, customerPlayerData: customerPlayerData)), player: player)
                     mux.dispatch(.playerReady, player: player)
                 case .start: mux.dispatch(.play, player: player)
                 case .firstFrame: mux.dispatch(.playing, player: player)

@@ -1,3 +1,4 @@
+public import Logging
 import PlayoutCore
 public import PlayoutTelemetry
 
@@ -23,9 +24,10 @@ public struct MuxBeacon: Sendable, Hashable {
     public var opened: Duration
 }
 
-/// Mux's beacon batching, sans-IO: records (of Mux players: those carrying `env_key`) are
-/// gathered into a beacon that is sent when a record comes ``interval`` or more after the
-/// beacon's first (10 s by default), at a `viewend`, and at ``flush()``. Timestamps are made
+/// Mux's beacon batching, sans-IO: records of Mux players (those carrying the
+/// `player_instance_id` every ``MuxCore`` player sends — with or without `env_key`, which may be
+/// inferred) are gathered into a beacon that is sent when a record comes ``interval`` or more
+/// after the beacon's first (10 s by default), at a `viewend`, and at ``flush()``. Timestamps are made
 /// monotonic per view (a record timed before its view's previous one takes that one's time, and
 /// is counted in ``clampedTimestamps``).
 public struct MuxBeaconBatcher: Sendable {
@@ -46,7 +48,7 @@ public struct MuxBeaconBatcher: Sendable {
 
     /// Adds `record`; returns the beacons it completes (none, or one or two).
     public mutating func add(_ record: TelemetryRecord) -> [MuxBeacon] {
-        guard record.fields.contains(where: { $0.name == "env_key" }) else { return [] }
+        guard record.fields.contains(where: { $0.name == "player_instance_id" }) else { return [] }
         var beacons: [MuxBeacon] = []
         var time = record.monotonic
         if let last = lastTime[record.sessionId], time < last {
@@ -73,19 +75,27 @@ public struct MuxBeaconBatcher: Sendable {
 }
 
 /// A telemetry backend that sends Mux players' records as beacons (``MuxBeaconBatcher``): to
-/// `send` (on the backend's thread) and kept in ``beacons`` (the newest ``capacity``).
+/// `send` (on the backend's thread) and kept in ``beacons`` (the newest ``capacity``). With a
+/// `logger`, each beacon sent is logged at debug level, as the core SDK logs sent beacons in
+/// debug mode (v3.9): `beacon sent: 3 events (view e-0-1 seq 0…2): viewinit, play, playing`.
 public final class MuxBeaconBackend: TelemetryBackend {
     /// The backend's name.
     public let name: String
     /// Beacons kept.
     public let capacity: Int
     private let send: @Sendable (MuxBeacon) -> Void
+    private let logger: Logger?
     private let state: LockedValue<(batcher: MuxBeaconBatcher, beacons: [MuxBeacon], dropped: Int)>
 
-    /// A backend batching every `interval`, sending each beacon to `send`.
-    public init(name: String = "mux-beacons", interval: Duration = MuxBeaconBatcher.defaultInterval, capacity: Int = 1_000, send: @escaping @Sendable (MuxBeacon) -> Void = { _ in }) {
+    /// A backend batching every `interval`, sending each beacon to `send`; `logger`: where each
+    /// sent beacon is logged at debug level (nil: not logged).
+    public init(
+        name: String = "mux-beacons", interval: Duration = MuxBeaconBatcher.defaultInterval, capacity: Int = 1_000, logger: Logger? = nil,
+        send: @escaping @Sendable (MuxBeacon) -> Void = { _ in }
+    ) {
         self.name = name
         self.capacity = max(1, capacity)
+        self.logger = logger
         self.send = send
         state = LockedValue((MuxBeaconBatcher(interval: interval), [], 0))
     }
@@ -97,6 +107,7 @@ public final class MuxBeaconBackend: TelemetryBackend {
     /// Records whose time went backwards within their view.
     public var clampedTimestamps: Int { state.withLock { $0.batcher.clampedTimestamps } }
 
+    /// Batches `batch` and sends the beacons it completes.
     public func deliver(_ batch: [TelemetryRecord]) throws(TelemetryDeliveryError) {
         let beacons = state.withLock { state in batch.flatMap { state.batcher.add($0) } }
         keep(beacons)
@@ -116,6 +127,12 @@ public final class MuxBeaconBackend: TelemetryBackend {
                 state.beacons.removeFirst(state.beacons.count - capacity)
             }
         }
-        for beacon in beacons { send(beacon) }  // after unlocking: user code
+        for beacon in beacons {  // after unlocking: user code
+            if let logger, let first = beacon.events.first, let last = beacon.events.last {
+                let views = Set(beacon.events.map(\.viewId)).count
+                logger.debug("beacon sent: \(beacon.events.count) events (view \(first.viewId) seq \(first.sequence)…\(last.sequence)\(views > 1 ? ", \(views) views" : "")): \(beacon.events.map(\.name).joined(separator: ", "))")
+            }
+            send(beacon)
+        }
     }
 }

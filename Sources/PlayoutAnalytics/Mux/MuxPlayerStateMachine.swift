@@ -1,10 +1,12 @@
 public import PlayoutTelemetry
 import PlayoutCore
 
-/// One Mux player's decisions, sans-IO: it takes a dispatched event (and whether the global
-/// data holds an environment key), checks ``MuxRule``, and returns the telemetry events to emit.
-/// Mux's playback events are the engine's vocabulary itself; data events and `timeupdate` set
-/// attributes (`video_*`, `video_source_*`, `view_dropped_frame_count`, `player_playhead_time`).
+/// One Mux player's decisions, sans-IO: it takes a dispatched event (with the player data sent
+/// with it, and whether the global data holds an environment key), checks ``MuxRule``, and
+/// returns the telemetry events to emit. Mux's playback events are the engine's vocabulary
+/// itself; data events, player data and `timeupdate` set attributes (`video_*`,
+/// `video_source_*`, `view_dropped_frame_count`, `player_*` with the playhead in milliseconds);
+/// `orientationchange`, the request events and ad events are actions with their fields.
 public struct MuxPlayerStateMachine: Sendable {
     /// What to do for one event.
     public struct Decision: Sendable {
@@ -16,87 +18,144 @@ public struct MuxPlayerStateMachine: Sendable {
 
     /// Whether a view is open.
     public private(set) var viewOpen = false
-    private var viewEnded = false  // a view ended: the next one needs new video data first
-    private var newVideoData = false
-    private var rendition: (bitrate: Double, width: Int, height: Int)?
+    private var viewEnded = false  // a view ended: the engine's session is closed until the next viewinit
+    private var customerPlayerData = false  // the player's customer data (with its environment key, or nil: inferred) was dispatched
+    private var videoDataJustBefore = false  // the previous event was a data event with MUXSDKVideoData
+    private var rendition: (bitrate: Double?, width: Int?, height: Int?) = (nil, nil, nil)
+    private var videoFields: Set<String> = []  // the video_* fields the current video set
     private var rebuffering = false
     private var seeking = false
+    private var adBreak = false
     private var held: [TelemetryEvent] = []  // data between viewend and viewinit: set once the new view begins
 
     /// A player with no view.
     public init() {}
 
-    /// Handles `event`; `hasEnvironmentKey`: the global data holds one.
-    public mutating func handle(_ event: MuxEvent, hasEnvironmentKey: Bool) -> Decision {
+    /// Handles `event` with the `playerData` dispatched with it; `hasEnvironmentKey`: the global
+    /// data holds one.
+    public mutating func handle(_ event: MuxEvent, hasEnvironmentKey: Bool, playerData: MuxPlayerData? = nil) -> Decision {
         func broken(_ rule: MuxRule, _ detail: String) -> Decision { Decision(broken: (rule, detail)) }
+        if let problem = playerData?.problem { return broken(.invalidMetadata, problem) }
+        let state = playerData?.attributes ?? []
         if case .data(let data) = event {
             if let problem = data.problem { return broken(.invalidMetadata, problem) }
-            if data.video != nil, !viewOpen { newVideoData = true }
-            if let whole = data.rendition { rendition = whole }
+            if data.videoChange, !viewOpen {
+                return broken(.videoChangeOrder, "data with videoChange while no view is open: dispatch viewend, viewinit, then the new video's data")
+            }
+            if data.customerPlayerData != nil { customerPlayerData = true }
+            if data.hasVideoData { videoDataJustBefore = true }
+            rendition = (data.sourceBitrate ?? rendition.bitrate, data.sourceWidth ?? rendition.width, data.sourceHeight ?? rendition.height)
+            var events = state
+            if let video = data.video {
+                let names = Set(video.fields.map(\.name))
+                // A new video's data replaces the old video's: the fields it lacks are removed.
+                if data.videoChange { events += videoFields.subtracting(names).sorted().map { .attribute($0, nil) } }
+                videoFields = data.videoChange ? names : videoFields.union(names)
+            }
+            events += data.attributes
             // The engine's view has ended (it takes no attribute then): held for the next view.
             guard viewOpen || !viewEnded else {
-                held += data.attributes
+                held += events
                 return Decision()
             }
-            return Decision(events: data.attributes)
+            return Decision(events: events)
         }
-        guard hasEnvironmentKey else {
-            return broken(.missingEnvironmentKey, "\(event.name) before global data with an environment key (dispatchGlobalDataEvent)")
-        }
+        let renditionData = videoDataJustBefore
+        videoDataJustBefore = false
         if case .viewInit = event {
-            if viewOpen { return broken(.videoChangeWithoutData, "viewinit while a view is open: dispatch viewend, the new video's data, then viewinit") }
-            if viewEnded, !newVideoData { return broken(.videoChangeWithoutData, "viewinit after viewend without the new video's data") }
+            if viewOpen {
+                return broken(.videoChangeOrder, "viewinit while a view is open: dispatch viewend first, then viewinit and the new video's data (videoChange)")
+            }
             viewOpen = true
-            newVideoData = false
             rebuffering = false
             seeking = false
-            defer { held.removeAll() }
-            return Decision(events: [.viewInit] + held)
+            adBreak = false
+            defer {
+                held.removeAll()
+                viewEnded = false
+            }
+            // After a viewend the engine takes attributes only once the new view has begun.
+            return Decision(events: viewEnded ? [.viewInit] + state + held : state + [.viewInit] + held)
         }
         guard viewOpen else { return broken(.viewInitFirst, "\(event.name) with no view open: dispatch viewinit first") }
+        guard hasEnvironmentKey || customerPlayerData else {
+            return broken(
+                .missingEnvironmentKey,
+                "\(event.name) before a data event with customer player data (its environmentKey, or nil to have it inferred) or global data with an environment key")
+        }
+        func emit(_ events: TelemetryEvent...) -> Decision { Decision(events: state + events) }
         switch event {
         case .viewInit, .data: return Decision()  // handled above
-        case .playerReady: return Decision(events: [.playerReady])
-        case .play: return Decision(events: [.play])
-        case .playing: return Decision(events: [.playing])
-        case .pause: return Decision(events: [.pause])
+        case .playerReady: return emit(.playerReady)
+        case .play: return emit(.play)
+        case .playing: return emit(.playing)
+        case .pause: return emit(.pause)
         case .seeking:
             seeking = true
-            return Decision(events: [.seeking])
+            return emit(.seeking)
         case .seeked:
             guard seeking else { return broken(.unmatchedEnd, "seeked without seeking") }
             seeking = false
-            return Decision(events: [.seeked])
+            return emit(.seeked)
         case .rebufferStart:
             rebuffering = true
-            return Decision(events: [.rebufferStart(.network)])
+            return emit(.rebufferStart(.network))
         case .rebufferEnd:
             guard rebuffering else { return broken(.unmatchedEnd, "rebufferend without rebufferstart") }
             rebuffering = false
-            return Decision(events: [.rebufferEnd])
+            return emit(.rebufferEnd)
         case .renditionChange:
-            guard let rendition else {
-                return broken(.renditionChangeWithoutData, "renditionchange without a data event carrying the rendition's width, height and bitrate")
+            guard renditionData else {
+                return broken(.renditionChangeWithoutData, "renditionchange not immediately after a data event with the new rendition's video data")
             }
-            self.rendition = nil
-            return Decision(events: [.renditionChange(
-                bitrate: Int64(rendition.bitrate.rounded()), width: Int32(clamping: rendition.width), height: Int32(clamping: rendition.height))])
+            return emit(.renditionChange(
+                bitrate: Int64((rendition.bitrate ?? 0).rounded()), width: Int32(clamping: rendition.width ?? 0), height: Int32(clamping: rendition.height ?? 0)))
+        case .orientationChange: return emit(.action("orientationchange", []))
+        case .requestBandwidth(let data):
+            if let problem = data.problem { return broken(.invalidMetadata, "bandwidth data: \(problem)") }
+            return emit(.action(data.outcome.rawValue, data.fields))
         case .timeUpdate(let playhead):
-            return Decision(events: [.attribute("player_playhead_time", .double(playhead.seconds))])
+            guard playhead >= .zero else { return broken(.invalidMetadata, "timeupdate with a negative playhead (\(playhead))") }
+            return emit(.attribute("player_playhead_time", .int(playhead.muxMilliseconds)))
         case .error(let error):
-            guard !error.message.isEmpty, error.message.utf8.count <= MuxLimits.maximumMetadataBytes,
-                error.context.utf8.count <= MuxLimits.maximumMetadataBytes
-            else { return broken(.invalidError, "an error needs a message of 1 to \(MuxLimits.maximumMetadataBytes) bytes (and a context within it)") }
-            return Decision(events: [
-                .attribute("player_error_context", error.context.isEmpty ? nil : .string(error.context)),
-                .error(TelemetryError(severity: error.severity, code: error.code, message: error.message, businessException: error.businessException)),
-            ])
-        case .ended: return Decision(events: [.ended])
+            let message = playerData?.errorMessage ?? error.message
+            let context = playerData?.errorContext ?? error.context
+            let code = playerData?.errorCode ?? String(error.code)
+            guard !message.isEmpty, message.utf8.count <= MuxLimits.maximumMetadataBytes, context.utf8.count <= MuxLimits.maximumMetadataBytes
+            else {
+                return broken(.invalidError, "an error needs a message of 1 to \(MuxLimits.maximumMetadataBytes) bytes (playerErrorMessage, and a context within it)")
+            }
+            // Core SDK v5: the details go with this error event only, every time; tracking goes on.
+            var details = [TelemetryField("player_error_code", .string(code)), TelemetryField("player_error_message", .string(message))]
+            if !context.isEmpty { details.append(TelemetryField("player_error_context", .string(context))) }
+            let telemetry = TelemetryError(
+                severity: error.severity, code: Int(code) ?? error.code, message: message, businessException: error.businessException, stopsTracking: false)
+            return Decision(events: state + details.map { .attribute($0.name, $0.value) } + [.error(telemetry)] + details.map { .attribute($0.name, nil) })
+        case .ended: return emit(.ended)
         case .viewEnd:
             viewOpen = false
             viewEnded = true
-            newVideoData = false
-            return Decision(events: [.viewEnd])
+            return emit(.viewEnd)
         }
+    }
+
+    /// Handles the ad event `event` (with its ad data and the player data sent with it).
+    public mutating func handleAd(_ event: MuxAdEvent, adData: MuxAdData?, hasEnvironmentKey: Bool, playerData: MuxPlayerData? = nil) -> Decision {
+        func broken(_ rule: MuxRule, _ detail: String) -> Decision { Decision(broken: (rule, detail)) }
+        if let problem = playerData?.problem { return broken(.invalidMetadata, problem) }
+        if let oversized = MuxLimits.oversized(adData?.fields ?? []) { return broken(.invalidMetadata, oversized) }
+        videoDataJustBefore = false
+        guard viewOpen else { return broken(.viewInitFirst, "\(event.rawValue) with no view open: dispatch viewinit first") }
+        guard hasEnvironmentKey || customerPlayerData else {
+            return broken(.missingEnvironmentKey, "\(event.rawValue) before a data event with customer player data (its environmentKey, or nil to have it inferred)")
+        }
+        switch event {
+        case .adBreakStart: adBreak = true
+        case .adBreakEnd:
+            guard adBreak else { return broken(.unmatchedEnd, "adbreakend without adbreakstart") }
+            adBreak = false
+        default: break
+        }
+        return Decision(events: (playerData?.attributes ?? []) + [.action(event.rawValue, adData?.fields ?? [])])
     }
 }

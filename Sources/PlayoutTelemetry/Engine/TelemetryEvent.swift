@@ -34,7 +34,7 @@ public enum TelemetryEvent: Sendable {
     /// ``freezeStart``).
     case freezeEnd(duration: Duration?)
     /// An error: `fatal` ones put the session in the error state until a new load
-    /// (``videoChange(videoId:)``).
+    /// (``videoChange(videoId:)``), unless ``TelemetryError/stopsTracking`` is false.
     case error(TelemetryError)
     /// The video ended.
     case ended
@@ -135,12 +135,17 @@ public struct TelemetryError: Sendable, Hashable {
     public var message: String
     /// True for an expected business outcome (geo-block, no entitlement), not a technical fault.
     public var businessException: Bool
+    /// Whether a fatal error puts the session in the error state, ignoring tracking until a new
+    /// load (Adobe's heartbeat; the default). False: the session goes on tracking after it, as
+    /// Mux's core SDK does since v5 (a `viewend` ends the view). Warnings never stop tracking.
+    public var stopsTracking: Bool
 
-    /// An error with its context.
-    public init(severity: Severity, code: Int, message: String, businessException: Bool = false) {
+    /// An error with its context (`stopsTracking`: see ``stopsTracking``).
+    public init(severity: Severity, code: Int, message: String, businessException: Bool = false, stopsTracking: Bool = true) {
         self.severity = severity
         self.code = code
         self.message = message
         self.businessException = businessException
+        self.stopsTracking = stopsTracking
     }
 }

@@ -255,7 +255,7 @@ package struct TelemetrySessionHub: Sendable {
             guard freezing || duration != nil else { return reject("freezeend while \(state.rawValue), not frozen", &sink) }
             freezing = false
         case .error(let error):
-            if error.severity == .fatal {
+            if error.severity == .fatal, error.stopsTracking {
                 endFreeze(now: now, wallTime: wallTime, into: &sink)
                 state = .error
             }

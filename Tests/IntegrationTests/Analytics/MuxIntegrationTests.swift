@@ -40,7 +40,7 @@ struct MuxIntegrationTests {
         // The dropped frames at the end are the subscriber's final count.
         let ended = try #require(records.first { $0.name == "ended" })
         #expect(ended[field: "view_dropped_frame_count"] == .int(Int64(final.total.framesDropped)))
-        #expect(ended[field: "player_playhead_time"] == .double(final.elapsed.seconds))
+        #expect(ended[field: "player_playhead_time"] == .int(final.elapsed.nanoseconds / 1_000_000))  // ms, as the guide's player data
         #expect(final.total.framesDropped > 0)
         // Every Mux record went out in beacons, in order, none timed before its predecessor.
         let sent = beacons.beacons.flatMap(\.events)

@@ -155,9 +155,6 @@ package final class PlayoutLoop: @unchecked Sendable {
         self.frameLog = frameLog
     }
 
-    /// Whether the loop holds no decoded frame (with the pipeline empty too, the track drained).
-    var holdsNothing: Bool { decoded.isEmpty }
-
     /// Does everything due at `now`: presents the decoded frames whose render time came, decodes
     /// what the pipeline releases (in bursts; on the pool when handed one), skips what is late;
     /// returns when to come back. `deadline`: when another track on the same thread presents

@@ -117,7 +117,7 @@ package final class Subscription: @unchecked Sendable {
     /// The longest a driver waits between feedback looks where a sender announced none (ffmpeg):
     /// only receiver reports are due, a second or more apart, so a report-only receiver costs
     /// next to nothing; the end of the subscription is noticed within it.
-    package static let reportOnlyPollInterval: Duration = .milliseconds(250)
+    static let reportOnlyPollInterval: Duration = .milliseconds(250)
 
     /// Sends each track's RTCP due at `now` (a driver's feedback turn); returns when to look
     /// again: the next decision, at most a poll interval away (nil: no track talks back).

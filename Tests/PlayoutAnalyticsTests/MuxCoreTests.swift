@@ -220,6 +220,37 @@ struct MuxCoreTests {
         #expect(setup.memory.sessionIds.count == 2)
     }
 
+    @Test("replacing the global data keeps what a player's customer player data set (its environment key, its viewer): neither removed nor overwritten")
+    func globalDataKeepsCustomerPlayerData() throws {
+        let setup = try Setup()
+        let mux = setup.mux
+        mux.dispatchGlobalDataEvent(Self.global)  // env-1, viewer-7, tv
+        mux.dispatch(.viewInit, player: "a")
+        mux.dispatch(.data(MuxDataEvent(customerPlayerData: MuxCustomerPlayerData(environmentKey: "env-a", viewerUserId: "viewer-a"))), player: "a")
+        mux.dispatch(.viewInit, player: "b")
+        mux.dispatch(.play, player: "a")
+        mux.dispatch(.play, player: "b")
+        // The key and viewer both in the new global data, and neither: each case once.
+        mux.dispatchGlobalDataEvent(MuxGlobalData(environmentKey: "env-2", viewerUserId: "viewer-2", deviceCategory: "phone"))
+        mux.dispatch(.pause, player: "a")
+        mux.dispatch(.pause, player: "b")
+        mux.dispatchGlobalDataEvent(MuxGlobalData(deviceCategory: "desktop"))
+        mux.dispatch(.playing, player: "a")
+        setup.finish()
+        #expect(setup.findings.isEmpty)
+        func record(_ name: String, _ player: String) -> TelemetryRecord? {
+            setup.memory.records.first { $0.name == name && $0[field: "player_name"] == .string(player) }
+        }
+        let a = try #require(record("pause", "a"))
+        #expect(a[field: "env_key"] == .string("env-a") && a[field: "viewer_user_id"] == .string("viewer-a"))
+        #expect(a[field: "viewer_device_category"] == .string("phone"))
+        let b = try #require(record("pause", "b"))  // no customer data: the global data's
+        #expect(b[field: "env_key"] == .string("env-2") && b[field: "viewer_user_id"] == .string("viewer-2"))
+        let later = try #require(record("playing", "a"))  // global data without a key removes none of the player's
+        #expect(later[field: "env_key"] == .string("env-a") && later[field: "viewer_user_id"] == .string("viewer-a"))
+        #expect(later[field: "viewer_device_category"] == .string("desktop"))
+    }
+
     @Test("beacons: batched every 10 s of the records' monotonic time, closed at viewend, timestamps never going back")
     func beacons() throws {
         let setup = try Setup()

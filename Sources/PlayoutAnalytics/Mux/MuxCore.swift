@@ -104,17 +104,18 @@ public final class MuxCore: Sendable {
     public var playerNames: [String] { state.withLock { $0.players.keys.sorted() } }
 
     /// Sets the global data every player's records carry (replacing the previous) — the guide's
-    /// `[MUXSDKCore dispatchGlobalDataEvent:]` with the environment and viewer data.
+    /// `[MUXSDKCore dispatchGlobalDataEvent:]` with the environment and viewer data. A field a
+    /// player's own customer player data set (its environment key, its viewer) stays that
+    /// player's: global data never removes or overwrites it.
     public func dispatchGlobalDataEvent(_ data: MuxGlobalData) {
         let now = instrument.clock.now
         conformance?.record(RecordedCall(name: "dispatchGlobalDataEvent", arguments: [Self.clip(data.environmentKey)], time: now))
         if let oversized = MuxLimits.oversized(data.fields) { return report(.invalidMetadata, "dispatchGlobalDataEvent", oversized, now) }
         state.withLock { state in
-            let previous = state.global?.fields.map(\.name) ?? []
+            let previous = state.global?.fields ?? []
             state.global = data
             for player in state.players.values where !options.quiet {
-                for name in previous { player.tracker.emit(.attribute(name, nil), at: now) }
-                for field in data.fields { player.tracker.emit(.attribute(field.name, field.value), at: now) }
+                for event in player.machine.globalDataReplaced(previous, with: data.fields) { player.tracker.emit(event, at: now) }
             }
         }
         trace.log(.debug, "MuxCore", "dispatchGlobalDataEvent", "environment key set: \(!data.environmentKey.isEmpty)")

@@ -20,6 +20,7 @@ public struct MuxPlayerStateMachine: Sendable {
     public private(set) var viewOpen = false
     private var viewEnded = false  // a view ended: the engine's session is closed until the next viewinit
     private var customerPlayerData = false  // the player's customer data (with its environment key, or nil: inferred) was dispatched
+    private var customerFields: Set<String> = []  // the fields the player's own customer data set: global data never replaces them
     private var videoDataJustBefore = false  // the previous event was a data event with MUXSDKVideoData
     private var rendition: (bitrate: Double?, width: Int?, height: Int?) = (nil, nil, nil)
     private var videoFields: Set<String> = []  // the video_* fields the current video set
@@ -42,7 +43,10 @@ public struct MuxPlayerStateMachine: Sendable {
             if data.videoChange, !viewOpen {
                 return broken(.videoChangeOrder, "data with videoChange while no view is open: dispatch viewend, viewinit, then the new video's data")
             }
-            if data.customerPlayerData != nil { customerPlayerData = true }
+            if let customer = data.customerPlayerData {
+                customerPlayerData = true
+                customerFields.formUnion(customer.fields.map(\.name))
+            }
             if data.hasVideoData { videoDataJustBefore = true }
             rendition = (data.sourceBitrate ?? rendition.bitrate, data.sourceWidth ?? rendition.width, data.sourceHeight ?? rendition.height)
             var events = state
@@ -137,6 +141,17 @@ public struct MuxPlayerStateMachine: Sendable {
             viewEnded = true
             return emit(.viewEnd)
         }
+    }
+
+    /// The attribute changes that replacing the global data's fields `previous` with `new` makes
+    /// on this player: fields of `previous` that `new` lacks are removed, `new`'s are set —
+    /// except the fields the player's own customer player data set (`env_key`, `viewer_user_id`
+    /// …), which stay the player's: the guide puts the environment key there, and a player's data
+    /// is more specific than the data every player shares.
+    public func globalDataReplaced(_ previous: [TelemetryField], with new: [TelemetryField]) -> [TelemetryEvent] {
+        let newNames = Set(new.map(\.name))
+        let removed = previous.filter { !newNames.contains($0.name) && !customerFields.contains($0.name) }
+        return removed.map { .attribute($0.name, nil) } + new.filter { !customerFields.contains($0.name) }.map { .attribute($0.name, $0.value) }
     }
 
     /// Handles the ad event `event` (with its ad data and the player data sent with it).

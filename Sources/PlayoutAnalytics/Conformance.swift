@@ -58,6 +58,8 @@ public final class ConformanceLog<Rule: Hashable & Sendable>: Sendable {
         var head = 0
         var findings: [ConformanceFinding<Rule>] = []
         var droppedCalls = 0
+        var recordedCalls = 0
+        var origin: MonotonicInstant?  // the first call's or finding's time
     }
 
     /// Calls kept before the oldest are dropped.
@@ -75,10 +77,16 @@ public final class ConformanceLog<Rule: Hashable & Sendable>: Sendable {
     public var findings: [ConformanceFinding<Rule>] { state.withLock { $0.findings } }
     /// Calls dropped because more than ``capacity`` were recorded.
     public var droppedCalls: Int { state.withLock { $0.droppedCalls } }
+    /// Every call recorded, kept or dropped.
+    public var recordedCalls: Int { state.withLock { $0.recordedCalls } }
+    /// When the first call or finding was recorded (the origin of an export's times), or nil.
+    public var origin: MonotonicInstant? { state.withLock { $0.origin } }
 
     /// Records a call.
     public func record(_ call: RecordedCall) {
         state.withLock { state in
+            state.origin = state.origin ?? call.time
+            state.recordedCalls += 1
             if state.ring.count < capacity {
                 state.ring.append(call)
             } else {
@@ -91,6 +99,9 @@ public final class ConformanceLog<Rule: Hashable & Sendable>: Sendable {
 
     /// Records a broken rule.
     public func report(_ finding: ConformanceFinding<Rule>) {
-        state.withLock { $0.findings.append(finding) }
+        state.withLock { state in
+            state.origin = state.origin ?? finding.time
+            state.findings.append(finding)
+        }
     }
 }

@@ -101,7 +101,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "PlayoutCLI",
-            dependencies: ["Playout", "PlayoutBench", "PlayoutCore", "PlayoutSender", "PlayoutTelemetry", "PlayoutTelemetryBackends", argumentParser, log],
+            dependencies: ["Playout", "PlayoutAnalytics", "PlayoutBench", "PlayoutCore", "PlayoutSender", "PlayoutTelemetry", "PlayoutTelemetryBackends", argumentParser, log],
             swiftSettings: settings
         ),
 

@@ -48,7 +48,7 @@ extension PlayoutCommand {
         DurationArgument.self, RunLength.self, PercentageArgument.self, BitRateArgument.self, BurstLossArgument.self,
         VideoCodecArgument.self, PictureSizeArgument.self, SinkArgument.self, OverrideArgument.self, BandwidthLimitArgument.self, SRTPKeyArgument.self,
         DestinationArgument.self, TelemetrySpec.self, TagArgument.self, ScheduleArgument.self, TransitionArgument.self,
-        OutputPathArgument.self, SVGPathArgument.self,
+        OutputPathArgument.self, SVGPathArgument.self, AnalyticsAdapterArgument.self, AnalyticsReportArgument.self,
     ]
 
     /// The one-line message for a command-line error: swift-argument-parser's own, except that

@@ -43,13 +43,15 @@ struct DemoCommand: ParsableCommand {
             let telemetry = try subscription.makeTelemetry()
             let subscriber = try Subscriber(sessionDescription: publisher.sessionDescription, options: subscription.subscriberOptions(telemetry: telemetry))
             let renderer = try Renderer(subscriber: subscriber, sink: subscription.sink.spec)
-            let session = SubscriptionSession(subscriber: subscriber, renderer: renderer, json: subscription.json, telemetry: telemetry)
+            let analytics = try subscription.analytics.make(subscriber: subscriber, writesJSON: subscription.writesJSON)
+            let session = SubscriptionSession(subscriber: subscriber, renderer: renderer, json: subscription.json, telemetry: telemetry, analytics: analytics)
             try publisher.start()
             defer { publisher.stop() }
             let final = try session.run(title: "playout demo")
             publisher.stop()
             let sent = try publisher.waitUntilEnded()
             writeError("publisher: \(sent.table.split(separator: "\n").joined(separator: "; "))\n")
+            try subscription.analytics.conclude(session.analyticsSummary, failed: final.state.isFailed)
             if case .failed(let reason) = final.state { throw PlayoutError(.invalidSource, reason) }
         } catch {
             throw PlayoutCommand.failure(error)

@@ -10,7 +10,9 @@ struct SubscribeCommand: ParsableCommand {
         discussion: """
             In a terminal, a live view updates in place and a summary table ends the run; with --json, or \
             when stdout is not a terminal, one JSON object per line: "qos" samples, "event"s, and a final \
-            "summary". Ctrl-C stops cleanly with the summary.
+            "summary". Ctrl-C stops cleanly with the summary. With --analytics, an SDK adapter runs over the \
+            subscription; the run exits 3 when it broke a rule of the SDK's guide (--analytics-report writes \
+            the findings as JUnit XML or JSON).
             """
     )
 
@@ -27,8 +29,10 @@ struct SubscribeCommand: ParsableCommand {
             let telemetry = try subscription.makeTelemetry()
             let subscriber = try Subscriber(source: source, options: subscription.subscriberOptions(srtpKey: srtpKey?.keyingMaterial, telemetry: telemetry))
             let renderer = try Renderer(subscriber: subscriber, sink: subscription.sink.spec)
-            let final = try SubscriptionSession(subscriber: subscriber, renderer: renderer, json: subscription.json, telemetry: telemetry)
-                .run(title: "playout subscribe \(source)")
+            let analytics = try subscription.analytics.make(subscriber: subscriber, writesJSON: subscription.writesJSON)
+            let session = SubscriptionSession(subscriber: subscriber, renderer: renderer, json: subscription.json, telemetry: telemetry, analytics: analytics)
+            let final = try session.run(title: "playout subscribe \(source)")
+            try subscription.analytics.conclude(session.analyticsSummary, failed: final.state.isFailed)
             if case .failed(let reason) = final.state { throw PlayoutError(.invalidSource, reason) }
         } catch {
             throw PlayoutCommand.failure(error)

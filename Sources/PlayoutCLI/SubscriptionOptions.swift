@@ -23,7 +23,8 @@ enum DemoDefaults: SubscriptionDefaults {
 
 /// The options of every command that subscribes and renders — `subscribe`, `demo`, and the
 /// playout-delay benchmark — as one `@OptionGroup`: the playout delay and its overrides, the
-/// sink, how long to play, how often to sample QoS, and JSON output.
+/// sink, how long to play, how often to sample QoS, JSON output, telemetry, and an analytics
+/// SDK's adapter (``AnalyticsOptions``).
 ///
 /// ```swift
 /// @OptionGroup var subscription: SubscriptionOptions<DemoDefaults>
@@ -75,6 +76,9 @@ struct SubscriptionOptions<Defaults: SubscriptionDefaults>: ParsableArguments {
 
     @Option(help: TagArgument.help("A tag on every telemetry record and point, e.g. run=nightly-42. Repeatable."))
     var tag: [TagArgument] = []
+
+    /// `--analytics` and `--analytics-report`: an SDK adapter over the subscription, its conformance report.
+    @OptionGroup var analytics: AnalyticsOptions
 
     func validate() throws {
         guard qosInterval.duration > .zero else { throw ValidationError("--qos-interval \(qosInterval.text): must be more than 0s, e.g. 1s") }

@@ -15,11 +15,14 @@ final class SubscriptionSession: @unchecked Sendable {
     let writesJSON: Bool
     /// The telemetry engine the subscriber reports to, shut down (drained) at the end.
     let telemetry: TelemetryInstrument?
+    /// The analytics SDK adapter run over the subscription (`--analytics`), finished at the end.
+    let analytics: SubscriberAnalytics?
     private let output = LockedValue(Output())
 
     private struct Output {
         let writer = QoSJSONWriter()
         var viewLines = 0
+        var analyticsSummary: SubscriberAnalytics.Summary?
     }
 
     /// The name of the `--json` stream's backend (its drops are the summary's `samplesDropped`).
@@ -28,10 +31,11 @@ final class SubscriptionSession: @unchecked Sendable {
     /// How long the end of a run waits for telemetry backends to take what is queued.
     static let telemetryDrainTimeout: Duration = .seconds(5)
 
-    init(subscriber: Subscriber, renderer: Renderer, json: Bool, telemetry: TelemetryInstrument? = nil) {
+    init(subscriber: Subscriber, renderer: Renderer, json: Bool, telemetry: TelemetryInstrument? = nil, analytics: SubscriberAnalytics? = nil) {
         self.subscriber = subscriber
         self.renderer = renderer
         self.telemetry = telemetry
+        self.analytics = analytics
         writesJSON = json || !standardOutputIsTerminal
     }
 
@@ -53,9 +57,13 @@ final class SubscriptionSession: @unchecked Sendable {
             try subscriber.start()
             final = subscriber.waitUntilEnded()
         } catch {
+            _ = analytics?.finish(timeout: Self.telemetryDrainTimeout)
             telemetry?.shutdown(timeout: Self.telemetryDrainTimeout)
             throw error
         }
+        // The adapter has been told the end (its bridge saw the final sample): its records are
+        // drained before the summary, which sums them up.
+        let analyticsSummary = analytics?.finish(timeout: Self.telemetryDrainTimeout)
         // Telemetry is drained (viewend, KPIs; the JSON stream written) before the summary, which
         // says what was lost.
         let report = telemetry?.shutdown(timeout: Self.telemetryDrainTimeout)
@@ -68,6 +76,7 @@ final class SubscriptionSession: @unchecked Sendable {
         // without bound: say how much.
         let dropped = subscriber.observerDelivery.samplesDropped + (stream?.dropped ?? 0)
         output.withLock { output in
+            output.analyticsSummary = analyticsSummary
             if writesJSON {
                 var extra = [("samplesDropped", Double(dropped))]
                 if let statistics {
@@ -76,9 +85,11 @@ final class SubscriptionSession: @unchecked Sendable {
                         ("telemetryRejectedTransitions", Double(statistics.rejectedTransitions)),
                     ]
                 }
-                writeOut(output.writer.line(for: final, type: "summary", extra: extra) + "\n")
+                let objects = analyticsSummary.map { [("analytics", $0.json)] } ?? []
+                writeOut(output.writer.line(for: final, type: "summary", extra: extra, objects: objects) + "\n")
             } else {
                 var text = SummaryTable(final, title: title).text
+                if let analyticsSummary { text += "\n" + AnalyticsView(analyticsSummary).lines.joined(separator: "\n") }
                 if let statistics { text += "\n" + statistics.description }
                 writeOut(text + "\n")
             }
@@ -87,9 +98,13 @@ final class SubscriptionSession: @unchecked Sendable {
         return final
     }
 
+    /// The adapter's summary, once ``run(title:)`` returned (nil without `--analytics`).
+    var analyticsSummary: SubscriberAnalytics.Summary? { output.withLock { $0.analyticsSummary } }
+
     private func show(_ sample: SubscriberQoS, title: String) {
+        let analyticsLines = analytics.map { AnalyticsView($0.snapshot).lines } ?? []
         output.withLock { output in
-            let lines = LiveView(sample, title: title).lines
+            let lines = LiveView(sample, title: title).lines + analyticsLines
             var text = output.viewLines > 0 ? "\u{1B}[\(output.viewLines)A" : ""
             for line in lines { text += "\u{1B}[2K" + line + "\n" }
             output.viewLines = lines.count

@@ -1,74 +1,9 @@
 import Foundation
-import FoundationXML
 import PlayoutAnalytics
 import PlayoutCore
 import PlayoutTelemetry
 import PlayoutTesting
 import Testing
-
-/// A JUnit document read back with Foundation's `XMLParser` (libxml2): a parse error fails.
-struct ParsedJUnit {
-    struct TestCase: Equatable {
-        var classname: String
-        var name: String
-        var failures: [(type: String, message: String, text: String)]
-
-        static func == (lhs: TestCase, rhs: TestCase) -> Bool {
-            lhs.classname == rhs.classname && lhs.name == rhs.name && lhs.failures.map(\.text) == rhs.failures.map(\.text)
-        }
-    }
-
-    var suites: [String: String] = [:]
-    var suite: [String: String] = [:]
-    var properties: [String: String] = [:]
-    var testCases: [TestCase] = []
-
-    init(_ xml: String) throws {
-        let collector = Collector()
-        let parser = XMLParser(data: Data(xml.utf8))
-        parser.delegate = collector
-        guard parser.parse() else {
-            throw CLIParseError("not well-formed XML: \(parser.parserError.map { "\($0)" } ?? "?") at line \(parser.lineNumber), column \(parser.columnNumber)")
-        }
-        self = collector.result
-    }
-
-    private final class Collector: NSObject, XMLParserDelegate {
-        var result = ParsedJUnit(empty: ())
-        private var text: String?
-
-        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
-            switch name {
-            case "testsuites": result.suites = attributes
-            case "testsuite": result.suite = attributes
-            case "property": result.properties[attributes["name"] ?? ""] = attributes["value"]
-            case "testcase": result.testCases.append(TestCase(classname: attributes["classname"] ?? "", name: attributes["name"] ?? "", failures: []))
-            case "failure":
-                result.testCases[result.testCases.count - 1].failures.append((attributes["type"] ?? "", attributes["message"] ?? "", ""))
-                text = ""
-            default: break
-            }
-        }
-
-        func parser(_ parser: XMLParser, foundCharacters string: String) {
-            text? += string
-        }
-
-        func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
-            guard name == "failure", let text else { return }
-            let last = result.testCases.count - 1
-            result.testCases[last].failures[result.testCases[last].failures.count - 1].text = text
-            self.text = nil
-        }
-    }
-
-    private init(empty: Void) {}
-}
-
-struct CLIParseError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
 
 @Suite("ConformanceLog exports: JUnit XML and JSON, read back")
 struct ConformanceExportTests {
@@ -87,9 +22,9 @@ struct ConformanceExportTests {
         log.record(RecordedCall(name: "viewinit", time: MonotonicInstant(nanoseconds: 5)))
         let report = log.export()
         #expect(report.passed && report.rules.count == MuxRule.allCases.count)
-        let parsed = try ParsedJUnit(report.junitXML)
-        #expect(parsed.suites["tests"] == String(MuxRule.allCases.count) && parsed.suites["failures"] == "0")
-        #expect(parsed.suite["name"] == "MuxCore" && parsed.suite["tests"] == String(MuxRule.allCases.count) && parsed.suite["failures"] == "0")
+        let parsed = try JUnitReport(xml: report.junitXML)
+        #expect(parsed.suitesAttributes["tests"] == String(MuxRule.allCases.count) && parsed.suitesAttributes["failures"] == "0")
+        #expect(parsed.suiteAttributes["name"] == "MuxCore" && parsed.suiteAttributes["tests"] == String(MuxRule.allCases.count) && parsed.suiteAttributes["failures"] == "0")
         #expect(parsed.testCases.map(\.name) == MuxRule.allCases.map(\.rawValue))
         #expect(parsed.testCases.allSatisfy { $0.classname == "MuxCore" && $0.failures.isEmpty })
         #expect(parsed.properties["recordedCalls"] == "1" && parsed.properties["findings"] == "0")
@@ -108,7 +43,7 @@ struct ConformanceExportTests {
     func everyAdapter(rules: [(String, String)], report: ConformanceReport) throws {
         #expect(report.rules.map(\.name) == rules.map(\.0) && report.rules.map(\.guideSection) == rules.map(\.1))
         #expect(rules.allSatisfy { !$0.1.isEmpty })
-        let parsed = try ParsedJUnit(report.junitXML)
+        let parsed = try JUnitReport(xml: report.junitXML)
         #expect(parsed.testCases.map(\.name) == rules.map(\.0) && Set(parsed.testCases.map(\.classname)) == [report.adapter])
     }
 
@@ -127,8 +62,8 @@ struct ConformanceExportTests {
         let report = try #require(mux.conformance).export()
         #expect(report.findings.map(\.rule) == ["viewInitFirst", "viewInitFirst", "renditionChangeWithoutData"])
         #expect(report.findings.map(\.elapsed) == [.zero, .milliseconds(250), .milliseconds(250)])
-        let parsed = try ParsedJUnit(report.junitXML)
-        #expect(parsed.suite["tests"] == String(MuxRule.allCases.count) && parsed.suite["failures"] == "2" && parsed.properties["findings"] == "3")
+        let parsed = try JUnitReport(xml: report.junitXML)
+        #expect(parsed.suiteAttributes["tests"] == String(MuxRule.allCases.count) && parsed.suiteAttributes["failures"] == "2" && parsed.properties["findings"] == "3")
         let viewInitFirst = try #require(parsed.testCases.first { $0.name == "viewInitFirst" })
         #expect(viewInitFirst.failures.map(\.type) == ["viewInitFirst", "viewInitFirst"])
         #expect(viewInitFirst.failures.map(\.message) == [
@@ -173,7 +108,7 @@ struct ConformanceExportTests {
             log.report(Self.finding(.invalidMetadata, call: "data " + text.prefix(200), detail: text, at: Int64(index)))
         }
         let report = log.export()
-        let parsed = try ParsedJUnit(report.junitXML)
+        let parsed = try JUnitReport(xml: report.junitXML)
         let failures = try #require(parsed.testCases.first { $0.name == "invalidMetadata" }).failures
         #expect(failures.count == Self.hostile.count)
         for (failure, text) in zip(failures, Self.hostile) {
@@ -193,7 +128,7 @@ struct ConformanceExportTests {
     func droppedCalls() throws {
         let log = ConformanceLog<NielsenRule>(capacity: 2)
         for index in 0..<5 { log.record(RecordedCall(name: "call\(index)", time: MonotonicInstant(nanoseconds: Int64(index)))) }
-        let parsed = try ParsedJUnit(log.export().junitXML)
+        let parsed = try JUnitReport(xml: log.export().junitXML)
         #expect(parsed.properties["recordedCalls"] == "5" && parsed.properties["droppedCalls"] == "3")
         #expect(log.origin == MonotonicInstant(nanoseconds: 0))
     }

@@ -13,8 +13,9 @@ package struct QoSJSONWriter: Sendable {
 
     /// The line for `sample` (`type` is `"qos"` or `"summary"`). Every number comes from the
     /// sample itself (rates included: ``TrackQoS/framesPerSecond`` and ``TrackQoS/bitrate``);
-    /// `extra` fields (numbers) are appended, e.g. `"samplesDropped"` in a summary.
-    package func line(for sample: SubscriberQoS, type: String = "qos", extra: [(String, Double)] = []) -> String {
+    /// `extra` fields (numbers) are appended, e.g. `"samplesDropped"` in a summary, then
+    /// `objects` (each a JSON value already written, e.g. the summary's `"analytics"`).
+    package func line(for sample: SubscriberQoS, type: String = "qos", extra: [(String, Double)] = [], objects: [(String, String)] = []) -> String {
         var fields: [(String, String)] = [
             ("type", Self.string(type)),
             ("t", Self.number(sample.elapsed.seconds)),
@@ -36,7 +37,7 @@ package struct QoSJSONWriter: Sendable {
                 ])))
             }
         }
-        fields += extra.map { ($0.0, Self.number($0.1)) }
+        fields += extra.map { ($0.0, Self.number($0.1)) } + objects
         return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
 

@@ -1,5 +1,5 @@
 public import PlayoutAnalytics
-import PlayoutCore
+public import PlayoutCore
 public import PlayoutTelemetry
 
 /// One analytics SDK's adapter run over a subscription, in conformance mode: what that SDK would
@@ -187,12 +187,15 @@ public final class SubscriberAnalytics: Sendable {
     }
 
     /// Sets `adapter` up over `subscriber` (before it starts), reporting to a new engine with
-    /// the tally and `backends` (each with its delivery, nil: the engine's default).
+    /// the tally and `backends` (each with its delivery, nil: the engine's default), on `clock`
+    /// and `driver` (a test's manual clock and ``TelemetryInstrument/Driver/embedded``: the
+    /// engine steps in ``finish(timeout:)``, Nielsen's playheads are not ticked).
     ///
     /// - Throws: ``TelemetryEngineError`` when the engine or a backend's thread cannot start;
     ///   ``PlayoutError`` when the Nielsen playhead ticker's thread cannot.
     public init(
-        _ adapter: Adapter, subscriber: Subscriber, backends: [(backend: any TelemetryBackend, delivery: TelemetryDeliveryConfiguration?)] = []
+        _ adapter: Adapter, subscriber: Subscriber, backends: [(backend: any TelemetryBackend, delivery: TelemetryDeliveryConfiguration?)] = [],
+        clock: any PlayoutClock = MonotonicClock(), driver: TelemetryInstrument.Driver = .thread
     ) throws {
         self.adapter = adapter
         let configuration: TelemetryInstrument.Configuration = switch adapter {
@@ -201,7 +204,7 @@ public final class SubscriberAnalytics: Sendable {
         case .adobe, .nielsen: .init()
         }
         // OpenAVT adds its own backend (the tally) to the engine.
-        let instrument = try TelemetryInstrument(backends: adapter == .openavt ? [] : [tally], configuration: configuration)
+        let instrument = try TelemetryInstrument(backends: adapter == .openavt ? [] : [tally], configuration: configuration, clock: clock, driver: driver)
         self.instrument = instrument
         for (backend, delivery) in backends {
             if let delivery { try instrument.addBackend(backend, delivery: delivery) } else { try instrument.addBackend(backend) }
@@ -229,7 +232,7 @@ public final class SubscriberAnalytics: Sendable {
         case .nielsen:
             let log = ConformanceLog<NielsenRule>()
             let sdk = NielsenAppSDK(appInfo: ["appid": .string(Self.nielsenAppId)], instrument: instrument, options: .init(conformance: log))
-            let ticker = try NielsenPlayheadTicker()
+            let ticker = try NielsenPlayheadTicker(clock: clock, runsThread: driver == .thread)
             let metadata: [String: NielsenValue] = [
                 "type": "content", "assetid": .string(sessionId.isEmpty ? "playout" : sessionId), "program": .string(sessionName),
                 "title": .string(sessionName + " S1E1"), "length": "0", "airdate": "2026-01-01T00:00:00Z", "isfullepisode": "y", "adloadtype": "2",

@@ -13,9 +13,11 @@ SHELL := /bin/bash
 # (SRTP's ciphers), pkg-config, librsvg2-bin (rsvg-convert: the benchmark's SVG is rendered in
 # tests); the telemetry servers the integration tests start themselves on loopback (InfluxDB 1.6,
 # VictoriaMetrics for Influx v2 and Graphite, Prometheus and its promtool); GStreamer's
-# gst-launch-1.0 with rtpbin, rtprtxsend, vp8enc and videotestsrc (the real feedback peer).
+# gst-launch-1.0 with rtpbin, rtprtxsend, vp8enc and videotestsrc (the real feedback peer);
+# libxml2, under Foundation's XMLParser (FoundationXML), which reads the analytics adapters' JUnit
+# reports back in tests and in Samples/AnalyticsReport.
 DEBIAN_PACKAGES := libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev \
-                   libsrtp2-dev libssl-dev pkg-config ffmpeg librsvg2-bin \
+                   libsrtp2-dev libssl-dev pkg-config ffmpeg librsvg2-bin libxml2 \
                    influxdb victoria-metrics prometheus \
                    gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
 

@@ -173,6 +173,16 @@ let package = Package(
             swiftSettings: settings
         ),
 
+        // Runs the `playout` binary (`demo --analytics mux --analytics-report`) and reads the
+        // JUnit XML back: the CI gate of the analytics adapters.
+        .executableTarget(
+            name: "AnalyticsReport",
+            dependencies: ["Playout", "PlayoutSender", "PlayoutTesting"],
+            path: "Samples/AnalyticsReport",
+            exclude: ["README.md"],
+            swiftSettings: settings
+        ),
+
         .executableTarget(
             name: "PlayoutDelayBench",
             dependencies: ["Playout", "PlayoutBench"],

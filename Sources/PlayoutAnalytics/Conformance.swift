@@ -77,6 +77,8 @@ public final class ConformanceLog<Rule: Hashable & Sendable>: Sendable {
     public var findings: [ConformanceFinding<Rule>] { state.withLock { $0.findings } }
     /// Calls dropped because more than ``capacity`` were recorded.
     public var droppedCalls: Int { state.withLock { $0.droppedCalls } }
+    /// How many rules were broken so far (``findings``' count, without copying them).
+    public var findingCount: Int { state.withLock { $0.findings.count } }
     /// Every call recorded, kept or dropped.
     public var recordedCalls: Int { state.withLock { $0.recordedCalls } }
     /// When the first call or finding was recorded (the origin of an export's times), or nil.

@@ -61,6 +61,7 @@ struct ConformanceExportTests {
         instrument.shutdown(timeout: .seconds(1))
         let report = try #require(mux.conformance).export()
         #expect(report.findings.map(\.rule) == ["viewInitFirst", "viewInitFirst", "renditionChangeWithoutData"])
+        #expect(mux.conformance?.findingCount == 3)
         #expect(report.findings.map(\.elapsed) == [.zero, .milliseconds(250), .milliseconds(250)])
         let parsed = try JUnitReport(xml: report.junitXML)
         #expect(parsed.suiteAttributes["tests"] == String(MuxRule.allCases.count) && parsed.suiteAttributes["failures"] == "2" && parsed.properties["findings"] == "3")

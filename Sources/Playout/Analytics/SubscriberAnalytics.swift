@@ -214,7 +214,7 @@ public final class SubscriberAnalytics: Sendable {
         let sessionName = description?.sessionName ?? ""
         func parts<Rule: ConformanceRule>(bridge: any Sendable, log: ConformanceLog<Rule>, shutdown: (@Sendable (Duration) -> TelemetryShutdownReport)? = nil) -> Parts {
             Parts(
-                bridge: bridge, report: { log.export() }, findings: { log.findings.count },
+                bridge: bridge, report: { log.export() }, findings: { log.findingCount },
                 shutdown: shutdown ?? { instrument.shutdown(timeout: $0) })
         }
         switch adapter {

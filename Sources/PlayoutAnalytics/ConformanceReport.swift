@@ -19,6 +19,13 @@ public struct ConformanceReport: Sendable, Hashable {
         public var guideSection: String
         /// How many findings broke it.
         public var findings: Int
+
+        /// A rule checked.
+        public init(name: String, guideSection: String, findings: Int) {
+            self.name = name
+            self.guideSection = guideSection
+            self.findings = findings
+        }
     }
 
     /// One broken rule.
@@ -33,6 +40,15 @@ public struct ConformanceReport: Sendable, Hashable {
         public var detail: String
         /// When, since the log's first entry (``ConformanceLog/origin``).
         public var elapsed: Duration
+
+        /// A finding.
+        public init(rule: String, guideSection: String, call: String, detail: String, elapsed: Duration) {
+            self.rule = rule
+            self.guideSection = guideSection
+            self.call = call
+            self.detail = detail
+            self.elapsed = elapsed
+        }
     }
 
     /// The adapter (``ConformanceRule/adapter``): the JUnit `classname`.

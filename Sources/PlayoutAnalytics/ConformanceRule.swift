@@ -1,5 +1,5 @@
 /// The rules one adapter checks, as its SDK's guide states them: what a ``ConformanceLog`` needs
-/// to export itself (``ConformanceLog/report``) — every rule checked, not only the broken ones,
+/// to export itself (``ConformanceLog/export()``) — every rule checked, not only the broken ones,
 /// each with the guide's section that states it.
 ///
 /// The four adapters' rule enums conform: ``MuxRule`` (``MuxCore``), ``HeartbeatRule``
@@ -10,7 +10,7 @@
 /// let log = ConformanceLog<MuxRule>()
 /// let mux = MuxCore(instrument: instrument, options: .init(conformance: log))
 /// // … the run …
-/// let xml = log.report.junitXML       // one <testcase> per MuxRule case, a <failure> per finding
+/// let xml = log.export().junitXML     // one <testcase> per MuxRule case, a <failure> per finding
 /// ```
 public protocol ConformanceRule: Hashable, Sendable, CaseIterable, RawRepresentable where RawValue == String {
     /// The adapter that checks these rules (a JUnit `classname`): `"MuxCore"`.

@@ -237,7 +237,7 @@ let package = Package(
         .testTarget(name: "PlayoutSenderTests", dependencies: ["PlayoutSender", "Playout", "PlayoutCore", "PlayoutRTP", "PlayoutTesting"], swiftSettings: settings),
         .testTarget(name: "PlayoutBenchTests", dependencies: ["PlayoutBench", "Playout", "PlayoutCore"], swiftSettings: settings),
         .testTarget(name: "PlayoutAnalyticsTests", dependencies: ["PlayoutAnalytics", "PlayoutCore", "PlayoutTelemetry", "PlayoutTesting", log], swiftSettings: settings),
-        .testTarget(name: "PlayoutCLITests", dependencies: ["PlayoutCLI", "Playout", "PlayoutBench", "PlayoutSender", "PlayoutTelemetry", "PlayoutTelemetryBackends"], swiftSettings: settings),
+        .testTarget(name: "PlayoutCLITests", dependencies: ["PlayoutCLI", "Playout", "PlayoutAnalytics", "PlayoutBench", "PlayoutSender", "PlayoutTelemetry", "PlayoutTelemetryBackends"], swiftSettings: settings),
         .testTarget(name: "IntegrationTests", dependencies: ["Playout", "PlayoutAnalytics", "PlayoutCore", "PlayoutRTP", "PlayoutSender", "PlayoutTelemetry", "PlayoutTelemetryBackends", "PlayoutTesting", coreMetrics, prometheus], swiftSettings: settings),
     ]
 )

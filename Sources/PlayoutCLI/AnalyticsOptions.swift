@@ -133,7 +133,7 @@ struct AnalyticsOptions: ParsableArguments {
         guard !findings.isEmpty, !failed else { return }
         let rules = summary.conformance.rules.filter { $0.findings > 0 }.map(\.name).joined(separator: ", ")
         let shown = report.map { ": see \($0.path)" } ?? ""
-        writeError("playout: the \(summary.snapshot.adapter.rawValue) adapter raised \(findings.count) finding\(findings.count == 1 ? "" : "s") (\(rules))\(shown)\n")
+        writeError("playout: the \(summary.snapshot.adapter.rawValue) adapter raised \(AnalyticsView.counted(findings.count, "finding")) (\(rules))\(shown)\n")
         throw ExitCode(Self.findingsExitCode)
     }
 
@@ -165,13 +165,16 @@ struct AnalyticsView {
         self.init(summary.snapshot)
         let report = summary.conformance
         lines[2] = padded("conformance", 16)
-            + "\(report.adapter): \(report.rules.count) rules checked, \(report.findings.count) finding\(report.findings.count == 1 ? "" : "s")"
+            + "\(report.adapter): \(Self.counted(report.rules.count, "rule")) checked, \(Self.counted(report.findings.count, "finding"))"
         for finding in report.findings.prefix(Self.findingsShown) {
             lines.append("  \(finding.rule) (guide: \(finding.guideSection)): \(finding.call) — \(String(finding.detail.prefix(200)))")
         }
         if report.findings.count > Self.findingsShown { lines.append("  … and \(report.findings.count - Self.findingsShown) more") }
         if summary.undelivered > 0 { lines.append("  \(summary.undelivered) analytics records not written (the output did not keep up)") }
     }
+
+    /// `1 rule`, `2 rules`.
+    static func counted(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
 
     /// Findings listed in the summary table (all are in the report): 10.
     static let findingsShown = 10

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Playout
+import PlayoutAnalytics
 @testable import PlayoutCLI
 import Testing
 
@@ -75,5 +76,45 @@ struct AnalyticsOptionTests {
     func exitCode() {
         #expect(AnalyticsOptions.findingsExitCode == 3)
         #expect(![ExitCode.success.rawValue, ExitCode.failure.rawValue, ExitCode.validationFailure.rawValue].contains(AnalyticsOptions.findingsExitCode))
+    }
+}
+
+@Suite("the adapter's lines in the live view and the summary table")
+struct AnalyticsViewTests {
+    static let counts: SubscriberAnalytics.Tally.Counts = {
+        var counts = SubscriberAnalytics.Tally.Counts()
+        counts.records = 5
+        counts.events = [("viewinit", 1), ("play", 1), ("playing", 1)]
+        counts.heartbeats = 2
+        return counts
+    }()
+
+    @Test("live: the records by name, the KPIs (– where undefined), the findings so far")
+    func live() {
+        var kpis = TelemetryKPIs()
+        kpis.videoStartupTime = .milliseconds(412)
+        let lines = AnalyticsView(SubscriberAnalytics.Snapshot(adapter: .mux, counts: Self.counts, kpis: kpis, findings: 2)).lines
+        #expect(lines == [
+            "analytics       mux: 5 records (viewinit 1, play 1, playing 1; heartbeats 2)",
+            "view KPIs       startup 0.41 s, playing –, rebuffers – (–), dropped frames –, failure no",
+            "findings        2",
+        ])
+    }
+
+    @Test("summary: the verdict, the first findings with rule, section, call and detail, and how many more")
+    func summary() {
+        let findings = (0..<12).map { index in
+            ConformanceReport.Finding(rule: "viewInitFirst", guideSection: "Sample event sequence", call: "play", detail: "play \(index) with no view open", elapsed: .zero)
+        }
+        let report = ConformanceReport(
+            adapter: "MuxCore", guide: "Mux", rules: [.init(name: "viewInitFirst", guideSection: "Sample event sequence", findings: 12)], findings: findings)
+        let summary = SubscriberAnalytics.Summary(
+            snapshot: .init(adapter: .mux, counts: Self.counts, kpis: nil, findings: 12), conformance: report, undelivered: 3)
+        let lines = AnalyticsView(summary).lines
+        #expect(lines[1] == "view KPIs       –")
+        #expect(lines[2] == "conformance     MuxCore: 1 rule checked, 12 findings")
+        #expect(lines[3] == "  viewInitFirst (guide: Sample event sequence): play — play 0 with no view open")
+        #expect(lines.count == 3 + AnalyticsView.findingsShown + 2)
+        #expect(lines.suffix(2) == ["  … and 2 more", "  3 analytics records not written (the output did not keep up)"])
     }
 }

@@ -227,17 +227,20 @@ let package = Package(
         // with -sanitize=fuzzer by `make fuzz`.
         .target(name: "PlayoutFuzz", dependencies: ["PlayoutRTP", "PlayoutCore", "PlayoutTelemetry", "PlayoutTelemetryBackends", "Playout", "PlayoutCodec", "PlayoutSender"], path: "Tests/Fuzz/PlayoutFuzz", exclude: ["Seeds", "Crashers"], swiftSettings: settings),
 
+        // Test support: the real-time test trait (tests that wait on the clock run off the
+        // cooperative pool, a few at a time).
+        .target(name: "RealTimeTesting", dependencies: ["PlayoutCore"], path: "Tests/RealTimeTesting", swiftSettings: settings),
         .testTarget(name: "PlayoutCoreTests", dependencies: ["PlayoutCore", "PlayoutTesting", propertyBased], swiftSettings: settings),
-        .testTarget(name: "PlayoutRTPTests", dependencies: ["PlayoutRTP", "PlayoutCore", "PlayoutTesting", "PlayoutFuzz", propertyBased], swiftSettings: settings),
+        .testTarget(name: "PlayoutRTPTests", dependencies: ["RealTimeTesting", "PlayoutRTP", "PlayoutCore", "PlayoutTesting", "PlayoutFuzz", propertyBased], swiftSettings: settings),
         .testTarget(name: "PlayoutJitterTests", dependencies: ["PlayoutJitter", "PlayoutCore", "PlayoutTesting", log, .product(name: "InMemoryLogging", package: "swift-log")], swiftSettings: settings),
-        .testTarget(name: "PlayoutCodecTests", dependencies: ["PlayoutCodec", "PlayoutCore", "PlayoutTesting", log, .product(name: "InMemoryLogging", package: "swift-log")], swiftSettings: settings),
-        .testTarget(name: "PlayoutTelemetryTests", dependencies: ["PlayoutTelemetry", "PlayoutCore", "PlayoutTesting", log, .product(name: "InMemoryLogging", package: "swift-log")], swiftSettings: settings),
-        .testTarget(name: "PlayoutTelemetryBackendsTests", dependencies: ["PlayoutTelemetryBackends", "PlayoutTelemetry", "PlayoutCore", "PlayoutTesting", coreMetrics, metricsTestKit, prometheus], swiftSettings: settings),
-        .testTarget(name: "PlayoutTests", dependencies: ["Playout", "PlayoutAnalytics", "PlayoutSender", "PlayoutTelemetry", "PlayoutCore", "PlayoutRTP", "PlayoutJitter", "PlayoutCodec", "PlayoutTesting"], swiftSettings: settings),
-        .testTarget(name: "PlayoutSenderTests", dependencies: ["PlayoutSender", "Playout", "PlayoutCore", "PlayoutRTP", "PlayoutTesting"], swiftSettings: settings),
-        .testTarget(name: "PlayoutBenchTests", dependencies: ["PlayoutBench", "Playout", "PlayoutCore"], swiftSettings: settings),
-        .testTarget(name: "PlayoutAnalyticsTests", dependencies: ["PlayoutAnalytics", "PlayoutCore", "PlayoutTelemetry", "PlayoutTesting", log], swiftSettings: settings),
-        .testTarget(name: "PlayoutCLITests", dependencies: ["PlayoutCLI", "Playout", "PlayoutAnalytics", "PlayoutBench", "PlayoutSender", "PlayoutTelemetry", "PlayoutTelemetryBackends"], swiftSettings: settings),
-        .testTarget(name: "IntegrationTests", dependencies: ["Playout", "PlayoutAnalytics", "PlayoutCore", "PlayoutRTP", "PlayoutSender", "PlayoutTelemetry", "PlayoutTelemetryBackends", "PlayoutTesting", coreMetrics, prometheus], swiftSettings: settings),
+        .testTarget(name: "PlayoutCodecTests", dependencies: ["RealTimeTesting", "PlayoutCodec", "PlayoutCore", "PlayoutTesting", log, .product(name: "InMemoryLogging", package: "swift-log")], swiftSettings: settings),
+        .testTarget(name: "PlayoutTelemetryTests", dependencies: ["RealTimeTesting", "PlayoutTelemetry", "PlayoutCore", "PlayoutTesting", log, .product(name: "InMemoryLogging", package: "swift-log")], swiftSettings: settings),
+        .testTarget(name: "PlayoutTelemetryBackendsTests", dependencies: ["RealTimeTesting", "PlayoutTelemetryBackends", "PlayoutTelemetry", "PlayoutCore", "PlayoutTesting", coreMetrics, metricsTestKit, prometheus], swiftSettings: settings),
+        .testTarget(name: "PlayoutTests", dependencies: ["RealTimeTesting", "Playout", "PlayoutAnalytics", "PlayoutSender", "PlayoutTelemetry", "PlayoutCore", "PlayoutRTP", "PlayoutJitter", "PlayoutCodec", "PlayoutTesting"], swiftSettings: settings),
+        .testTarget(name: "PlayoutSenderTests", dependencies: ["RealTimeTesting", "PlayoutSender", "Playout", "PlayoutCore", "PlayoutRTP", "PlayoutTesting"], swiftSettings: settings),
+        .testTarget(name: "PlayoutBenchTests", dependencies: ["RealTimeTesting", "PlayoutBench", "Playout", "PlayoutCore"], swiftSettings: settings),
+        .testTarget(name: "PlayoutAnalyticsTests", dependencies: ["RealTimeTesting", "PlayoutAnalytics", "PlayoutCore", "PlayoutTelemetry", "PlayoutTesting", log], swiftSettings: settings),
+        .testTarget(name: "PlayoutCLITests", dependencies: ["RealTimeTesting", "PlayoutCLI", "Playout", "PlayoutAnalytics", "PlayoutBench", "PlayoutSender", "PlayoutTelemetry", "PlayoutTelemetryBackends"], swiftSettings: settings),
+        .testTarget(name: "IntegrationTests", dependencies: ["RealTimeTesting", "Playout", "PlayoutAnalytics", "PlayoutCore", "PlayoutRTP", "PlayoutSender", "PlayoutTelemetry", "PlayoutTelemetryBackends", "PlayoutTesting", coreMetrics, prometheus], swiftSettings: settings),
     ]
 )

@@ -2,11 +2,12 @@ import Foundation
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
+import RealTimeTesting
 import Testing
 
 /// `playout bench playout-delay` on the built binary against its built-in publisher on loopback,
 /// in real time, at 320x240 so it runs beside other tests.
-@Suite("playout bench playout-delay (binary, real time)", .serialized)
+@Suite("playout bench playout-delay (binary, real time)", .realTime, .serialized)
 struct BenchBinaryTests {
     /// One frame interval at 30 fps, in seconds.
     static let frameInterval = 1.0 / 30

@@ -1,5 +1,6 @@
 import Foundation
 import PlayoutTesting
+import RealTimeTesting
 import Testing
 
 /// Runs the built `playout` binary like ``runPlayout(_:environment:)`` and also reports its peak
@@ -42,7 +43,7 @@ func runPlayoutMeasuringMemory(_ arguments: [String]) throws -> (status: Int32, 
 /// A picture larger than the machine decodes in real time (issue 14, items 4 and 10): memory stays
 /// proportional to the picture size and the playout delay, every sample stays consistent, and the
 /// frames decoding could not finish in time are counted as such.
-@Suite("playout subscribe: pictures too big to decode in real time")
+@Suite("playout subscribe: pictures too big to decode in real time", .realTime(weight: 3))
 struct BigPictureTests {
     @Test("an 8192x8192 file with --playout-delay 3s: rendered ≤ decoded ≤ received in every sample, late frames counted, memory bounded")
     func eightKSquare() throws {

@@ -2,6 +2,7 @@ import Foundation
 import Playout
 import PlayoutSender
 import PlayoutTesting
+import RealTimeTesting
 import Testing
 
 /// Runs the built `playout` binary, as a user would.
@@ -53,7 +54,7 @@ struct CLIError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-@Suite("playout binary")
+@Suite("playout binary", .realTime)
 struct CLIBinaryTests {
     @Test("`playout version` prints the linked FFmpeg and libsrtp2 versions and exits 0")
     func version() throws {
@@ -166,7 +167,7 @@ struct CLIBinaryTests {
 
 /// The tests that run the whole demo, one at a time: each encodes and decodes in real time, and
 /// several at once on two cores would starve one another.
-@Suite("playout demo binary", .serialized)
+@Suite("playout demo binary", .realTime, .serialized)
 struct DemoBinaryTests {
     @Test("`playout demo` runs publisher and subscriber on loopback and reports what it rendered")
     func demo() throws {
@@ -265,7 +266,7 @@ struct DemoBinaryTests {
     }
 }
 
-@Suite("playout binary with a reader that stops reading")
+@Suite("playout binary with a reader that stops reading", .realTime)
 struct StalledOutputTests {
     @Test("stdout not read for 10 s: no packet lost, every frame rendered, the dropped samples counted in the summary")
     func stdoutNotRead() throws {
@@ -310,7 +311,7 @@ struct StalledOutputTests {
     }
 }
 
-@Suite("a library user's program")
+@Suite("a library user's program", .realTime)
 struct LibraryProgramTests {
     @Test("the SubscribeFromCode sample prints nothing on stderr: FFmpeg's and libx264's lines go through swift-log")
     func quietStderr() throws {

@@ -3,11 +3,12 @@ import Playout
 import PlayoutRTP
 import PlayoutSender
 import PlayoutTesting
+import RealTimeTesting
 import Testing
 
 /// The built binary under the signals and closed standard streams a service manager, `timeout` or
 /// a careless shell gives it (issue 26, items 5, 6 and 8).
-@Suite("playout binary: signals and closed standard streams", .serialized)
+@Suite("playout binary: signals and closed standard streams", .realTime, .serialized)
 struct CLISignalTests {
     static let binary = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent(".build/debug/playout").path

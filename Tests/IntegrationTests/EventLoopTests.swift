@@ -7,12 +7,13 @@ import PlayoutCore
 import PlayoutRTP
 import PlayoutSender
 import PlayoutTesting
+import RealTimeTesting
 import Testing
 
 /// Issue 25 item 3: many subscriptions in one process on a fixed number of threads. 200 viewers,
 /// each receiving its own copy of a 320×240 30 fps stream on 127.0.0.1, without decoding, on one
 /// event loop: every frame renders, on time, and the threads do not grow with the viewers.
-@Suite("Event loop: 200 subscriptions on a fixed number of threads", .serialized)
+@Suite("Event loop: 200 subscriptions on a fixed number of threads", .realTime(weight: 6), .serialized)
 struct EventLoopTests {
     /// The threads of this process now (/proc/self/task).
     static func threadCount() -> Int {

@@ -2,6 +2,7 @@ import Foundation
 import Playout
 import PlayoutSender
 import PlayoutTesting
+import RealTimeTesting
 import Testing
 
 /// The built-in publisher and a subscriber on loopback at the default 230 ms playout delay,
@@ -11,7 +12,7 @@ import Testing
 /// The picture is 640×360 at 30 fps with a key frame every 60 frames (the default GOP): the
 /// issue's 720p30 (`PLAYOUT_FEEDBACK_720P=1`, README's table) gives the same shares with
 /// feedback; a smaller picture keeps four builders on two cores from disturbing the runs.
-@Suite("Feedback on loopback: repair inside the playout delay", .serialized)
+@Suite("Feedback on loopback: repair inside the playout delay", .realTime(weight: 2), .serialized)
 struct FeedbackLoopbackTests {
     struct Run {
         var sent: Publisher.Statistics

@@ -5,6 +5,7 @@ import Foundation
 import Playout
 import PlayoutSender
 import PlayoutTesting
+import RealTimeTesting
 import Testing
 
 /// A real peer: GStreamer's `rtpbin` sending VP8 with retransmission (`rtprtxsend`, RTX payload
@@ -15,7 +16,7 @@ import Testing
 /// `rb-round-trip`. gst-launch cannot make `udpsink` send from `udpsrc`'s socket, so GStreamer's
 /// reports come from a port it does not listen on; the subscriber is told where to send
 /// (`Subscriber.Options.feedbackDestinations`).
-@Suite("GStreamer rtpbin sender: NACK → RTX, receiver reports parsed", .serialized)
+@Suite("GStreamer rtpbin sender: NACK → RTX, receiver reports parsed", .realTime(weight: 2), .serialized)
 struct GStreamerPeerTests {
     static var gstLaunch: String? {
         ["/usr/bin/gst-launch-1.0", "/usr/local/bin/gst-launch-1.0"].first { FileManager.default.isExecutableFile(atPath: $0) }

@@ -2,11 +2,12 @@ import Foundation
 import Playout
 import PlayoutSender
 import PlayoutTesting
+import RealTimeTesting
 import Testing
 
 /// The built-in publisher and a subscriber on loopback, in one process, through the publisher's
 /// simulated network: what the subscriber counts must agree with what the publisher says it did.
-@Suite("Publisher → subscriber on loopback under impairment", .serialized)
+@Suite("Publisher → subscriber on loopback under impairment", .realTime(weight: 2), .serialized)
 struct PublishSubscribeTests {
     struct Run {
         var sent: Publisher.Statistics

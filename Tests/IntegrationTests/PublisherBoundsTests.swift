@@ -1,12 +1,13 @@
 import Foundation
 import Playout
 import PlayoutSender
+import RealTimeTesting
 import Testing
 
 /// `--duration` bounds every publisher run, whatever the simulated network holds at the end
 /// (issue 14, item 7): the drain after the end lasts at most 2 s, and what is still held then is
 /// dropped and counted.
-@Suite("Publisher: a run ends on time whatever the jitter", .serialized)
+@Suite("Publisher: a run ends on time whatever the jitter", .realTime, .serialized)
 struct PublisherBoundsTests {
     @Test("`playout publish testsrc --jitter 10s --duration 2s` ends within a few seconds with exit 0 (it ran past 40 s before)", .timeLimit(.minutes(1)))
     func binaryEndsOnTime() throws {

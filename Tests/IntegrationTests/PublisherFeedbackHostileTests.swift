@@ -3,13 +3,14 @@ import Playout
 import PlayoutRTP
 import PlayoutSender
 import PlayoutTesting
+import RealTimeTesting
 import Testing
 
 /// The publisher's RTCP port gets what anyone sends: garbage, truncated and oversized
 /// datagrams, and well-formed feedback about streams it does not send, from a port that is not
 /// where the stream goes. Each is refused unread and counted; the stream and a real receiver's
 /// feedback go on.
-@Suite("Publisher: hostile RTCP counted and dropped", .serialized)
+@Suite("Publisher: hostile RTCP counted and dropped", .realTime, .serialized)
 struct PublisherFeedbackHostileTests {
     @Test("garbage, truncated, oversized and foreign feedback on the publisher's RTCP port: counted, ignored, and the loop still answers its receiver")
     func hostile() throws {

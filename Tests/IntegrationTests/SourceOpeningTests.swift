@@ -2,10 +2,11 @@ import Foundation
 import Playout
 import PlayoutSender
 import PlayoutTesting
+import RealTimeTesting
 import Testing
 
 /// Opening a source honours the run's bounds (issue 14, items 1, 2 and 9), on the built binary.
-@Suite("playout subscribe: opening a source")
+@Suite("playout subscribe: opening a source", .realTime)
 struct SourceOpeningTests {
     static func temporaryPath(_ name: String) -> String {
         FileManager.default.temporaryDirectory.appendingPathComponent("playout-\(UInt32.random(in: 0...UInt32.max))-\(name)").path
@@ -126,7 +127,7 @@ struct SourceOpeningTests {
 }
 
 /// A sink whose file cannot be written ends the run (issue 14, item 5), on the built binary.
-@Suite("playout subscribe: a sink that fails")
+@Suite("playout subscribe: a sink that fails", .realTime)
 struct FailedSinkTests {
     @Test("a full disk (.y4m, .wav, .mp4 on /dev/full): one line, exit 1, no frame counted as rendered", arguments: ["y4m", "wav", "mp4"])
     func fullDisk(format: String) throws {
@@ -153,7 +154,7 @@ struct FailedSinkTests {
 }
 
 /// The JSON stream's `"event"` objects (issue 14, item 9).
-@Suite("playout subscribe: JSON events")
+@Suite("playout subscribe: JSON events", .realTime)
 struct JSONEventTests {
     @Test("overrideApplied and overrideReleased carry playoutDelay as a number of seconds, as qos objects do")
     func playoutDelayIsANumber() throws {

@@ -7,11 +7,12 @@ import Playout
 import PlayoutCore
 import PlayoutSender
 import PlayoutTesting
+import RealTimeTesting
 import Testing
 
 /// Issue 13 on the built binary over loopback: a real plain-RTP stream from ffmpeg plays while
 /// strangers send to the same port.
-@Suite("playout subscribe keeps the real stream while strangers send to its port", .serialized)
+@Suite("playout subscribe keeps the real stream while strangers send to its port", .realTime, .serialized)
 struct StrangerTests {
     /// A 360p30 H.264 clip of `seconds` (a key frame every second).
     static func clip(seconds: Int) throws -> URL {

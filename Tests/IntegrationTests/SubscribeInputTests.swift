@@ -2,11 +2,12 @@ import Foundation
 import Playout
 import PlayoutSender
 import PlayoutTesting
+import RealTimeTesting
 import Testing
 
 /// `playout subscribe` on libavformat inputs: a file played in real time, and a live URL whose
 /// sender stops and comes back.
-@Suite("playout subscribe on files and URLs", .serialized)
+@Suite("playout subscribe on files and URLs", .realTime, .serialized)
 struct SubscribeInputTests {
     /// The pictures' hashes of a video, as `ffmpeg -f framemd5` prints them (hash column only).
     static func pictureHashes(_ file: URL) throws -> [String] {

@@ -2,6 +2,7 @@ import Foundation
 import Playout
 import PlayoutSender
 import PlayoutTesting
+import RealTimeTesting
 import Testing
 
 /// A `playout` process whose stdout is read line by line while it runs.
@@ -59,7 +60,7 @@ func jsonObject(_ line: String) -> [String: Any]? {
     (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
 }
 
-@Suite("playout subscribe against a real ffmpeg sender", .serialized)
+@Suite("playout subscribe against a real ffmpeg sender", .realTime(weight: 3), .serialized)
 struct SubscribeTests {
     static let key = "WbTBosdVUZqEb6Htqhn+m3z7wJJmc7ILrl2xLG4I"  // 30 bytes: master key + salt
 

@@ -2,11 +2,12 @@ import Foundation
 import Playout
 import PlayoutSender
 import PlayoutTesting
+import RealTimeTesting
 import Testing
 
 /// The subscriber as a telemetry tracker, against the built-in publisher on loopback: what an
 /// analytics test asserts on.
-@Suite("Subscriber → telemetry engine → in-memory backend", .serialized)
+@Suite("Subscriber → telemetry engine → in-memory backend", .realTime, .serialized)
 struct SubscriberTelemetryTests {
     @Test("a run with an override: the event sequence, heartbeats and KPIs an analytics test expects")
     func analytics() throws {
@@ -66,7 +67,7 @@ final class StalledTelemetryBackend: TelemetryBackend {
     func release() { open.withLock { $0 = true } }
 }
 
-@Suite("Subscriber with a stalled telemetry backend", .serialized)
+@Suite("Subscriber with a stalled telemetry backend", .realTime, .serialized)
 struct SubscriberStalledTelemetryTests {
     @Test("a stalled backend costs the media nothing: every frame renders, its queue stays bounded, its drops are reported")
     func stalled() throws {

@@ -4,10 +4,11 @@ import PlayoutTelemetry
 import PlayoutTelemetryBackends
 import Playout
 import PlayoutTesting
+import RealTimeTesting
 import Testing
 
 /// `--telemetry` and `--tag` through the built binary, as a user runs them.
-@Suite("playout --telemetry binary", .serialized)
+@Suite("playout --telemetry binary", .realTime, .serialized)
 struct TelemetryCLITests {
     @Test("`playout demo --telemetry jsonl:PATH --tag run=…`: a replayable file whose KPIs match its viewend, counts in the summary")
     func demoToJSONLines() throws {

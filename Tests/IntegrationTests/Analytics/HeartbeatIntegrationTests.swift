@@ -2,9 +2,10 @@ import Dispatch
 import Playout
 import PlayoutAnalytics
 import PlayoutTesting
+import RealTimeTesting
 import Testing
 
-@Suite("Adobe video heartbeat adapter fed by a real subscription")
+@Suite("Adobe video heartbeat adapter fed by a real subscription", .realTime)
 struct HeartbeatIntegrationTests {
     @Test("publisher with loss, an override and an outage → subscriber → heartbeat calls → memory: the guide's story, the subscriber's QoS numbers")
     func realSubscription() throws {

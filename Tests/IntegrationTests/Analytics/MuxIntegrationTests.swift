@@ -1,9 +1,10 @@
 import Playout
 import PlayoutAnalytics
 import PlayoutTesting
+import RealTimeTesting
 import Testing
 
-@Suite("Mux adapter fed by a real subscription")
+@Suite("Mux adapter fed by a real subscription", .realTime)
 struct MuxIntegrationTests {
     @Test("publisher with loss, an override and an outage → subscriber → Mux events → memory and beacons: the guide's story, the subscriber's QoS numbers")
     func realSubscription() throws {

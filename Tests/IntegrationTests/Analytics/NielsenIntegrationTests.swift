@@ -3,9 +3,10 @@ import PlayoutAnalytics
 import PlayoutCore
 import PlayoutTelemetry
 import PlayoutTesting
+import RealTimeTesting
 import Testing
 
-@Suite("Nielsen DCR adapter fed by a real subscription")
+@Suite("Nielsen DCR adapter fed by a real subscription", .realTime)
 struct NielsenIntegrationTests {
     @Test("loss, an override and a stall: the calls and events are the guide's story, and the QoS numbers are the subscriber's")
     func story() throws {

@@ -3,9 +3,10 @@ import PlayoutAnalytics
 import PlayoutCore
 import PlayoutTelemetry
 import PlayoutTesting
+import RealTimeTesting
 import Testing
 
-@Suite("OpenAVT adapter fed by a real subscription")
+@Suite("OpenAVT adapter fed by a real subscription", .realTime)
 struct OpenAVTIntegrationTests {
     @Test("loss, an override and a stall: the actions and events are OpenAVT's story, and the QoS numbers are the subscriber's")
     func story() throws {

@@ -4,12 +4,13 @@ import PlayoutSender
 import PlayoutTelemetry
 import PlayoutTelemetryBackends
 import PlayoutTesting
+import RealTimeTesting
 import Testing
 
 /// `playout demo --telemetry …` end to end: one run writes the same records to a JSON Lines file
 /// and to real servers, and what the servers hold is exactly what the file holds — counts, values,
 /// tags (hostile ones too), timestamps.
-@Suite("playout demo → real telemetry servers", .serialized, .enabled(if: TelemetryServer.isInstalled("/usr/bin/influxd"), "influxd is not installed: run make setup"))
+@Suite("playout demo → real telemetry servers", .realTime, .serialized, .enabled(if: TelemetryServer.isInstalled("/usr/bin/influxd"), "influxd is not installed: run make setup"))
 struct DemoTelemetryTests {
     /// A tag value with every character line protocol escapes, and a quote and a backslash.
     static let hostileViewer = #"viewer one,two=three "four" back\slash"#

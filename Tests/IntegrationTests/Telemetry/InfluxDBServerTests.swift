@@ -2,10 +2,11 @@ import Foundation
 import PlayoutTelemetry
 import PlayoutTelemetryBackends
 import PlayoutTesting
+import RealTimeTesting
 import Testing
 
 /// InfluxBackend against a real InfluxDB 1.x (`influxd` from Debian's `influxdb` package).
-@Suite("InfluxDB server", .serialized, .enabled(if: TelemetryServer.isInstalled("/usr/bin/influxd"), "influxd is not installed: run make setup"))
+@Suite("InfluxDB server", .realTime, .serialized, .enabled(if: TelemetryServer.isInstalled("/usr/bin/influxd"), "influxd is not installed: run make setup"))
 struct InfluxDBServerTests {
     /// Starts influxd on free loopback ports in a temporary directory, with database `playout`.
     static func startInflux() throws -> TelemetryServer {

@@ -2,11 +2,12 @@ import Foundation
 import PlayoutTelemetry
 import PlayoutTelemetryBackends
 import PlayoutTesting
+import RealTimeTesting
 import Testing
 
 /// MetricsBackend + PrometheusEndpoint scraped by a real Prometheus (Debian's `prometheus`
 /// package) every second, read back through `/api/v1/query`.
-@Suite("Prometheus server", .serialized, .enabled(if: TelemetryServer.isInstalled("/usr/bin/prometheus"), "prometheus is not installed: run make setup"))
+@Suite("Prometheus server", .realTime, .serialized, .enabled(if: TelemetryServer.isInstalled("/usr/bin/prometheus"), "prometheus is not installed: run make setup"))
 struct PrometheusServerTests {
     @Test("Prometheus scrapes /metrics: event counters and heartbeat gauges with hostile label values query back exactly")
     func scrape() throws {

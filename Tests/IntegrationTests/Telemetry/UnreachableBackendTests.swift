@@ -1,11 +1,12 @@
 import PlayoutTelemetry
 import PlayoutTelemetryBackends
 import PlayoutTesting
+import RealTimeTesting
 import Testing
 
 /// Every network backend against a port nobody listens on, a server that accepts then stalls,
 /// and (HTTP) one that answers 500: the right error, classified right, within the timeout.
-@Suite("Unreachable telemetry servers")
+@Suite("Unreachable telemetry servers", .realTime)
 struct UnreachableBackendTests {
     static let timeout: Duration = .milliseconds(500)
 

@@ -2,11 +2,12 @@ import Foundation
 import PlayoutTelemetry
 import PlayoutTelemetryBackends
 import PlayoutTesting
+import RealTimeTesting
 import Testing
 
 /// InfluxBackend (v1 and v2 write APIs) and GraphiteBackend against a real VictoriaMetrics
 /// (Debian's `victoria-metrics` package), read back through `/api/v1/export`.
-@Suite("VictoriaMetrics server", .serialized, .enabled(if: TelemetryServer.isInstalled("/usr/bin/victoria-metrics"), "victoria-metrics is not installed: run make setup"))
+@Suite("VictoriaMetrics server", .realTime, .serialized, .enabled(if: TelemetryServer.isInstalled("/usr/bin/victoria-metrics"), "victoria-metrics is not installed: run make setup"))
 struct VictoriaMetricsServerTests {
     /// One exported series: its labels and its samples.
     struct Series {

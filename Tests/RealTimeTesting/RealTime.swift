@@ -1,0 +1,135 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import PlayoutCore
+import Synchronization
+package import Testing
+
+/// A test that waits on real time — a stream on loopback, a child process, a server — runs off
+/// Swift Testing's cooperative pool, a few at a time.
+///
+/// Swift Testing runs every test on the cooperative pool: one thread per core. A synchronous
+/// test that waits for a 3 s stream holds one of those threads for 3 s, so on two cores the
+/// real-time tests ran two at a time, a CPU's worth of unit tests queued behind them, and the
+/// suite took about the sum of the real-time tests over two. With this trait a test body runs on
+/// a thread of its own (a task executor preference: the same task, so `#expect` records into the
+/// test as usual), and at most ``RealTimeRuns/capacity`` units of real-time work run at once.
+///
+/// A test that keeps a core busy (720p encoding, a 200-viewer loop) asks for more units with
+/// `weight`, so that it shares the machine with fewer others; a weight of `capacity` runs alone.
+///
+/// ```swift
+/// @Suite("Publisher → subscriber on loopback", .serialized, .realTime)
+/// struct PublishSubscribeTests { … }
+///
+/// @Test("200 viewers", .realTime(weight: 6))
+/// func manyViewers() throws { … }
+/// ```
+package struct RealTimeTrait: TestTrait, SuiteTrait, TestScoping {
+    /// Units of ``RealTimeRuns/capacity`` each test case holds while it runs.
+    package let weight: Int
+
+    package var isRecursive: Bool { true }
+
+    package func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
+        // One scope per running test case; none around a suite or a parameterized function as
+        // a whole, which would hold units while its cases wait for theirs.
+        testCase == nil ? nil : self
+    }
+
+    package func provideScope(
+        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+    ) async throws {
+        let units = min(max(1, weight), RealTimeRuns.capacity)
+        await RealTimeRuns.permits.acquire(units)
+        defer { RealTimeRuns.permits.release(units) }
+        try await withTaskExecutorPreference(RealTimeRuns.executor) {
+            try await function()
+        }
+    }
+}
+
+extension Trait where Self == RealTimeTrait {
+    /// The test (every test of the suite) waits on real time and uses a small share of a core.
+    package static var realTime: Self { RealTimeTrait(weight: 1) }
+
+    /// The test (every test of the suite) waits on real time and keeps about `weight` /
+    /// ``RealTimeRuns/capacity`` of the machine busy while it runs.
+    package static func realTime(weight: Int) -> Self { RealTimeTrait(weight: weight) }
+}
+
+/// The limit and the threads behind ``RealTimeTrait``.
+package enum RealTimeRuns {
+    /// Units of real-time work that may run at once: `PLAYOUT_REAL_TIME_RUNS`, else 3 per core.
+    ///
+    /// Most real-time tests use a few percent of a core (a 320×180 stream, a child process, a
+    /// server being queried); what they need is wall-clock time, so several share a core.
+    package static let capacity: Int = {
+        if let text = getenv("PLAYOUT_REAL_TIME_RUNS").map({ String(cString: $0) }), let value = Int(text), value > 0 {
+            return value
+        }
+        return 3 * max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+    }()
+
+    static let permits = AsyncPermits(capacity)
+    static let executor = ThreadPerJobExecutor()
+}
+
+/// Counting permits that a task awaits (it never blocks a thread), granted first come, first
+/// served: a heavy run waiting for many units is not overtaken forever by light ones.
+final class AsyncPermits: Sendable {
+    private struct State {
+        var available: Int
+        var waiters: [(units: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+
+    private let state: Mutex<State>
+
+    init(_ capacity: Int) {
+        state = Mutex(State(available: capacity))
+    }
+
+    func acquire(_ units: Int) async {
+        await withCheckedContinuation { continuation in
+            let granted = state.withLock { state -> Bool in
+                guard state.waiters.isEmpty, state.available >= units else {
+                    state.waiters.append((units, continuation))
+                    return false
+                }
+                state.available -= units
+                return true
+            }
+            if granted { continuation.resume() }
+        }
+    }
+
+    func release(_ units: Int) {
+        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.available += units
+            var ready: [CheckedContinuation<Void, Never>] = []
+            while let first = state.waiters.first, first.units <= state.available {
+                state.available -= first.units
+                ready.append(first.continuation)
+                state.waiters.removeFirst()
+            }
+            return ready
+        }
+        for continuation in ready { continuation.resume() }
+    }
+}
+
+/// A task executor that runs each job on a thread of its own: a real-time test blocks its
+/// thread for seconds, so threads are never shared, and a thread ends with its job.
+final class ThreadPerJobExecutor: TaskExecutor {
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        do {
+            try startThread(named: "test-real-time") {
+                job.runSynchronously(on: executor)
+            }
+        } catch {
+            fatalError("real-time test: \(error)")
+        }
+    }
+}

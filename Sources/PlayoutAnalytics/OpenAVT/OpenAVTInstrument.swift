@@ -173,11 +173,11 @@ public final class OpenAVTInstrument: Sendable {
         let id = shared.withLock { shared in
             let id = shared.nextTrackerId
             shared.nextTrackerId += 1
+            tracker.trackerId = id
             shared.trackers[id] = Entry(tracker: tracker, engine: engineTracker)
             if shared.everReady { shared.change = "addTracker" }
             return id
         }
-        tracker.trackerId = id
         // Each of the engine's heartbeats is a Ping through the chain; its record carries the
         // ping provider's fields.
         engineTracker.setHeartbeatProvider { [weak self] in self?.process(.ping, trackerId: id, enginePing: true) ?? [] }

@@ -249,11 +249,14 @@ struct OpenAVTAdapterTests {
         harness.emit([.start], on: second)
         #expect(!harness.instrument.removeTracker(second))
         harness.emit([.end], on: first)
+        let stranger = OpenAVTBasicTracker(name: "never added")
+        harness.instrument.emit(action: .start, tracker: stranger)
+        harness.instrument.registerGetter(attribute: .position, getter: { 1 }, tracker: stranger)
         _ = harness.finish()
         let sessions = harness.memory.sessionIds
         try harness.memory.expectEvents(["viewinit", "play", "playing", "ended", "viewend"], session: sessions[0])
         try harness.memory.expectEvents(["viewinit", "play", "viewend"], session: sessions[1])
-        #expect(harness.log.findings.map(\.rule) == [.knownTracker, .knownTracker])
+        #expect(harness.log.findings.map(\.rule) == [.knownTracker, .knownTracker, .knownTracker, .knownTracker])
         #expect(harness.events("StreamLoad").map { $0.attributes["senderId"] } == [.string("i-0"), .string("i-1")])
     }
 

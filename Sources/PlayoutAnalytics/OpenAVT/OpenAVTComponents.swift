@@ -6,8 +6,8 @@ import PlayoutTelemetry
 /// or the instrument shut down). A value type or a final class.
 ///
 /// The instrument runs hubs and metric calculators under its lock, so that the chain's state
-/// stays in order: they must be quick and must not call the instrument (not `emit`, not
-/// `callGetter`).
+/// stays in order: they must be quick and must not `emit` (`callGetter` is fine: getters have a
+/// lock of their own).
 public protocol OpenAVTComponent: Sendable {
     /// `ready()` was called on `instrument`.
     mutating func instrumentReady(instrument: OpenAVTInstrument)

@@ -186,8 +186,7 @@ public final class OpenAVTNewRelicCollector: Sendable {
     public static func validate(eventType: String, attributes: [String: TelemetryValue]) throws(OpenAVTNewRelicError) {
         let typeBytes = eventType.utf8
         let allowed = { (byte: UInt8) in
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ":")
+            byte.isASCIIUppercase || byte.isASCIILowercase || byte.isASCIIDigit || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ":")
                 || byte == UInt8(ascii: " ")
         }
         guard !typeBytes.isEmpty, typeBytes.count <= maximumNameBytes, typeBytes.allSatisfy(allowed) else {

@@ -60,12 +60,18 @@ extension OpenAVTRule {
         case .attributeNameCase: upper = false
         default: return nil
         }
-        func isLetter(_ byte: UInt8, upper: Bool) -> Bool {
-            upper ? (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) : (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
-        }
-        guard let first = name.utf8.first, isLetter(first, upper: upper) else { return false }
-        return name.utf8.allSatisfy { isLetter($0, upper: true) || isLetter($0, upper: false) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+        guard let first = name.utf8.first, upper ? first.isASCIIUppercase : first.isASCIILowercase else { return false }
+        return name.utf8.allSatisfy { $0.isASCIIUppercase || $0.isASCIILowercase || $0.isASCIIDigit }
     }
+}
+
+extension UInt8 {
+    /// `A` … `Z`.
+    var isASCIIUppercase: Bool { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(self) }
+    /// `a` … `z`.
+    var isASCIILowercase: Bool { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(self) }
+    /// `0` … `9`.
+    var isASCIIDigit: Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) }
 }
 
 /// An OpenAVT conformance finding.

@@ -1,22 +1,26 @@
-// The OpenAVT instrument shape fed by a real subscription: the built-in publisher sends through
-// 1 % loss and a 2 s outage, the subscriber holds one playout-delay override, and a bridge emits
-// the actions a player's OpenAVT tracker emits (MediaRequest, StreamLoad, Start, QualityChange…,
-// BufferBegin/BufferFinish, End). The hub, the metric calculator and the backend are OpenAVT's
-// chain over the telemetry engine. It prints the actions, the telemetry events and OpenAVT's
-// metrics they produced, and what the conformance mode found. Public API only.
+// OpenAVT's instrument as its guide sets it up, fed by a real subscription: a backend (New Relic's
+// shape, recorded in memory — there is no New Relic agent on Linux), the core hub and metric
+// calculator, a tracker, ready(). The built-in publisher sends through 1 % loss and a 2 s outage,
+// the subscriber holds one playout-delay override, and a bridge emits the actions a player's
+// OpenAVT tracker emits (MediaRequest, StreamLoad, Start, QualityChange…, BufferBegin/BufferFinish,
+// End). It prints the actions, what the New Relic backend recorded (OpenAVT's names and units:
+// timeSince<Action> in integer ms), the engine's records of the same story, and what the
+// conformance mode found. Public API only.
 import Playout
 import PlayoutAnalytics
 import PlayoutSender
 
 LoggingSetup.bootstrap()
 
-// OpenAVT's chain: the core hub and metric calculator (its defects fixed), an in-memory backend;
-// pings (the engine's heartbeats) every second here instead of OpenAVT's 30 s.
+// OpenAVT's chain: a backend, the core hub and metric calculator (its defects fixed), one tracker.
+// The engine underneath keeps its own records (in memory here); its heartbeats are OpenAVT's pings,
+// every second here instead of 30 s.
 let memory = InMemoryTelemetryBackend()
+let backend = OpenAVTNewRelicBackend()
 let conformance = ConformanceLog<OpenAVTRule>()
-let engine = try TelemetryInstrument(configuration: OpenAVTInstrument.engineConfiguration(pingInterval: .seconds(1)))
-let instrument = try OpenAVTInstrument(
-    engine: engine, hub: OpenAVTHubCore(), metricalc: OpenAVTMetricalcCore(), backend: memory, options: .init(conformance: conformance))
+let engine = try TelemetryInstrument(backends: [memory], configuration: OpenAVTInstrument.engineConfiguration(pingInterval: .seconds(1)))
+let instrument = OpenAVTInstrument(
+    engine: engine, hub: OpenAVTHubCore(), metricalc: OpenAVTMetricalcCore(), backend: backend, options: .init(conformance: conformance))
 let tracker = instrument.addTracker(name: "subscriber")
 instrument.ready()
 
@@ -40,10 +44,20 @@ instrument.shutdown(timeout: .seconds(5))
 
 let records = memory.records
 print("OpenAVT actions: \(conformance.calls.map { $0.arguments[0] }.joined(separator: ", "))")
+let events = backend.collector.events
+let actionNames = events.compactMap { event -> String? in
+    guard case .string(let name)? = event.attributes["actionName"] else { return nil }
+    return name
+}
+print("New Relic OAVT events, pings aside: \(actionNames.filter { $0 != "Ping" }.joined(separator: ", "))")
+print("New Relic OAVT pings: periodic ones and the last: \(actionNames.filter { $0 == "Ping" }.count >= 2)")
+print("New Relic metrics: \(Set(backend.collector.metrics.map(\.name)).sorted().joined(separator: ", "))")
+let end = events.last { $0.attributes["actionName"] == .string("End") }
+let sinceStart = end?.attributes["timeSinceStart"]
+print("End's timeSinceStart is integer milliseconds: \(sinceStart.map { if case .int(let ms) = $0 { ms > 5_000 } else { false } } ?? false)")
+let delays = events.filter { $0.attributes["actionName"] == .string("PlayoutDelayChange") }.map { $0.attributes["playoutDelay"].map(\.description) ?? "-" }
+print("playout delays (ms): \(delays.joined(separator: ", "))")
 print("telemetry events: \(memory.eventNames().joined(separator: ", "))")
-var metricNames: [String] = []
-for record in records where record.kind == .metric && !metricNames.contains(record.name) { metricNames.append(record.name) }
-print("metrics: \(metricNames.sorted().joined(separator: ", "))")
 print("rebuffers: \(records.filter { $0.kind == .metric && $0.name == "NumRebuffers" }.count)")
 print("findings: \(conformance.findings.isEmpty ? "none" : conformance.findings.map(\.description).joined(separator: "; ")), rejected actions: \(instrument.rejectedActions)")
 let lastPing = records.last { $0.kind == .heartbeat }

@@ -10,8 +10,8 @@ import PlayoutTelemetry
 /// | `playerready` | `PlayerReady` |
 /// | `play` (connecting) | `MediaRequest`, `StreamLoad` |
 /// | `playing` | `Start` |
-/// | `renditionchange` | `QualityChangeUp` / `QualityChangeDown` (getters `bitrate`, `width`, `height`) |
-/// | `playoutdelaychange` | `PlayoutDelayChange` (a user action; getter `playoutDelay`, seconds) |
+/// | `renditionchange` | `QualityChangeUp` / `QualityChangeDown` (getters `bitrate`, `resolutionWidth`, `resolutionHeight`) |
+/// | `playoutdelaychange` | `PlayoutDelayChange` (a user action; getter `playoutDelay`, ms) |
 /// | `rebufferstart` / `rebufferend` | `BufferBegin` / `BufferFinish` |
 /// | `ended` | `End` |
 /// | `error` | `Error` with its context |
@@ -49,23 +49,23 @@ public final class OpenAVTSubscriberBridge: Sendable {
     public init(subscriber: Subscriber, instrument: OpenAVTInstrument, trackerId: Int) {
         self.instrument = instrument
         self.trackerId = trackerId
+        // The getters first: the feed may report the current delay at once.
+        let changesQuality: (OpenAVTEvent, OpenAVTAttribute) -> Bool = { event, _ in
+            event.getAction() == .qualityChangeUp || event.getAction() == .qualityChangeDown
+        }
+        instrument.registerGetter(attribute: .bitrate, getter: { [player] in player.withLock { $0.rendition?.bitrate } }, trackerId: trackerId, filter: changesQuality)
+        instrument.registerGetter(
+            attribute: .resolutionWidth, getter: { [player] in player.withLock { $0.rendition.map { Int($0.width) } } }, trackerId: trackerId, filter: changesQuality)
+        instrument.registerGetter(
+            attribute: .resolutionHeight, getter: { [player] in player.withLock { $0.rendition.map { Int($0.height) } } }, trackerId: trackerId, filter: changesQuality)
+        instrument.registerGetter(attribute: "playoutDelay", getter: { [player] in player.withLock { $0.delay.map { Int($0.nanoseconds / 1_000_000) } } }, trackerId: trackerId) { event, _ in
+            event.getAction() == Self.playoutDelayChange
+        }
         let feed = SubscriberEventFeed(subscriber) { [weak self] update in
             for event in update.events { self?.handle(event) }
             if let final = update.final { self?.finish(final: final) }
         }
         self.feed.withLock { $0 = feed }
-        instrument.registerGetter(attribute: "bitrate", trackerId: trackerId, filter: .only(["renditionchange"])) { [player] in
-            player.withLock { $0.rendition.map { .int($0.bitrate) } }
-        }
-        instrument.registerGetter(attribute: "width", trackerId: trackerId, filter: .only(["renditionchange"])) { [player] in
-            player.withLock { $0.rendition.map { .int(Int64($0.width)) } }
-        }
-        instrument.registerGetter(attribute: "height", trackerId: trackerId, filter: .only(["renditionchange"])) { [player] in
-            player.withLock { $0.rendition.map { .int(Int64($0.height)) } }
-        }
-        instrument.registerGetter(attribute: "playoutDelay", trackerId: trackerId, filter: .only([Self.playoutDelayChange.name])) { [player] in
-            player.withLock { $0.delay.map { .double($0.seconds) } }
-        }
         instrument.setPingProvider(trackerId: trackerId) { [player, feed] in
             player.withLock { $0.final }.map(SubscriberTelemetryTranslator.heartbeatFields) ?? feed.heartbeatFields
         }

@@ -41,7 +41,7 @@ struct OpenAVTIntegrationTests {
         ])
         let records = memory.records
         let delays = records.filter { $0.name == "PlayoutDelayChange" }.map { $0[field: "playoutDelay"] }
-        #expect(delays == [.double(0.23), .double(1), .double(0.23)])
+        #expect(delays == [.int(230), .int(1_000), .int(230)])  // OpenAVT reports times in integer milliseconds
         let rendition = try #require(records.first { $0.name == "renditionchange" })
         #expect(rendition[field: "width"] == .int(320) && rendition[field: "height"] == .int(180))
         let metric = { (name: String) in records.filter { $0.kind == .metric && $0.name == name }.compactMap { $0[field: "value"]?.number } }

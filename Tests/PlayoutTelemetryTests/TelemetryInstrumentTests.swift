@@ -118,6 +118,26 @@ struct TelemetryInstrumentTests {
         #expect(memory.isClosed)
     }
 
+    @Test("a backend that delivered during the run and then went away is tried twice at shutdown and given up, not retried until the deadline (issue 26)")
+    func wentAwayBeforeShutdown() throws {
+        let memory = InMemoryTelemetryBackend(name: "gone")
+        let instrument = try TelemetryInstrument(
+            backends: [memory],
+            configuration: .init(delivery: .init(linger: .zero, initialBackoff: .milliseconds(20), maximumAttempts: 1_000), engineId: "e"))
+        let tracker = instrument.makeTracker(name: "player")
+        tracker.emit(.play)
+        #expect(instrument.flush(timeout: .seconds(30)))
+        let delivered = memory.deliveries
+        memory.setFailure(TelemetryDeliveryError("connection refused", retryable: true))
+        let report = instrument.shutdown(timeout: .seconds(5))
+        // Retried every 20 ms until the 5 s deadline, it was called ≈ 250 times; now: the
+        // drain's attempt and one retry (plus one when the delivery thread took the viewend
+        // before the drain began).
+        #expect((2...3).contains(memory.deliveries - delivered), "\(memory.deliveries - delivered) attempts")
+        #expect(report.undelivered == ["gone": [.shutdown: 1]])  // viewend
+        #expect(memory.isClosed)
+    }
+
     @Test("emits after shutdown are dropped and counted, never delivered")
     func afterShutdown() throws {
         let memory = InMemoryTelemetryBackend()

@@ -43,7 +43,7 @@ struct DemoCommand: ParsableCommand {
             let telemetry = try subscription.makeTelemetry()
             let subscriber = try Subscriber(sessionDescription: publisher.sessionDescription, options: subscription.subscriberOptions(telemetry: telemetry))
             let renderer = try Renderer(subscriber: subscriber, sink: subscription.sink.spec)
-            let session = SubscriptionSession(subscriber: subscriber, renderer: renderer, json: subscription.json, telemetry: telemetry)
+            let session = SubscriptionSession(subscriber: subscriber, renderer: renderer, json: subscription.json, telemetry: telemetry, strictTelemetry: subscription.telemetryStrict)
             try publisher.start()
             defer { publisher.stop() }
             let final = try session.run(title: "playout demo")

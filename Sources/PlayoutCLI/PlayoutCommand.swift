@@ -98,10 +98,15 @@ struct PlayoutCommand: ParsableCommand {
         return collector
     }
 
-    /// A one-line reason on stderr and a non-zero exit, no stack trace.
+    /// The exit status of a run whose `--telemetry` backends lost records under
+    /// `--telemetry-strict`: 3 (a bad option is 64, any other failure 1).
+    static let telemetryUndeliveredExitCode: Int32 = 3
+
+    /// A one-line reason on stderr and a non-zero exit, no stack trace: 1, or
+    /// ``telemetryUndeliveredExitCode`` for lost telemetry under `--telemetry-strict`.
     static func failure(_ error: any Error) -> any Error {
         if error is ExitCode { return error }
         writeError("playout: \(error)\n")
-        return ExitCode.failure
+        return error is TelemetryUndeliveredError ? ExitCode(telemetryUndeliveredExitCode) : ExitCode.failure
     }
 }

@@ -27,7 +27,7 @@ struct SubscribeCommand: ParsableCommand {
             let telemetry = try subscription.makeTelemetry()
             let subscriber = try Subscriber(source: source, options: subscription.subscriberOptions(srtpKey: srtpKey?.keyingMaterial, telemetry: telemetry))
             let renderer = try Renderer(subscriber: subscriber, sink: subscription.sink.spec)
-            let final = try SubscriptionSession(subscriber: subscriber, renderer: renderer, json: subscription.json, telemetry: telemetry)
+            let final = try SubscriptionSession(subscriber: subscriber, renderer: renderer, json: subscription.json, telemetry: telemetry, strictTelemetry: subscription.telemetryStrict)
                 .run(title: "playout subscribe \(source)")
             if case .failed(let reason) = final.state { throw PlayoutError(.invalidSource, reason) }
         } catch {

@@ -76,6 +76,12 @@ struct SubscriptionOptions<Defaults: SubscriptionDefaults>: ParsableArguments {
     @Option(help: TagArgument.help("A tag on every telemetry record and point, e.g. run=nightly-42. Repeatable."))
     var tag: [TagArgument] = []
 
+    @Flag(
+        name: .customLong("telemetry-strict"),
+        help: "Fail the run (exit \(PlayoutCommand.telemetryUndeliveredExitCode)) when a --telemetry backend did not receive every record, naming each backend's last error: for CI."
+    )
+    var telemetryStrict = false
+
     func validate() throws {
         guard qosInterval.duration > .zero else { throw ValidationError("--qos-interval \(qosInterval.text): must be more than 0s, e.g. 1s") }
         if let limit = duration.duration, limit <= .zero {
@@ -93,6 +99,9 @@ struct SubscriptionOptions<Defaults: SubscriptionDefaults>: ParsableArguments {
         }
         if noFeedback, let limit = limitBandwidth.first {
             throw ValidationError("--limit-bandwidth \(limit.defaultValueDescription) is told to the sender as feedback: drop --no-feedback or the limit")
+        }
+        if telemetryStrict, telemetry.isEmpty {
+            throw ValidationError("--telemetry-strict needs --telemetry: it checks what the backends received, e.g. --telemetry jsonl:run.jsonl --telemetry-strict")
         }
         if !tag.isEmpty, telemetry.isEmpty {
             throw ValidationError("--tag needs --telemetry: tags go on telemetry records, e.g. --telemetry jsonl:run.jsonl --tag run=1")

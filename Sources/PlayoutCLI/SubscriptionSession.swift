@@ -28,14 +28,21 @@ final class SubscriptionSession: @unchecked Sendable {
     /// How long the end of a run waits for telemetry backends to take what is queued.
     static let telemetryDrainTimeout: Duration = .seconds(5)
 
-    init(subscriber: Subscriber, renderer: Renderer, json: Bool, telemetry: TelemetryInstrument? = nil) {
+    /// Whether records a `--telemetry` backend did not receive fail the run (`--telemetry-strict`).
+    let strictTelemetry: Bool
+
+    init(subscriber: Subscriber, renderer: Renderer, json: Bool, telemetry: TelemetryInstrument? = nil, strictTelemetry: Bool = false) {
         self.subscriber = subscriber
         self.renderer = renderer
         self.telemetry = telemetry
+        self.strictTelemetry = strictTelemetry
         writesJSON = json || !standardOutputIsTerminal
     }
 
     /// Plays to the end; returns the final sample.
+    ///
+    /// - Throws: ``TelemetryUndeliveredError`` after the summary when ``strictTelemetry`` and a
+    ///   `--telemetry` backend lost records.
     func run(title: String) throws -> SubscriberQoS {
         // The live view follows the samples; the JSON stream is a telemetry backend.
         let samples = writesJSON ? nil : subscriber.qos.subscribe { [self] sample in
@@ -83,7 +90,10 @@ final class SubscriptionSession: @unchecked Sendable {
                 writeOut(text + "\n")
             }
         }
-        if let statistics, statistics.undelivered > 0 { writeError("playout: \(statistics.description)\n") }
+        if let statistics, statistics.undelivered > 0 {
+            guard !strictTelemetry else { throw TelemetryUndeliveredError(statistics: statistics) }
+            writeError("playout: \(statistics.description)\n")
+        }
         return final
     }
 

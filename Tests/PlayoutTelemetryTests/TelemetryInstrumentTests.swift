@@ -98,7 +98,14 @@ struct TelemetryInstrumentTests {
         #expect(report.undelivered == ["bad": [.rejected: 11]])
         let badStatistics = try #require(report.statistics.backends.first { $0.name == "bad" })
         #expect(badStatistics.lastError == "HTTP 400 from test")
-        #expect(report.description.contains("bad: 0 delivered, 11 dropped (rejected 11)"))
+        #expect(report.description.contains("bad: 0 delivered, 11 dropped (rejected 11), last error: HTTP 400 from test"))
+        // Strict delivery: the same report as an error naming the backend and its reason.
+        #expect(throws: TelemetryUndeliveredError(statistics: report.statistics)) { try report.requireComplete() }
+        do {
+            try report.requireComplete()
+        } catch {
+            #expect(error.description == "telemetry: 11 records undelivered (bad: 0 delivered, 11 dropped (rejected 11), last error: HTTP 400 from test)")
+        }
     }
 
     @Test("a backend that has never delivered and fails while draining is given up at once (issue 26: an unreachable server held the exit 5–7 s), and what it held is reported")

@@ -58,6 +58,30 @@ struct DemoTelemetryTests {
         }
     }
 
+    @Test("issue 28, strict delivery: a database that does not exist — the summary names InfluxDB's own reason; --telemetry-strict makes it exit 3")
+    func strictDelivery() throws {
+        let server = try InfluxDBServerTests.startInflux()
+        defer { server.stop() }
+        let missing = "influx:http://127.0.0.1:\(server.port)/write?db=nope"
+        let common = ["demo", "--duration", "2s", "--size", "320x240", "--telemetry", missing]
+        let lenient = try runPlayout(common + ["--port", "\(try freePortBlock())"])
+        #expect(lenient.status == 0, "\(lenient.stderr)")
+        #expect(lenient.stderr.contains("dropped (rejected"), "\(lenient.stderr)")
+        #expect(lenient.stderr.contains("last error: HTTP 404 from influx 127.0.0.1:\(server.port): database not found: \"nope\""), "\(lenient.stderr)")
+
+        let strict = try runPlayout(common + ["--port", "\(try freePortBlock())", "--telemetry-strict"])
+        #expect(strict.status == 3, "\(strict.stderr)")
+        let line = try #require(strict.stderr.split(separator: "\n").first { $0.hasPrefix("playout: telemetry: ") }, "\(strict.stderr)")
+        #expect(line.contains("records undelivered (influx 127.0.0.1:\(server.port): 0 delivered"), "\(line)")
+        #expect(line.contains("HTTP 404") && line.contains("database not found"), "\(line)")
+
+        // The same database present: strict and clean, exit 0.
+        let clean = try runPlayout(["demo", "--duration", "2s", "--size", "320x240", "--port", "\(try freePortBlock())",
+                                    "--telemetry", "influx:http://127.0.0.1:\(server.port)/write?db=playout", "--telemetry-strict"])
+        #expect(clean.status == 0, "\(clean.stderr)")
+        #expect(!clean.stderr.contains("undelivered"), "\(clean.stderr)")
+    }
+
     /// Four consecutive free loopback ports from an even one, for the demo's publisher.
     func freePortBlock() throws -> UInt16 {
         try SocketAddress.freeLoopbackPorts(count: 4).lowerBound

@@ -40,10 +40,12 @@ struct DemoCommand: ParsableCommand {
                 keyingMaterial: .random(for: .aesCM128HMACSHA1_80), impairment: network.configuration(),
                 duration: sendFor, retransmission: !senderFeedback.noRetransmission
             ))
-            let telemetry = try subscription.makeTelemetry()
+            let lingering = LingeringEndpoints(linger: subscription.telemetryLinger.duration)
+            let telemetry = try subscription.makeTelemetry(lingering: lingering)
             let subscriber = try Subscriber(sessionDescription: publisher.sessionDescription, options: subscription.subscriberOptions(telemetry: telemetry))
             let renderer = try Renderer(subscriber: subscriber, sink: subscription.sink.spec)
-            let session = SubscriptionSession(subscriber: subscriber, renderer: renderer, json: subscription.json, telemetry: telemetry, strictTelemetry: subscription.telemetryStrict)
+            let session = SubscriptionSession(subscriber: subscriber, renderer: renderer, json: subscription.json, telemetry: telemetry, strictTelemetry: subscription.telemetryStrict,
+                                              lingering: lingering)
             try publisher.start()
             defer { publisher.stop() }
             let final = try session.run(title: "playout demo")

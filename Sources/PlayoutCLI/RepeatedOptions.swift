@@ -120,7 +120,7 @@ extension SubscriptionOptions {
     }
 
     /// The options here that take their value whatever it looks like.
-    static var unconditionalOptions: Set<String> { ["--playout-delay", "--duration", "--qos-interval"] }
+    static var unconditionalOptions: Set<String> { ["--playout-delay", "--duration", "--qos-interval", "--telemetry-linger"] }
 
     /// Every value of the repeatable options (``ReceivesRepeatedOptions/receive(_:)``), then
     /// ``validate()`` again on the whole.

@@ -24,10 +24,12 @@ struct SubscribeCommand: ParsableCommand {
 
     func run() throws {
         do {
-            let telemetry = try subscription.makeTelemetry()
+            let lingering = LingeringEndpoints(linger: subscription.telemetryLinger.duration)
+            let telemetry = try subscription.makeTelemetry(lingering: lingering)
             let subscriber = try Subscriber(source: source, options: subscription.subscriberOptions(srtpKey: srtpKey?.keyingMaterial, telemetry: telemetry))
             let renderer = try Renderer(subscriber: subscriber, sink: subscription.sink.spec)
-            let final = try SubscriptionSession(subscriber: subscriber, renderer: renderer, json: subscription.json, telemetry: telemetry, strictTelemetry: subscription.telemetryStrict)
+            let final = try SubscriptionSession(subscriber: subscriber, renderer: renderer, json: subscription.json, telemetry: telemetry, strictTelemetry: subscription.telemetryStrict,
+                                              lingering: lingering)
                 .run(title: "playout subscribe \(source)")
             if case .failed(let reason) = final.state { throw PlayoutError(.invalidSource, reason) }
         } catch {

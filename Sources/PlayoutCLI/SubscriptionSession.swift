@@ -31,11 +31,16 @@ final class SubscriptionSession: @unchecked Sendable {
     /// Whether records a `--telemetry` backend did not receive fail the run (`--telemetry-strict`).
     let strictTelemetry: Bool
 
-    init(subscriber: Subscriber, renderer: Renderer, json: Bool, telemetry: TelemetryInstrument? = nil, strictTelemetry: Bool = false) {
+    /// Prometheus endpoints that stay up after the summary (`--telemetry-linger`).
+    let lingering: LingeringEndpoints?
+
+    init(subscriber: Subscriber, renderer: Renderer, json: Bool, telemetry: TelemetryInstrument? = nil, strictTelemetry: Bool = false,
+         lingering: LingeringEndpoints? = nil) {
         self.subscriber = subscriber
         self.renderer = renderer
         self.telemetry = telemetry
         self.strictTelemetry = strictTelemetry
+        self.lingering = lingering
         writesJSON = json || !standardOutputIsTerminal
     }
 
@@ -49,8 +54,11 @@ final class SubscriptionSession: @unchecked Sendable {
             guard sample.elapsed > .zero, sample.state != .ended else { return }
             show(sample, title: title)
         }
-        // Ctrl-C stops cleanly, with the summary.
-        let interrupt = onInterrupt { [subscriber] in subscriber.stop() }
+        // Ctrl-C stops cleanly, with the summary (and ends a Prometheus endpoint's linger).
+        let interrupt = onInterrupt { [subscriber, lingering] in
+            subscriber.stop()
+            lingering?.interrupt()  // and no linger after it
+        }
         defer {
             interrupt.cancel()
             samples?.dispose()
@@ -61,6 +69,7 @@ final class SubscriptionSession: @unchecked Sendable {
             final = subscriber.waitUntilEnded()
         } catch {
             telemetry?.shutdown(timeout: Self.telemetryDrainTimeout)
+            lingering?.lingerAndStop()
             throw error
         }
         // Telemetry is drained (viewend, KPIs; the JSON stream written) before the summary, which
@@ -90,6 +99,7 @@ final class SubscriptionSession: @unchecked Sendable {
                 writeOut(text + "\n")
             }
         }
+        lingering?.lingerAndStop()
         if let statistics, statistics.undelivered > 0 {
             guard !strictTelemetry else { throw TelemetryUndeliveredError(statistics: statistics) }
             writeError("playout: \(statistics.description)\n")

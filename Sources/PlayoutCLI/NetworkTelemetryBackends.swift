@@ -19,9 +19,9 @@ func makeNetworkTelemetryBackend(_ spec: TelemetrySpec, lingering: LingeringEndp
         switch spec.destination {
         case .influx(let url, _):
             let token = getenv("INFLUX_TOKEN").map { String(cString: $0) }
-            return try InfluxBackend(writeURL: url, token: token?.isEmpty == false ? token : nil)
+            return try InfluxBackend(writeURL: url, token: token?.isEmpty == false ? token : nil, schema: .subscriber)
         case .graphite(let host, let port):
-            return GraphiteBackend(host: host, port: port)
+            return GraphiteBackend(host: host, port: port, schema: .subscriber)
         case .prometheus(let host, let port):
             let endpoint = try PrometheusEndpoint(host: host, port: port)
             // Said as soon as it listens (with the port the system chose for prometheus:0).

@@ -108,7 +108,7 @@ public final class PrometheusTelemetryBackend: TelemetryBackend {
             guard let number = field.value.number else { continue }
             first.append(("session", record.sessionId))
             let dimensions = MetricsBackend.dimensions(first, recordTags)
-            let (exported, value) = Self.baseUnit(known ? description.exportedName : "heartbeat_" + description.exportedName, description, number)
+            let (exported, value) = Self.baseUnit(known ? description.exportedName : "heartbeat_" + TelemetrySchema.snakeCase(description.name), description, number)
             if description.type == .counter {
                 setCounter("playout_\(exported)_total", help: description.help, dimensions, to: value)
             } else {

@@ -86,9 +86,20 @@ public struct TelemetrySchema: Sendable {
     public let derivedFields: Set<String>
     /// The `viewend` record's KPIs, by record name (``TelemetryKPIs/namedValues``).
     public let viewFields: [String: Field]
+    /// Text fields that say who or what a record is about, by record name, with the tag (label)
+    /// they are stored as: ``defaultIdentityFields`` unless given.
+    public let identityFields: [String: String]
+
+    /// The identity fields the analytics shapes write: `player_name` → `player`,
+    /// `viewer_user_id` → `viewer`, `env_key` → `env`, `player` and `viewer` as they are.
+    public static let defaultIdentityFields = [
+        "player_name": "player", "viewer_user_id": "viewer", "env_key": "env", "player": "player", "viewer": "viewer",
+    ]
 
     /// A schema with these fields (the KPIs are always ``kpiFields``).
-    public init(trackFields: [Field] = [], sessionFields: [Field] = [], derivedFields: Set<String> = []) {
+    public init(trackFields: [Field] = [], sessionFields: [Field] = [], derivedFields: Set<String> = [],
+                identityFields: [String: String] = TelemetrySchema.defaultIdentityFields) {
+        self.identityFields = identityFields
         self.trackFields = Dictionary(trackFields.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.sessionFields = Dictionary(sessionFields.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.derivedFields = derivedFields
@@ -114,10 +125,10 @@ public struct TelemetrySchema: Sendable {
         let (kind, name) = split(fieldName)
         if let kind {
             if let field = trackFields[name] { return (field, kind, false, true) }
-            return (Field(name, .gauge, help: "The track field \(name) (not in the schema)."), kind, false, false)
+            return (Field(name, .gauge, exported: Self.exportedKey(name), help: "The track field \(name) (not in the schema)."), kind, false, false)
         }
         if let field = sessionFields[name] { return (field, nil, false, true) }
-        return (Field(name, .gauge, help: "The heartbeat field \(name) (not in the schema)."), nil, derivedFields.contains(name), false)
+        return (Field(name, .gauge, exported: Self.exportedKey(name), help: "The heartbeat field \(name) (not in the schema)."), nil, derivedFields.contains(name), false)
     }
 
     /// The KPIs of a `viewend` (a view's totals, read once the view ended).
@@ -146,6 +157,13 @@ public struct TelemetrySchema: Sendable {
         }
         return fields
     }()
+
+    /// The key a field the schema does not know is written under: an identifier
+    /// (`[A-Za-z0-9_]`) in snake_case, anything else as it is (escaped by each encoding).
+    public static func exportedKey(_ name: String) -> String {
+        name.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") }) && !name.isEmpty
+            ? snakeCase(name) : name
+    }
 
     /// `text` in snake_case: `framesDecoded` → `frames_decoded`, `nackCount` → `nack_count`,
     /// `datagramsNotRTP` → `datagrams_not_rtp`; `[a-z0-9_]` kept, anything else `_`.

@@ -38,22 +38,33 @@ struct DemoTelemetryTests {
 
         let eventRows = try InfluxDBServerTests.rows(server, "playout_event", run: run)
         let heartbeatRows = try InfluxDBServerTests.rows(server, "playout_heartbeat", run: run)
+        let trackRows = try InfluxDBServerTests.rows(server, "playout_track", run: run)
         #expect(eventRows.count == events.count)
         #expect(heartbeatRows.count == heartbeats.count)
-        // Every event: same name, seq, session and nanosecond time; the hostile tag intact.
+        // Every event: same name (the `event` tag), seq, session and nanosecond time; the hostile tag intact.
         for record in events {
             let row = eventRows.first { ($0["seq"] as? Int) == Int(record.seq) && ($0["session"] as? String) == record.sessionId }
-            #expect(row?["name"] as? String == record.name, "seq \(record.seq)")
+            #expect(row?["event"] as? String == record.name, "seq \(record.seq)")
             #expect(row?["time"] as? Int64 == record.wallTimeNanoseconds, "seq \(record.seq)")
             #expect(row?["viewer"] as? String == Self.hostileViewer)
         }
-        // Every heartbeat's integer counters are integers with the file's values.
+        // Every heartbeat: one point per track, tagged with its kind; each track's integer
+        // counters are integers with the file's values, under the schema's names.
+        let schema = TelemetrySchema.subscriber
         for record in heartbeats {
-            let row = try #require(heartbeatRows.first { ($0["seq"] as? Int) == Int(record.seq) })
             for field in record.fields {
-                if case .int(let value) = field.value {
-                    #expect(row[field.name] as? Int == Int(value), "\(field.name)")
+                guard case .int(let value) = field.value else { continue }
+                let (description, kind, derived, _) = schema.describe(field.name)
+                if description.type == .identity {  // the SSRC: a tag of the track's point
+                    #expect(trackRows.first { ($0["seq"] as? Int) == Int(record.seq) && ($0["kind"] as? String) == kind }?["ssrc"] as? String == String(value))
+                    continue
                 }
+                guard let kind else {
+                    if !derived { #expect(heartbeatRows.first { ($0["seq"] as? Int) == Int(record.seq) }?[description.exportedName] as? Int == Int(value), "\(field.name)") }
+                    continue
+                }
+                let row = trackRows.first { ($0["seq"] as? Int) == Int(record.seq) && ($0["kind"] as? String) == kind }
+                #expect(row?[description.exportedName] as? Int == Int(value), "\(field.name)")
             }
         }
     }

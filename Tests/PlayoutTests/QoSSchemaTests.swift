@@ -1,5 +1,6 @@
 @testable import Playout
 import PlayoutTelemetry
+import Foundation
 import Testing
 
 /// Issue 28: the subscriber's telemetry schema covers every field a heartbeat carries.
@@ -38,5 +39,18 @@ struct QoSSchemaTests {
     ])
     func snakeCase(text: String, expected: String) {
         #expect(TelemetrySchema.snakeCase(text) == expected)
+    }
+
+    @Test("Docs/TelemetrySchema.md lists every track field under the schema's key")
+    func documented() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let text = try String(contentsOf: root.appendingPathComponent("Docs/TelemetrySchema.md"), encoding: .utf8)
+        let schema = TelemetrySchema.subscriber
+        for field in schema.trackFields.values {
+            #expect(text.contains("| `\(field.name)` | `\(field.exportedName)` | \(field.type.rawValue) |"), "\(field.name) → \(field.exportedName)")
+        }
+        for field in TelemetrySchema.kpiFields where !field.name.hasPrefix("playout_delay_") && !field.name.hasPrefix("end_to_end_latency_") {
+            #expect(text.contains("| `\(field.name)` | `\(field.exportedName)` |"), "\(field.name) → \(field.exportedName)")
+        }
     }
 }

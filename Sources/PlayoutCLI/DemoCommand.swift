@@ -44,8 +44,9 @@ struct DemoCommand: ParsableCommand {
             let telemetry = try subscription.makeTelemetry(lingering: lingering)
             let subscriber = try Subscriber(sessionDescription: publisher.sessionDescription, options: subscription.subscriberOptions(telemetry: telemetry))
             let renderer = try Renderer(subscriber: subscriber, sink: subscription.sink.spec)
-            let session = SubscriptionSession(subscriber: subscriber, renderer: renderer, json: subscription.json, telemetry: telemetry, strictTelemetry: subscription.telemetryStrict,
-                                              lingering: lingering)
+            let session = SubscriptionSession(
+                subscriber: subscriber, renderer: renderer, json: subscription.json, telemetry: telemetry,
+                strictTelemetry: subscription.telemetryStrict, lingering: lingering)
             try publisher.start()
             defer { publisher.stop() }
             let final = try session.run(title: "playout demo")

@@ -28,9 +28,10 @@ struct SubscribeCommand: ParsableCommand {
             let telemetry = try subscription.makeTelemetry(lingering: lingering)
             let subscriber = try Subscriber(source: source, options: subscription.subscriberOptions(srtpKey: srtpKey?.keyingMaterial, telemetry: telemetry))
             let renderer = try Renderer(subscriber: subscriber, sink: subscription.sink.spec)
-            let final = try SubscriptionSession(subscriber: subscriber, renderer: renderer, json: subscription.json, telemetry: telemetry, strictTelemetry: subscription.telemetryStrict,
-                                              lingering: lingering)
-                .run(title: "playout subscribe \(source)")
+            let final = try SubscriptionSession(
+                subscriber: subscriber, renderer: renderer, json: subscription.json, telemetry: telemetry,
+                strictTelemetry: subscription.telemetryStrict, lingering: lingering
+            ).run(title: "playout subscribe \(source)")
             if case .failed(let reason) = final.state { throw PlayoutError(.invalidSource, reason) }
         } catch {
             throw PlayoutCommand.failure(error)

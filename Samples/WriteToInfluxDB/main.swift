@@ -18,8 +18,9 @@ let database = try LocalInflux.start()
 defer { database.stop() }
 try database.query("CREATE DATABASE playout", post: true)
 
-// 2. The engine writes every record to InfluxDB, tagged with the run; a heartbeat per QoS sample.
-let influx = try InfluxBackend(writeURL: "http://127.0.0.1:\(database.port)/write?db=playout", token: nil)
+// 2. The engine writes every record to InfluxDB, tagged with the run, by the subscriber's telemetry
+//    schema (Docs/TelemetrySchema.md): a heartbeat per QoS sample, one point per track tagged `kind`.
+let influx = try InfluxBackend(writeURL: "http://127.0.0.1:\(database.port)/write?db=playout", token: nil, schema: .subscriber)
 let instrument = try TelemetryInstrument(
     backends: [influx],
     configuration: .init(tags: [TelemetryField("run", .string("influx-sample"))]))
@@ -37,11 +38,11 @@ _ = subscriber.waitUntilEnded()
 let report = instrument.shutdown(timeout: .seconds(5))  // viewend, drained into InfluxDB
 
 // 4. Read the points back.
-let events = try database.query("SELECT \"seq\", \"name\", \"session\" FROM playout_event WHERE \"run\" = 'influx-sample'")
+let events = try database.query("SELECT seq, event, session FROM playout_event WHERE run = 'influx-sample'")
 let names = Set(events.compactMap { $0[2] as? String })
 print("undelivered: \(report.statistics.undelivered)")
 print("events in InfluxDB: \(["play", "playing", "ended", "viewend"].filter(names.contains).joined(separator: ", "))")
-let heartbeats = try database.query("SELECT \"framesRendered\" FROM playout_heartbeat WHERE \"run\" = 'influx-sample'")
+let heartbeats = try database.query("SELECT frames_rendered FROM playout_track WHERE run = 'influx-sample' AND kind = 'video'")
 print("heartbeats with frames rendered: \(heartbeats.contains { ($0.last as? Int ?? 0) > 0 })")
 let distinct = Set(events.map { "\($0[3] as? String ?? "")/\($0[1] as? Int ?? -1)" })
 print("every event stored once: \(!events.isEmpty && distinct.count == events.count)")

@@ -313,3 +313,16 @@ struct DestinationArgument: ArgumentValue, Equatable {
 
     var defaultValueDescription: String { address.description }
 }
+
+/// Where `publish --sdp` writes the SDP: a path that names a file, as ``OutputPathArgument``
+/// checks it.
+struct SDPPathArgument: ArgumentValue, Equatable {
+    static let valueName = "sdp-path"
+    var path: String
+
+    init(parsing text: String) throws(ValidationError) {
+        path = try OutputPathArgument.check(text, example: "stream.sdp")
+    }
+
+    var defaultValueDescription: String { path }
+}

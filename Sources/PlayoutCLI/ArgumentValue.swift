@@ -48,19 +48,40 @@ extension PlayoutCommand {
         DurationArgument.self, RunLength.self, PercentageArgument.self, BitRateArgument.self, BurstLossArgument.self,
         VideoCodecArgument.self, PictureSizeArgument.self, SinkArgument.self, OverrideArgument.self, BandwidthLimitArgument.self, SRTPKeyArgument.self,
         DestinationArgument.self, TelemetrySpec.self, TagArgument.self, ScheduleArgument.self, TransitionArgument.self,
-        OutputPathArgument.self, SVGPathArgument.self, AnalyticsAdapterArgument.self, AnalyticsReportArgument.self,
+        OutputPathArgument.self, SVGPathArgument.self, SDPPathArgument.self, AnalyticsAdapterArgument.self, AnalyticsReportArgument.self,
     ]
 
     /// The one-line message for a command-line error: swift-argument-parser's own, except that
     /// "The value 'X' is invalid for '--name <value-name>'" for an ``ArgumentValue`` becomes
-    /// "--name X: <why, and what to type>" (without X for a secret).
-    static func userMessage(for error: any Error) -> String {
+    /// "--name X: <why, and what to type>" (without X for a secret, `''` for an empty value), and
+    /// its "Missing value for '--name <value-name>'" for `--name=` in `arguments` (an empty value
+    /// after '=', which the parser takes for none) becomes the same as for `--name ''`.
+    static func userMessage(for error: any Error, arguments: [String] = []) -> String {
         let message = message(for: error)
+        if let (option, valueName) = missingValue(in: message), arguments.prefix(while: { $0 != "--" }).contains(option + "=") {
+            guard let type = argumentValueTypes.first(where: { $0.valueName == valueName }), let reason = type.reason(rejecting: "") else {
+                return "\(option)= gives an empty value: write \(option) <\(valueName)>"
+            }
+            return "\(option) '': \(reason)"
+        }
         guard let (option, valueName, value) = invalidValue(in: message),
               let type = argumentValueTypes.first(where: { $0.valueName == valueName }),
               let reason = type.reason(rejecting: value)
         else { return message }
-        return type.isSecret ? "\(option): \(reason)" : "\(option) \(value): \(reason)"
+        return type.isSecret ? "\(option): \(reason)" : "\(option) \(value.isEmpty ? "''" : value): \(reason)"
+    }
+
+    /// The option and value name of swift-argument-parser's "Missing value for '--name <value-name>'".
+    static func missingValue(in message: String) -> (option: String, valueName: String)? {
+        let prefix = "Missing value for '"
+        guard message.hasPrefix(prefix) else { return nil }
+        let rest = message.dropFirst(prefix.count)
+        guard let end = rest.firstIndex(of: "'") else { return nil }
+        let synopsis = rest[..<end]  // --name <value-name>
+        guard let open = synopsis.firstIndex(of: "<"), synopsis.last == ">" else { return nil }
+        let option = String(synopsis[..<open].filter { $0 != " " })
+        guard option.hasPrefix("--") else { return nil }
+        return (option, String(synopsis[synopsis.index(after: open)..<synopsis.index(before: synopsis.endIndex)]))
     }
 
     /// The option, value name and value of swift-argument-parser's "The value 'X' is invalid for

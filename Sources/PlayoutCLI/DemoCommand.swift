@@ -40,11 +40,14 @@ struct DemoCommand: ParsableCommand {
                 keyingMaterial: .random(for: .aesCM128HMACSHA1_80), impairment: network.configuration(),
                 duration: sendFor, retransmission: !senderFeedback.noRetransmission
             ))
-            let telemetry = try subscription.makeTelemetry()
+            let lingering = LingeringEndpoints(linger: subscription.telemetryLinger.duration)
+            let telemetry = try subscription.makeTelemetry(lingering: lingering)
             let subscriber = try Subscriber(sessionDescription: publisher.sessionDescription, options: subscription.subscriberOptions(telemetry: telemetry))
             let renderer = try Renderer(subscriber: subscriber, sink: subscription.sink.spec)
             let analytics = try subscription.analytics.make(subscriber: subscriber, writesJSON: subscription.writesJSON)
-            let session = SubscriptionSession(subscriber: subscriber, renderer: renderer, json: subscription.json, telemetry: telemetry, analytics: analytics)
+            let session = SubscriptionSession(
+                subscriber: subscriber, renderer: renderer, json: subscription.json, telemetry: telemetry,
+                analytics: analytics, strictTelemetry: subscription.telemetryStrict, lingering: lingering)
             try publisher.start()
             defer { publisher.stop() }
             let final = try session.run(title: "playout demo")
@@ -52,6 +55,7 @@ struct DemoCommand: ParsableCommand {
             let sent = try publisher.waitUntilEnded()
             writeError("publisher: \(sent.table.split(separator: "\n").joined(separator: "; "))\n")
             try subscription.analytics.conclude(session.analyticsSummary, failed: final.state.isFailed)
+            try session.requireTelemetryDelivered()
             if case .failed(let reason) = final.state { throw PlayoutError(.invalidSource, reason) }
         } catch {
             throw PlayoutCommand.failure(error)

@@ -26,15 +26,14 @@ struct PlayoutCommand: ParsableCommand {
         unblockInterrupts()
         bootstrapLogging()
         do {
-            try checkRepetitions(Array(CommandLine.arguments.dropFirst()))
-            var command = try parseAsRoot()
+            var command = try parse(Array(CommandLine.arguments.dropFirst()))
             try command.run()
         } catch {
             if error is ExitCode || exitCode(for: error) == .success { exit(withError: error) }
             let subcommands = configuration.subcommands.map { $0._commandName }
             let arguments = CommandLine.arguments.dropFirst()
             let help = arguments.first.flatMap { subcommands.contains($0) ? "playout \($0) --help" : nil } ?? "playout --help"
-            let reason = userMessage(for: error).split(whereSeparator: \.isNewline).joined(separator: " ")
+            let reason = userMessage(for: error, arguments: Array(arguments)).split(whereSeparator: \.isNewline).joined(separator: " ")
             writeError("playout: \(reason) (see \(help))\n")
             exit(withError: ExitCode(exitCode(for: error).rawValue))
         }
@@ -50,14 +49,15 @@ struct PlayoutCommand: ParsableCommand {
         pthread_sigmask(SIG_UNBLOCK, &signals, nil)
     }
 
-    /// How often one option may be given (`--tag`, `--telemetry`, `--override`, … are
-    /// repeatable): 256.
+    /// How often an option that is not repeatable may be given (the last one wins): 256. The
+    /// repeatable ones (`--tag`, `--telemetry`, `--override`, `--limit-bandwidth`) have no limit:
+    /// ``parse(_:)`` collects them itself (``RepeatedOptionScan``).
     static let maximumRepetitions = 256
 
     /// Refuses a command line that gives one option more than ``maximumRepetitions`` times,
     /// before parsing it: swift-argument-parser merges the positions of every repetition into
-    /// the next one, so its time grows with the square of the count (10,000 `--tag`s took 8.6 s,
-    /// 20,000 over 40 s). Linear in the number of arguments.
+    /// the next one, so its time grows with the square of the count. ``parse(_:)`` calls it
+    /// after taking the repeatable options out. Linear in the number of arguments.
     ///
     /// - Throws: `ValidationError` (exit 64) naming the option and the limit.
     static func checkRepetitions(_ arguments: [String]) throws {
@@ -98,10 +98,15 @@ struct PlayoutCommand: ParsableCommand {
         return collector
     }
 
-    /// A one-line reason on stderr and a non-zero exit, no stack trace.
+    /// The exit status of a run whose `--telemetry` backends lost records under
+    /// `--telemetry-strict`: 3 (a bad option is 64, any other failure 1).
+    static let telemetryUndeliveredExitCode: Int32 = 3
+
+    /// A one-line reason on stderr and a non-zero exit, no stack trace: 1, or
+    /// ``telemetryUndeliveredExitCode`` for lost telemetry under `--telemetry-strict`.
     static func failure(_ error: any Error) -> any Error {
         if error is ExitCode { return error }
         writeError("playout: \(error)\n")
-        return ExitCode.failure
+        return error is TelemetryUndeliveredError ? ExitCode(telemetryUndeliveredExitCode) : ExitCode.failure
     }
 }

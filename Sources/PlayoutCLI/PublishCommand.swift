@@ -30,8 +30,8 @@ struct PublishCommand: ParsableCommand {
     @Flag(help: "Send SRTP with a random key (written into the SDP).")
     var srtp = false
 
-    @Option(help: ArgumentHelp("Write the SDP for receivers to this path.", valueName: "path"))
-    var sdp: String?
+    @Option(help: SDPPathArgument.help("Write the SDP for receivers to this path."))
+    var sdp: SDPPathArgument?
 
     @Option(help: RunLength.help("How long to send, e.g. 20s (a file is sent to its end at most)."))
     var duration = RunLength.untilStopped
@@ -60,7 +60,7 @@ struct PublishCommand: ParsableCommand {
     func run() throws {
         do {
             let publisher = try Publisher(options: options())
-            if let sdp {
+            if let sdp = sdp?.path {
                 guard writeFile(sdp, publisher.sessionDescription.serialized()) else {
                     throw PlayoutError(.invalidOption, "cannot write the SDP to \(sdp): \(String(cString: strerror(errno)))")
                 }

@@ -26,13 +26,17 @@ struct SubscribeCommand: ParsableCommand {
 
     func run() throws {
         do {
-            let telemetry = try subscription.makeTelemetry()
+            let lingering = LingeringEndpoints(linger: subscription.telemetryLinger.duration)
+            let telemetry = try subscription.makeTelemetry(lingering: lingering)
             let subscriber = try Subscriber(source: source, options: subscription.subscriberOptions(srtpKey: srtpKey?.keyingMaterial, telemetry: telemetry))
             let renderer = try Renderer(subscriber: subscriber, sink: subscription.sink.spec)
             let analytics = try subscription.analytics.make(subscriber: subscriber, writesJSON: subscription.writesJSON)
-            let session = SubscriptionSession(subscriber: subscriber, renderer: renderer, json: subscription.json, telemetry: telemetry, analytics: analytics)
+            let session = SubscriptionSession(
+                subscriber: subscriber, renderer: renderer, json: subscription.json, telemetry: telemetry,
+                analytics: analytics, strictTelemetry: subscription.telemetryStrict, lingering: lingering)
             let final = try session.run(title: "playout subscribe \(source)")
             try subscription.analytics.conclude(session.analyticsSummary, failed: final.state.isFailed)
+            try session.requireTelemetryDelivered()
             if case .failed(let reason) = final.state { throw PlayoutError(.invalidSource, reason) }
         } catch {
             throw PlayoutCommand.failure(error)

@@ -80,6 +80,18 @@ struct SubscriptionOptions<Defaults: SubscriptionDefaults>: ParsableArguments {
     /// `--analytics` and `--analytics-report`: an SDK adapter over the subscription, its conformance report.
     @OptionGroup var analytics: AnalyticsOptions
 
+    @Flag(
+        name: .customLong("telemetry-strict"),
+        help: "Fail the run (exit \(PlayoutCommand.telemetryUndeliveredExitCode)) when a --telemetry backend did not receive every record, naming each backend's last error: for CI."
+    )
+    var telemetryStrict = false
+
+    @Option(
+        name: .customLong("telemetry-linger"), parsing: .unconditional,
+        help: DurationArgument.help("How long a prometheus: endpoint stays up after the run, so that its last samples and the view's KPIs are scraped, e.g. 15s (0s: it closes with the run).")
+    )
+    var telemetryLinger = DurationArgument(LingeringEndpoints.defaultLinger)
+
     func validate() throws {
         guard qosInterval.duration > .zero else { throw ValidationError("--qos-interval \(qosInterval.text): must be more than 0s, e.g. 1s") }
         if let limit = duration.duration, limit <= .zero {
@@ -97,6 +109,12 @@ struct SubscriptionOptions<Defaults: SubscriptionDefaults>: ParsableArguments {
         }
         if noFeedback, let limit = limitBandwidth.first {
             throw ValidationError("--limit-bandwidth \(limit.defaultValueDescription) is told to the sender as feedback: drop --no-feedback or the limit")
+        }
+        guard telemetryLinger.duration >= .zero, telemetryLinger.duration <= .seconds(3_600) else {
+            throw ValidationError("--telemetry-linger \(telemetryLinger.text): must be from 0s to 1h, e.g. 15s")
+        }
+        if telemetryStrict, telemetry.isEmpty {
+            throw ValidationError("--telemetry-strict needs --telemetry: it checks what the backends received, e.g. --telemetry jsonl:run.jsonl --telemetry-strict")
         }
         if !tag.isEmpty, telemetry.isEmpty {
             throw ValidationError("--tag needs --telemetry: tags go on telemetry records, e.g. --telemetry jsonl:run.jsonl --tag run=1")
@@ -134,11 +152,12 @@ struct SubscriptionOptions<Defaults: SubscriptionDefaults>: ParsableArguments {
     var writesJSON: Bool { json || !standardOutputIsTerminal }
 
     /// The telemetry engine: the `--telemetry` backends and, when the run writes JSON, the
-    /// `--json` stream on stdout as one more backend (nil when there is neither).
+    /// `--json` stream on stdout as one more backend (nil when there is neither). A Prometheus
+    /// endpoint goes to `lingering` at the end of the run instead of closing with it.
     ///
     /// - Throws: ``PlayoutError`` when a backend cannot be opened (a file that cannot be written,
     ///   a Prometheus port in use).
-    func makeTelemetry() throws -> TelemetryInstrument? {
+    func makeTelemetry(lingering: LingeringEndpoints? = nil) throws -> TelemetryInstrument? {
         guard !telemetry.isEmpty || writesJSON else { return nil }
         var tags = tag.map(\.field)
         if !telemetry.isEmpty, !tag.contains(where: { $0.key == "host" }), let host = hostName() {
@@ -154,7 +173,7 @@ struct SubscriptionOptions<Defaults: SubscriptionDefaults>: ParsableArguments {
                     throw PlayoutError(.invalidOption, "--telemetry \(spec.text): \(error.message)")
                 }
             case .influx, .graphite, .prometheus:
-                backends.append(try makeNetworkTelemetryBackend(spec))
+                backends.append(try makeNetworkTelemetryBackend(spec, lingering: lingering))
             }
         }
         do {

@@ -23,6 +23,8 @@ final class SubscriptionSession: @unchecked Sendable {
         let writer = QoSJSONWriter()
         var viewLines = 0
         var analyticsSummary: SubscriberAnalytics.Summary?
+        /// The user's backends' statistics when they lost records (for `--telemetry-strict`).
+        var undeliveredTelemetry: TelemetryStatistics?
     }
 
     /// The name of the `--json` stream's backend (its drops are the summary's `samplesDropped`).
@@ -31,23 +33,36 @@ final class SubscriptionSession: @unchecked Sendable {
     /// How long the end of a run waits for telemetry backends to take what is queued.
     static let telemetryDrainTimeout: Duration = .seconds(5)
 
-    init(subscriber: Subscriber, renderer: Renderer, json: Bool, telemetry: TelemetryInstrument? = nil, analytics: SubscriberAnalytics? = nil) {
+    /// Whether records a `--telemetry` backend did not receive fail the run (`--telemetry-strict`).
+    let strictTelemetry: Bool
+
+    /// Prometheus endpoints that stay up after the summary (`--telemetry-linger`).
+    let lingering: LingeringEndpoints?
+
+    init(subscriber: Subscriber, renderer: Renderer, json: Bool, telemetry: TelemetryInstrument? = nil, analytics: SubscriberAnalytics? = nil,
+         strictTelemetry: Bool = false, lingering: LingeringEndpoints? = nil) {
         self.subscriber = subscriber
         self.renderer = renderer
         self.telemetry = telemetry
         self.analytics = analytics
+        self.strictTelemetry = strictTelemetry
+        self.lingering = lingering
         writesJSON = json || !standardOutputIsTerminal
     }
 
     /// Plays to the end; returns the final sample.
+    ///
     func run(title: String) throws -> SubscriberQoS {
         // The live view follows the samples; the JSON stream is a telemetry backend.
         let samples = writesJSON ? nil : subscriber.qos.subscribe { [self] sample in
             guard sample.elapsed > .zero, sample.state != .ended else { return }
             show(sample, title: title)
         }
-        // Ctrl-C stops cleanly, with the summary.
-        let interrupt = onInterrupt { [subscriber] in subscriber.stop() }
+        // Ctrl-C stops cleanly, with the summary (and ends a Prometheus endpoint's linger).
+        let interrupt = onInterrupt { [subscriber, lingering] in
+            subscriber.stop()
+            lingering?.interrupt()  // and no linger after it
+        }
         defer {
             interrupt.cancel()
             samples?.dispose()
@@ -59,6 +74,7 @@ final class SubscriptionSession: @unchecked Sendable {
         } catch {
             _ = analytics?.finish(timeout: Self.telemetryDrainTimeout)
             telemetry?.shutdown(timeout: Self.telemetryDrainTimeout)
+            lingering?.lingerAndStop()
             throw error
         }
         // The adapter has been told the end (its bridge saw the final sample): its records are
@@ -94,8 +110,21 @@ final class SubscriptionSession: @unchecked Sendable {
                 writeOut(text + "\n")
             }
         }
-        if let statistics, statistics.undelivered > 0 { writeError("playout: \(statistics.description)\n") }
+        lingering?.lingerAndStop()
+        if let statistics, statistics.undelivered > 0 {
+            output.withLock { $0.undeliveredTelemetry = statistics }
+            if !strictTelemetry { writeError("playout: \(statistics.description)\n") }
+        }
         return final
+    }
+
+    /// Under `--telemetry-strict`, fails once ``run(title:)`` returned if a `--telemetry` backend
+    /// lost records. Called after the analytics report is written, so that both gates report.
+    ///
+    /// - Throws: ``TelemetryUndeliveredError``, naming each backend's last error.
+    func requireTelemetryDelivered() throws {
+        guard strictTelemetry, let statistics = output.withLock({ $0.undeliveredTelemetry }) else { return }
+        throw TelemetryUndeliveredError(statistics: statistics)
     }
 
     /// The adapter's summary, once ``run(title:)`` returned (nil without `--analytics`).

@@ -61,13 +61,15 @@ public final class GraphiteBackend: TelemetryBackend {
     ///   - prefix: The first path component(s) (default `playout`).
     ///   - tags: Tags whose values follow the record's tags in every path.
     ///   - timeout: The bound of one delivery.
+    ///   - schema: What the heartbeat fields mean (``GraphitePlaintext``); a subscriber's is
+    ///     `TelemetrySchema.subscriber`.
     public init(host: String, port: UInt16, prefix: String = GraphitePlaintext.defaultPrefix, tags: [TelemetryField] = [],
-                timeout: Duration = GraphiteBackend.defaultTimeout) {
+                timeout: Duration = GraphiteBackend.defaultTimeout, schema: TelemetrySchema = TelemetrySchema()) {
         self.host = host
         self.port = port
         self.timeout = timeout
         self.name = "graphite " + (host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)")
-        self.state = Mutex(State(encoder: GraphitePlaintext(prefix: prefix, tags: tags), connection: nil))
+        self.state = Mutex(State(encoder: GraphitePlaintext(prefix: prefix, tags: tags, schema: schema), connection: nil))
     }
 
     /// A backend for `HOST:PORT` or `[IPv6]:PORT`, as `--telemetry graphite:HOST:PORT` gives it.

@@ -9,14 +9,18 @@ public import PlayoutTelemetry
 /// | record | path | value | timestamp |
 /// |---|---|---|---|
 /// | event | `PREFIX.TAGS.events.NAME` | events called NAME since the backend started (a counter: graph it with `nonNegativeDerivative` or `perSecond`) | the last such event of the batch |
-/// | heartbeat | `PREFIX.TAGS.heartbeat.FIELD` | each numeric field (booleans 1/0) | the heartbeat's |
+/// | heartbeat | `PREFIX.TAGS.heartbeat.FIELD` | each numeric field of the session (booleans 1/0) | the heartbeat's |
+/// | heartbeat, each track | `PREFIX.TAGS.track.KIND.FIELD` (`playout.r42.track.video.frames_rendered`) | each numeric field of the track | the heartbeat's |
 /// | metric | `PREFIX.TAGS.metrics.NAME` | its numeric `value` field | the record's |
 ///
 /// `TAGS` is the values of the record's tags then the backend's, in order, one component each
 /// (`--tag run=r42 --tag host=lab1` gives `playout.r42.lab1.events.play`); sessions are not in
 /// the path. One line per event name and batch: the count is cumulative, so a batch sent twice
 /// (a retry) writes the same points. Timestamps are whole seconds of the wall time; strings and
-/// non-finite numbers are not sent.
+/// non-finite numbers are not sent. FIELD is the field's name in the telemetry schema
+/// (``TelemetrySchema``: snake_case with its unit, `decode_time_seconds`); a heartbeat's top-level
+/// totals and copies of the video's are left out (`sumSeries(playout.r42.track.*.frames_rendered)`
+/// gives them), and so are identities (an SSRC).
 ///
 /// ```swift
 /// var encoder = GraphitePlaintext(prefix: "playout", tags: [])
@@ -35,11 +39,15 @@ public struct GraphitePlaintext: Sendable {
     /// Events counted so far per path, as committed.
     public private(set) var eventCounts: [String: Int64] = [:]
 
-    /// An encoder writing under `prefix`, adding `tags` to every path.
-    public init(prefix: String = GraphitePlaintext.defaultPrefix, tags: [TelemetryField] = []) {
+    /// What the heartbeat fields mean.
+    public let schema: TelemetrySchema
+
+    /// An encoder writing under `prefix`, adding `tags` to every path, naming fields by `schema`.
+    public init(prefix: String = GraphitePlaintext.defaultPrefix, tags: [TelemetryField] = [], schema: TelemetrySchema = TelemetrySchema()) {
         let components = prefix.split(separator: ".", omittingEmptySubsequences: false).map { Self.sanitize(String($0)) }
         self.prefix = components.isEmpty ? Self.defaultPrefix : components.joined(separator: ".")
         self.tags = tags
+        self.schema = schema
     }
 
     /// The lines of `batch`, and the event counts to ``commit(_:)`` once they are sent.
@@ -58,8 +66,10 @@ public struct GraphitePlaintext: Sendable {
                 lastEvent[path] = (count, seconds, lastEvent[path]?.order ?? lastEvent.count)
             case .heartbeat:
                 for field in record.fields {
-                    guard let value = Self.number(field.value) else { continue }
-                    output += "\(base).heartbeat.\(Self.sanitize(field.name)) \(value) \(seconds)\n"
+                    let (description, kind, derived, _) = schema.describe(field.name)
+                    guard !derived, description.type != .identity, let value = Self.number(field.value) else { continue }
+                    let group = kind.map { "track.\(Self.sanitize($0))" } ?? "heartbeat"
+                    output += "\(base).\(group).\(Self.sanitize(description.exportedName)) \(value) \(seconds)\n"
                 }
             case .metric:
                 guard let value = record[field: "value"].flatMap(Self.number) else { continue }

@@ -52,9 +52,12 @@ public final class InfluxBackend: TelemetryBackend {
     ///     `/write` too). The CLI reads it from `INFLUX_TOKEN`.
     ///   - tags: Tags added to every point, after the record's own.
     ///   - timeout: The bound of one write (connect, send, answer).
+    ///   - schema: What the fields mean: their keys, which are identities (tags), which repeat
+    ///     the tracks' (``InfluxLineProtocol``); a subscriber's is `TelemetrySchema.subscriber`.
     /// - Throws: ``NetworkTelemetryError`` with code `invalidAddress` and a message naming a valid
     ///   URL when `writeURL` is not one of these two forms or `token` has a line break.
-    public init(writeURL: String, token: String?, tags: [TelemetryField] = [], timeout: Duration = InfluxBackend.defaultTimeout) throws(NetworkTelemetryError) {
+    public init(writeURL: String, token: String?, tags: [TelemetryField] = [], timeout: Duration = InfluxBackend.defaultTimeout,
+                schema: TelemetrySchema = TelemetrySchema()) throws(NetworkTelemetryError) {
         let (endpoint, api) = try Self.parse(writeURL: writeURL)
         self.api = api
         var query = endpoint.query
@@ -69,13 +72,13 @@ public final class InfluxBackend: TelemetryBackend {
         }
         self.headers = headers
         self.timeout = timeout
-        self.encoder = InfluxLineProtocol(tags: tags)
+        self.encoder = InfluxLineProtocol(tags: tags, schema: schema)
         let client = HTTPClient(host: endpoint.host, port: endpoint.port, timeout: timeout)
         self.name = "influx \(client.authority)"
         self.client = Mutex(client)
     }
 
-    /// The API `writeURL` names, checked as ``init(writeURL:token:tags:timeout:)`` checks it,
+    /// The API `writeURL` names, checked as ``init(writeURL:token:tags:timeout:schema:)`` checks it,
     /// without opening anything (for validating a command line before a run starts).
     ///
     /// - Throws: ``NetworkTelemetryError`` with code `invalidAddress`, as the initializer does.

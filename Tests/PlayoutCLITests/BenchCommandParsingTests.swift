@@ -46,7 +46,7 @@ struct BenchCommandParsingTests {
     }
 
     @Test("hostile values: one line naming the option, the value and what to type", arguments: [
-        (["bench", "playout-delay", "--schedule", ""], "--schedule : the schedule is empty; write DELAY@AT[/FOR] entries separated by commas"),
+        (["bench", "playout-delay", "--schedule", ""], "--schedule '': the schedule is empty; write DELAY@AT[/FOR] entries separated by commas"),
         (["bench", "playout-delay", "--schedule", "2s@5s,"], "--schedule 2s@5s,: entry 2 is empty"),
         (["bench", "playout-delay", "--schedule", ",2s@5s"], "--schedule ,2s@5s: entry 1 is empty"),
         (["bench", "playout-delay", "--schedule", "2s@5s,soon"], "--schedule 2s@5s,soon: entry 2 'soon': 'soon' is not an override"),
@@ -57,11 +57,25 @@ struct BenchCommandParsingTests {
         (["bench", "playout-delay", "--transition", "gradual:0%"], "--transition gradual:0%: a gradual transition's rate must be more than 0 %"),
         (["bench", "playout-delay", "--transition", "gradual:100%"], "--transition gradual:100%: a gradual transition's rate must be more than 0 % and at most 90 %"),
         (["bench", "playout-delay", "--transition", "gradual:nan"], "--transition gradual:nan:"),
-        (["bench", "playout-delay", "--transition", ""], "--transition : write immediate or gradual:RATE"),
+        (["bench", "playout-delay", "--transition", ""], "--transition '': write immediate or gradual:RATE"),
         (["bench", "playout-delay", "--plot", "bench.png"], "--plot bench.png: the picture is an SVG file: name it PATH.svg, e.g. bench.svg"),
         (["bench", "playout-delay", "--plot", ".svg"], "--plot .svg: the picture is an SVG file"),
         (["bench", "playout-delay", "--plot", "out/"], "--plot out/: 'out/' names a directory; name a file in it, e.g. out/bench.svg"),
-        (["bench", "playout-delay", "--plot", ""], "--plot : the path is empty; name a file, e.g. bench.svg"),
+        (["bench", "playout-delay", "--plot", ""], "--plot '': the path is empty; name a file, e.g. bench.svg"),
+        // Issue 26, item 8: `--x=` (an empty value after '=') is the parser's "Missing value"; it
+        // gets the same message as `--x ''`.
+        (["bench", "playout-delay", "--csv="], "--csv '': the path is empty; name a file, e.g. bench.csv"),
+        (["bench", "playout-delay", "--csv", ""], "--csv '': the path is empty; name a file, e.g. bench.csv"),
+        (["bench", "playout-delay", "--plot="], "--plot '': the path is empty; name a file, e.g. bench.svg"),
+        (["bench", "playout-delay", "--schedule="], "--schedule '': the schedule is empty"),
+        (["subscribe", "x.sdp", "--sink="], "--sink '': "),
+        (["subscribe", "x.sdp", "--telemetry="], "--telemetry '': "),
+        (["subscribe", "x.sdp", "--telemetry", "jsonl:a", "--tag="], "--tag '': a tag is KEY=VALUE"),
+        (["subscribe", "x.sdp", "--duration="], "--duration '': "),
+        (["publish", "testsrc", "--to", "127.0.0.1:5004", "--sdp="], "--sdp '': the path is empty; name a file, e.g. stream.sdp"),
+        (["publish", "testsrc", "--to", "127.0.0.1:5004", "--sdp", ""], "--sdp '': the path is empty; name a file, e.g. stream.sdp"),
+        (["publish", "testsrc", "--to", "127.0.0.1:5004", "--sdp", "/tmp/"], "--sdp /tmp/: '/tmp/' names a directory"),
+        (["demo", "--port="], "--port= gives an empty value: write --port <port>"),
         (["bench", "playout-delay", "--csv", "a\u{0}b.csv"], "--csv a\u{0}b.csv: the path contains a control character"),
         (["bench", "playout-delay", "--csv", "a\nb.csv"], "--csv a\nb.csv: the path contains a control character"),
         (["bench", "playout-delay", "--csv", ".."], "--csv ..: '..' names a directory"),

@@ -66,6 +66,7 @@ struct TelemetryOptionTests {
         (["--telemetry", "jsonl:x", "--tag", "seq=1"], "seq is every record's own"),
         (["--telemetry", "jsonl:x", "--tag", "run=1", "--tag", "run=2"], "the key run is given twice"),
         (["--tag", "run=1"], "--tag needs --telemetry"),
+        (["--telemetry-strict"], "--telemetry-strict needs --telemetry"),
     ])
     func refused(arguments: [String], expected: String) {
         for command in [["subscribe", "x.sdp"], ["demo"]] {

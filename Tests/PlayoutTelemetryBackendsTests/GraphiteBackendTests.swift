@@ -16,6 +16,21 @@ private func record(_ kind: TelemetryRecord.Kind, _ name: String, seconds: Int64
 
 @Suite("GraphitePlaintext")
 struct GraphitePlaintextTests {
+    @Test("issue 28: a track's fields go under track.KIND with the schema's names; totals and identities left out")
+    func schemaTracks() {
+        let encoder = GraphitePlaintext(tags: [], schema: InfluxLineProtocolTests.schema)
+        let (lines, _) = encoder.encode([record(.heartbeat, "heartbeat", seconds: 101, fields: [
+            TelemetryField("playoutDelay", .double(0.23)), TelemetryField("framesRendered", .int(80)),
+            TelemetryField("video.framesRendered", .int(30)), TelemetryField("video.ssrc", .int(1234)), TelemetryField("audio.bitrate", .double(64000)),
+        ])])
+        #expect(String(decoding: lines, as: UTF8.self) == """
+            playout.r42.heartbeat.playout_delay_seconds 0.23 101
+            playout.r42.track.video.frames_rendered 30 101
+            playout.r42.track.audio.bitrate_bits_per_second 64000.0 101
+
+            """)
+    }
+
     @Test("events are cumulative counters, one line per name and batch; heartbeat and metric values are gauges")
     func lines() {
         var encoder = GraphitePlaintext(tags: [TelemetryField("host", .string("lab1"))])
@@ -31,7 +46,7 @@ struct GraphitePlaintextTests {
         ]
         let (lines, counts) = encoder.encode(batch)
         #expect(String(decoding: lines, as: UTF8.self) == """
-            playout.r42.lab1.heartbeat.framesDecoded 300 101
+            playout.r42.lab1.heartbeat.frames_decoded 300 101
             playout.r42.lab1.heartbeat.bitrate 2500000.0 101
             playout.r42.lab1.heartbeat.stalled 0 101
             playout.r42.lab1.metrics.cpu 0.5 104

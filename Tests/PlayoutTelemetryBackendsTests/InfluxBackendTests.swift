@@ -54,7 +54,7 @@ struct InfluxBackendTests {
         #expect(requests.withLock { $0.count } == 1)
         #expect(sent.hasPrefix("POST /api/v2/write?org=o&bucket=b&precision=ns HTTP/1.1\r\n"))
         #expect(sent.contains("\r\nAuthorization: Token s3cr3t\r\n"))
-        #expect(sent.hasSuffix("\r\n\r\nplayout_event,host=h1,name=play,session=s seq=0i 42\n"))
+        #expect(sent.hasSuffix("\r\n\r\nplayout_event,event=play,host=h1,session=s seq=0i 42\n"))
     }
 
     @Test("HTTP answers are classified: 2xx delivered, 429 and 5xx retried, other 4xx dropped", arguments: [

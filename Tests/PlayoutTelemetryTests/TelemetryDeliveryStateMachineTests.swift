@@ -29,7 +29,7 @@ struct TelemetryDeliveryStateMachineTests {
         #expect(machine.depth == 1)
     }
 
-    @Test("draining: a backend that never delivered anything is given up at its first failure (an unreachable server does not hold the exit); one that delivered before is retried")
+    @Test("draining: a backend that never delivered anything is given up at its first failure (an unreachable server does not hold the exit)")
     func unreachableWhileDraining() {
         var dead = TelemetryDeliveryStateMachine(configuration: .init(maximumBatchSize: 2, linger: .zero), seed: 1)
         for seq in 0..<5 { dead.enqueue(Self.record(UInt64(seq)), now: Self.at(0)) }
@@ -38,17 +38,69 @@ struct TelemetryDeliveryStateMachineTests {
         dead.deliveryFailed(TelemetryDeliveryError("connection refused", retryable: true), now: Self.at(1))
         #expect(dead.isEmpty && dead.nextAction(now: Self.at(1)) == .idle)
         #expect(dead.statistics.drops == [.shutdown: 5] && dead.statistics.lastError == "connection refused")
+    }
 
-        var alive = TelemetryDeliveryStateMachine(configuration: .init(maximumBatchSize: 2, linger: .zero), seed: 1)
-        alive.enqueue(Self.record(0), now: Self.at(0))
-        _ = alive.nextAction(now: Self.at(0))
-        alive.deliverySucceeded(now: Self.at(1))
-        alive.enqueue(Self.record(1), now: Self.at(2))
-        alive.drain()
-        _ = alive.nextAction(now: Self.at(2))
-        alive.deliveryFailed(TelemetryDeliveryError("timed out", retryable: true), now: Self.at(3))
-        guard case .wait = alive.nextAction(now: Self.at(3)) else { Issue.record("not retried"); return }
-        #expect(!alive.isEmpty && alive.statistics.drops.isEmpty)
+    /// A machine that delivered `delivered` records during the run, then holds `held` more and
+    /// is draining.
+    static func drainingAfterDelivering(_ delivered: Int, held: Int) -> TelemetryDeliveryStateMachine {
+        var machine = TelemetryDeliveryStateMachine(configuration: .init(maximumBatchSize: 2, linger: .zero, maximumAttempts: 1_000), seed: 1)
+        for seq in 0..<delivered {
+            machine.enqueue(Self.record(UInt64(seq)), now: Self.at(0))
+            _ = machine.nextAction(now: Self.at(0))
+            machine.deliverySucceeded(now: Self.at(0))
+        }
+        for seq in delivered..<(delivered + held) { machine.enqueue(Self.record(UInt64(seq)), now: Self.at(1)) }
+        machine.drain()
+        return machine
+    }
+
+    @Test("draining (issue 26): a backend that delivered before and then went away gets one retry at once, and a second failure gives it up — not retries until the deadline")
+    func wentAwayWhileDraining() {
+        var machine = Self.drainingAfterDelivering(3, held: 5)
+        let failure = TelemetryDeliveryError("connection refused", retryable: true)
+        guard case .deliver = machine.nextAction(now: Self.at(2)) else { Issue.record("no batch"); return }
+        machine.deliveryFailed(failure, now: Self.at(2))
+        // The retry is due now (no backoff while draining), on the same instant of the clock.
+        guard case .deliver(let retry) = machine.nextAction(now: Self.at(2)) else { Issue.record("not retried at once"); return }
+        #expect(retry.map(\.seq) == [3, 4])
+        machine.deliveryFailed(failure, now: Self.at(2))
+        #expect(machine.isEmpty && machine.nextAction(now: Self.at(2)) == .idle)
+        #expect(machine.statistics.delivered == 3 && machine.statistics.drops == [.shutdown: 5])
+        #expect(machine.statistics.failedAttempts == 2)
+    }
+
+    @Test("draining: a failure between two deliveries is retried and the drain goes on — a backend making progress keeps what it holds")
+    func slowButAliveWhileDraining() {
+        var machine = Self.drainingAfterDelivering(1, held: 4)
+        guard case .deliver = machine.nextAction(now: Self.at(2)) else { Issue.record("no batch"); return }
+        machine.deliveryFailed(TelemetryDeliveryError("HTTP 503 from test", retryable: true), now: Self.at(2))
+        guard case .deliver = machine.nextAction(now: Self.at(2)) else { Issue.record("not retried"); return }
+        machine.deliverySucceeded(now: Self.at(3))
+        guard case .deliver = machine.nextAction(now: Self.at(3)) else { Issue.record("no second batch"); return }
+        machine.deliveryFailed(TelemetryDeliveryError("HTTP 503 from test", retryable: true), now: Self.at(3))
+        guard case .deliver = machine.nextAction(now: Self.at(3)) else { Issue.record("a failure after progress is not retried"); return }
+        machine.deliverySucceeded(now: Self.at(4))
+        #expect(machine.isEmpty && machine.statistics.delivered == 5 && machine.statistics.drops.isEmpty)
+    }
+
+    @Test("draining cuts a retry's backoff short: the batch that failed during the run goes at once, not when its backoff ends")
+    func drainCutsBackoff() {
+        var machine = TelemetryDeliveryStateMachine(configuration: .init(linger: .zero, initialBackoff: .seconds(8), maximumBackoff: .seconds(8), jitter: 0), seed: 1)
+        machine.enqueue(Self.record(0), now: Self.at(0))
+        _ = machine.nextAction(now: Self.at(0))
+        machine.deliverySucceeded(now: Self.at(0))
+        machine.enqueue(Self.record(1), now: Self.at(1))
+        _ = machine.nextAction(now: Self.at(1))
+        machine.deliveryFailed(TelemetryDeliveryError("timed out", retryable: true), now: Self.at(2))
+        #expect(machine.nextAction(now: Self.at(3)) == .wait(until: Self.at(8_002)))
+        machine.drain()
+        #expect(machine.nextAction(now: Self.at(3)) == .deliver([Self.record(1)]))
+    }
+
+    @Test("at shutdown a backend with nothing outstanding is done at once")
+    func nothingOutstanding() {
+        var machine = Self.drainingAfterDelivering(4, held: 0)
+        #expect(machine.isEmpty && machine.nextAction(now: Self.at(2)) == .idle)
     }
 
     @Test("a full queue drops its oldest record and counts it")

@@ -98,7 +98,14 @@ struct TelemetryInstrumentTests {
         #expect(report.undelivered == ["bad": [.rejected: 11]])
         let badStatistics = try #require(report.statistics.backends.first { $0.name == "bad" })
         #expect(badStatistics.lastError == "HTTP 400 from test")
-        #expect(report.description.contains("bad: 0 delivered, 11 dropped (rejected 11)"))
+        #expect(report.description.contains("bad: 0 delivered, 11 dropped (rejected 11), last error: HTTP 400 from test"))
+        // Strict delivery: the same report as an error naming the backend and its reason.
+        #expect(throws: TelemetryUndeliveredError(statistics: report.statistics)) { try report.requireComplete() }
+        do {
+            try report.requireComplete()
+        } catch {
+            #expect(error.description == "telemetry: 11 records undelivered (bad: 0 delivered, 11 dropped (rejected 11), last error: HTTP 400 from test)")
+        }
     }
 
     @Test("a backend that has never delivered and fails while draining is given up at once (issue 26: an unreachable server held the exit 5–7 s), and what it held is reported")
@@ -115,6 +122,26 @@ struct TelemetryInstrumentTests {
         #expect(start.duration(to: MonotonicClock().now) < .seconds(3))
         #expect(report.undelivered == ["down": [.shutdown: 3]])
         #expect(memory.deliveries >= 1)
+        #expect(memory.isClosed)
+    }
+
+    @Test("a backend that delivered during the run and then went away is tried twice at shutdown and given up, not retried until the deadline (issue 26)")
+    func wentAwayBeforeShutdown() throws {
+        let memory = InMemoryTelemetryBackend(name: "gone")
+        let instrument = try TelemetryInstrument(
+            backends: [memory],
+            configuration: .init(delivery: .init(linger: .zero, initialBackoff: .milliseconds(20), maximumAttempts: 1_000), engineId: "e"))
+        let tracker = instrument.makeTracker(name: "player")
+        tracker.emit(.play)
+        #expect(instrument.flush(timeout: .seconds(30)))
+        let delivered = memory.deliveries
+        memory.setFailure(TelemetryDeliveryError("connection refused", retryable: true))
+        let report = instrument.shutdown(timeout: .seconds(5))
+        // Retried every 20 ms until the 5 s deadline, it was called ≈ 250 times; now: the
+        // drain's attempt and one retry (plus one when the delivery thread took the viewend
+        // before the drain began).
+        #expect((2...3).contains(memory.deliveries - delivered), "\(memory.deliveries - delivered) attempts")
+        #expect(report.undelivered == ["gone": [.shutdown: 1]])  // viewend
         #expect(memory.isClosed)
     }
 

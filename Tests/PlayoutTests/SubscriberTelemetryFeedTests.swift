@@ -26,7 +26,7 @@ struct SubscriberTelemetryFeedTests {
         return final
     }
 
-    @Test("through the one feed: contract actions before the player's events, a heartbeat per sample, the final one twice (seen, then told)")
+    @Test("through the one feed: contract actions before the player's events, a heartbeat per sample, the final one once, over its own window (issue 28)")
     func records() throws {
         let memory = InMemoryTelemetryBackend()
         let final = try Self.run(memory)
@@ -34,7 +34,7 @@ struct SubscriberTelemetryFeedTests {
             "event viewinit", "event playoutdelaychange", "event stateChanged", "event playerready", "event play", "event stateChanged",
             "event stateChanged", "event playing", "event overrideApplied", "event playoutdelaychange", "event renditionchange",
             "heartbeat heartbeat", "event overrideReleased", "event playoutdelaychange", "heartbeat heartbeat", "event stateChanged",
-            "event ended", "heartbeat heartbeat", "heartbeat heartbeat", "event viewend",
+            "event ended", "heartbeat heartbeat", "event viewend",
         ])
         // The command line's event lines, timed on the subscription's clock.
         let writer = QoSJSONWriter()
@@ -47,8 +47,14 @@ struct SubscriberTelemetryFeedTests {
             writer.event("stateChanged", at: .seconds(3), [("state", "ended")]),
         ])
         let heartbeats = memory.records.filter { $0.kind == .heartbeat }
-        #expect(heartbeats.map { $0[field: "elapsed"]?.number } == [1, 2, 3, 3])
-        let finalFields = SubscriberTelemetryTranslator.heartbeatFields(final)
-        #expect(heartbeats.suffix(2).allSatisfy { record in finalFields.allSatisfy { record[field: $0.name] == $0.value } })
+        #expect(heartbeats.map { $0[field: "elapsed"]?.number } == [1, 2, 3])
+        // The last heartbeat: the final sample's counters, its rates over 2 s … 3 s (the final
+        // sample's own cover the whole run, for the summary).
+        let finalFields = SubscriberTelemetryTranslator.heartbeatFields(final).filter { !$0.name.hasSuffix("framesPerSecond") && !$0.name.hasSuffix("bitrate") }
+        let last = try #require(heartbeats.last)
+        #expect(finalFields.allSatisfy { last[field: $0.name] == $0.value })
+        let rendered = { (record: TelemetryRecord) in record[field: "video.framesRendered"]?.number ?? -1 }
+        #expect(last[field: "video.framesPerSecond"]?.number == rendered(last) - rendered(heartbeats[1]))
+        #expect(final.tracks[.video]!.framesPerSecond == rendered(last) / 3)
     }
 }

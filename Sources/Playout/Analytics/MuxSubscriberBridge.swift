@@ -8,8 +8,15 @@ public import PlayoutAnalytics
 /// count with every QoS sample, and at the end `ended` (or a fatal `error`) and
 /// `destroyPlayer` (`viewend`).
 ///
-/// The numbers are the subscriber's: the rendition's size and bitrate, and the dropped frames,
-/// of the QoS sample that reported them (the final sample's at the end). Calls run on the
+/// The numbers are the subscriber's, of the QoS sample that reported them (the final sample's at
+/// the end):
+///
+/// | subscriber | Mux |
+/// |---|---|
+/// | the video's picture size | `video_source_width`, `video_source_height` |
+/// | the video's bitrate over the sample's window (``SubscriberQoS/renditionBitrate``) | `video_source_advertised_bitrate` |
+/// | video frames lost: dropped less skipped on a delay decrease (``SubscriberQoS/videoFramesLost``) | `view_dropped_frame_count` |
+/// | the sample's elapsed time | `player_playhead_time` (`timeupdate`) | Calls run on the
 /// subscriber's observer thread. Create it before `start()`.
 ///
 /// ```swift
@@ -60,14 +67,14 @@ public final class MuxSubscriberBridge: Sendable {
                     mux.dispatch(.renditionChange, player: player)
                 case .sample(let sample):
                     mux.dispatch(.timeUpdate(playhead: sample.elapsed), player: player)
-                    mux.dispatch(.data(MuxDataEvent(droppedFrames: sample.total.framesDropped)), player: player)
+                    mux.dispatch(.data(MuxDataEvent(droppedFrames: sample.videoFramesLost)), player: player)
                 case .ended(let final):
                     mux.dispatch(.timeUpdate(playhead: final.elapsed), player: player)
-                    mux.dispatch(.data(MuxDataEvent(droppedFrames: final.total.framesDropped)), player: player)
+                    mux.dispatch(.data(MuxDataEvent(droppedFrames: final.videoFramesLost)), player: player)
                     mux.dispatch(.ended, player: player)
                     mux.destroyPlayer(player)
                 case .failed(let reason, let final):
-                    mux.dispatch(.data(MuxDataEvent(droppedFrames: final.total.framesDropped)), player: player)
+                    mux.dispatch(.data(MuxDataEvent(droppedFrames: final.videoFramesLost)), player: player)
                     mux.dispatch(.error(MuxError(code: 1, message: reason, context: "subscriber", severity: .fatal)), player: player)
                     mux.destroyPlayer(player)
                 }

@@ -33,8 +33,8 @@ public struct SubscriberPlayerStory: Sendable {
         case pause
         /// The delay pause ended.
         case resume
-        /// The picture size (or first rendition) changed: the sample's total bitrate (bits/s) and
-        /// the new size.
+        /// The picture size (or first rendition) changed: the sample's rendition bitrate (the
+        /// video's, bits/s: ``SubscriberQoS/renditionBitrate``) and the new size.
         case renditionChange(bitrate: Double, width: Int, height: Int)
         /// A periodic QoS sample after the load.
         case sample(SubscriberQoS)
@@ -117,7 +117,7 @@ public struct SubscriberPlayerStory: Sendable {
         guard !finished, loaded else { return (events, []) }
         var steps: [Step] = []
         for case .renditionChange(_, let width, let height) in events {
-            steps.append(.renditionChange(bitrate: sample.total.bitrate, width: Int(width), height: Int(height)))
+            steps.append(.renditionChange(bitrate: sample.renditionBitrate, width: Int(width), height: Int(height)))
         }
         let pauses = sample.total.delayPauseCount
         if pausedForDelay, pauses > delayPauses {

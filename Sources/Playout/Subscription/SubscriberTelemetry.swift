@@ -9,9 +9,17 @@ import PlayoutTelemetry
 /// It reads the subscriber through the one ``SubscriberEventFeed`` every bridge uses (timed on the
 /// subscription's clock for the contract events), so it runs on the observer thread
 /// and never on a media thread; emitting only copies an event into the engine's ring.
+///
+/// Each heartbeat covers its own window: the periodic samples' rates (`framesPerSecond`,
+/// `bitrate`) are over the time since the sample before, and the final heartbeat's over the time
+/// since the last periodic one (the final sample itself, which the summary reads, covers the whole
+/// run). The final sample is one heartbeat, written once, and none when no time passed since the
+/// last.
 final class SubscriberTelemetry: Sendable {
     private let tracker: TelemetryTracker
     private let feed: SubscriberEventFeed
+    /// The last periodic sample sent as a heartbeat.
+    private let lastHeartbeat = LockedValue<SubscriberQoS?>(nil)
 
     init(
         instrument: TelemetryInstrument, name: String, clock: any PlayoutClock, state: ReadOnlyObservable<SubscriberState>,
@@ -20,8 +28,14 @@ final class SubscriberTelemetry: Sendable {
         let tracker = instrument.makeTracker(name: name)
         tracker.ready()
         self.tracker = tracker
+        let lastHeartbeat = self.lastHeartbeat
         feed = SubscriberEventFeed(state: state, qos: qos, playoutDelay: playoutDelay, contractClock: clock) { update in
-            Self.emit(update.contractEvents + update.events, heartbeat: update.sample, to: tracker)
+            // The final sample (the subscription ended) is sent once, by `finish`, over its own window.
+            var sample = update.sample
+            if let periodic = sample {
+                if periodic.state.isFinal { sample = nil } else { lastHeartbeat.withLock { $0 = periodic } }
+            }
+            Self.emit(update.contractEvents + update.events, heartbeat: sample, to: tracker)
         }
     }
 
@@ -33,13 +47,34 @@ final class SubscriberTelemetry: Sendable {
     /// The subscription ended and its observers saw the final values: a last heartbeat with the
     /// final sample, then the view ends.
     func finish(final: SubscriberQoS) {
-        Self.emit(feed.finish(final: final), heartbeat: final, to: tracker)
+        Self.emit(feed.finish(final: final), heartbeat: Self.ownWindow(final, after: lastHeartbeat.withLock { $0 }), to: tracker)
         tracker.endOfService()
+    }
+
+    /// `final` with its rates over the time since `last` (the last periodic heartbeat); nil when
+    /// no time passed since it (that heartbeat already said it all).
+    static func ownWindow(_ final: SubscriberQoS, after last: SubscriberQoS?) -> SubscriberQoS? {
+        guard let last else { return final }
+        let window = final.elapsed - last.elapsed
+        guard window > .zero else { return nil }
+        var sample = final
+        for kind in sample.tracks.keys { sample.tracks[kind]!.measureRates(since: last.tracks[kind], window: window) }
+        return sample
     }
 
     /// Emits `events`, then a heartbeat of `sample` if there is one.
     private static func emit(_ events: [TelemetryEvent], heartbeat sample: SubscriberQoS?, to tracker: TelemetryTracker) {
         for event in events { tracker.emit(event) }
         if let sample { tracker.emit(.heartbeat(SubscriberTelemetryTranslator.heartbeatFields(sample))) }
+    }
+}
+
+extension SubscriberState {
+    /// Whether the subscription is over (ended or failed): its sample is the final one.
+    var isFinal: Bool {
+        switch self {
+        case .ended, .failed: true
+        default: false
+        }
     }
 }

@@ -278,6 +278,15 @@ public struct SubscriberQoS: Equatable, Sendable {
     /// The audio track's sample, if the subscription has audio.
     public var audio: TrackQoS? { tracks[.audio] }
 
+    /// The rendition's bitrate (bits/s) over the last window: the video track's — the audio is no
+    /// part of a rendition —, or the total without video. What the analytics bridges and the
+    /// `renditionchange` event report.
+    public var renditionBitrate: Double { video?.bitrate ?? total.bitrate }
+
+    /// Video frames the viewer lost: the video's dropped frames less those skipped on purpose on a
+    /// playout-delay decrease (counted apart as `framesSkipped`); audio frames are not pictures.
+    public var videoFramesLost: Int { video.map { max(0, $0.framesDropped - $0.framesSkipped) } ?? 0 }
+
     /// The counters that add up across tracks, summed (rates too); `nil` fields of one track
     /// count as 0.
     public var total: TotalQoS {

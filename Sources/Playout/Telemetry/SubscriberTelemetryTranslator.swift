@@ -81,7 +81,8 @@ public struct SubscriberTelemetryTranslator: Sendable {
         freezeDuration = track.totalFreezesDuration
         if track.frameWidth > 0, track.frameHeight > 0, (track.frameWidth, track.frameHeight) != size {
             size = (track.frameWidth, track.frameHeight)
-            events.append(.renditionChange(bitrate: Int64(sample.total.bitrate.isFinite ? sample.total.bitrate : 0),
+            let bitrate = sample.renditionBitrate
+            events.append(.renditionChange(bitrate: Int64(bitrate.isFinite ? bitrate : 0),
                                            width: Int32(clamping: size.width), height: Int32(clamping: size.height)))
         }
         return events

@@ -9,6 +9,7 @@ import PlayoutCore
 /// instrument.shutdown(timeout: .seconds(2))
 /// try memory.expectEvents(["viewinit", "play", "playing", "viewend"], match: .inOrder)
 /// try memory.expectKPI("rebuffer_count", 0, within: 0)
+/// try memory.expectKPI("playing_time", atLeast: 5, session: memory.session(player: "web"))
 /// ```
 ///
 /// It can also play a failing backend: ``setFailure(_:)`` makes every delivery throw.
@@ -118,19 +119,76 @@ public final class InMemoryTelemetryBackend: TelemetryBackend {
     /// Throws unless KPI `name` (a ``TelemetryKPIs/namedValues`` name; seconds for durations) of
     /// `session` (default: the first) is within `epsilon` of `expected`.
     public func expectKPI(_ name: String, _ expected: Double, within epsilon: Double, session: String? = nil) throws(TelemetryExpectationFailure) {
+        try expectKPI(name, "= \(expected) ± \(epsilon)", session: session) { value in
+            abs(value - expected) <= epsilon ? nil : "got \(value) (off by \(value - expected))"
+        }
+    }
+
+    /// Throws unless KPI `name` of `session` (default: the first) is at least `minimum`:
+    /// `try memory.expectKPI("playing_time", atLeast: 5)`.
+    public func expectKPI(_ name: String, atLeast minimum: Double, session: String? = nil) throws(TelemetryExpectationFailure) {
+        try expectKPI(name, "≥ \(minimum)", session: session) { value in value >= minimum ? nil : "got \(value) (\(minimum - value) short)" }
+    }
+
+    /// Throws unless KPI `name` of `session` (default: the first) is at most `maximum`:
+    /// `try memory.expectKPI("rebuffer_percentage", atMost: 1)`.
+    public func expectKPI(_ name: String, atMost maximum: Double, session: String? = nil) throws(TelemetryExpectationFailure) {
+        try expectKPI(name, "≤ \(maximum)", session: session) { value in value <= maximum ? nil : "got \(value) (\(value - maximum) over)" }
+    }
+
+    /// Throws unless KPI `name` of `session` (default: the first) is in `range`:
+    /// `try memory.expectKPI("video_startup_time", in: 0.1...2)`.
+    public func expectKPI(_ name: String, in range: ClosedRange<Double>, session: String? = nil) throws(TelemetryExpectationFailure) {
+        try expectKPI(name, "in \(range.lowerBound)…\(range.upperBound)", session: session) { value in range.contains(value) ? nil : "got \(value)" }
+    }
+
+    /// Throws unless KPI `name` of `session` is defined and `check` (nil: it holds; else what
+    /// came instead) passes; the message says `expectation` and what came.
+    private func expectKPI(
+        _ name: String, _ expectation: String, session: String?, _ check: (Double) -> String?
+    ) throws(TelemetryExpectationFailure) {
         let all = kpis()
         guard let id = session ?? sessionIds.first, let kpis = all[id] else {
-            throw TelemetryExpectationFailure("expected KPI \(name) = \(expected) ± \(epsilon), but there is no session \(session ?? "at all")")
+            throw TelemetryExpectationFailure("expected KPI \(name) \(expectation), but there is no session \(session ?? "at all")")
         }
         guard kpis.namedValues.contains(where: { $0.name == name }) else {
             throw TelemetryExpectationFailure("no KPI called \(name); the KPIs are \(kpis.namedValues.map(\.name).joined(separator: ", "))")
         }
         guard let value = kpis[name]?.number else {
-            throw TelemetryExpectationFailure("expected KPI \(name) = \(expected) ± \(epsilon) in session \(id), but it is undefined (null)")
+            throw TelemetryExpectationFailure("expected KPI \(name) \(expectation) in session \(id), but it is undefined (null)")
         }
-        guard abs(value - expected) <= epsilon else {
-            throw TelemetryExpectationFailure("expected KPI \(name) = \(expected) ± \(epsilon) in session \(id), got \(value) (off by \(value - expected))")
+        if let came = check(value) { throw TelemetryExpectationFailure("expected KPI \(name) \(expectation) in session \(id), \(came)") }
+    }
+
+    /// The sessions whose records carry `value` under `key`, as a tag or as a text field (an
+    /// analytics shape's `player_name`, your `--tag player=…`), in the order they began.
+    public func sessionIds(where key: String, is value: String) -> [String] {
+        let matching = Set(records.filter { record in
+            record.tags.contains { $0.name == key && $0.value == .string(value) } || record[field: key] == .string(value)
+        }.map(\.sessionId))
+        return sessionIds.filter(matching.contains)
+    }
+
+    /// The one session of the player called `player` (its records' `player_name` or `player`,
+    /// a tag or a field): what `session:` of the assertions takes when several players report to
+    /// one store.
+    ///
+    /// ```swift
+    /// try memory.expectKPI("playing_time", atLeast: 5, session: memory.session(player: "web"))
+    /// ```
+    ///
+    /// - Throws: ``TelemetryExpectationFailure`` when no session, or more than one, is that player's.
+    public func session(player: String) throws(TelemetryExpectationFailure) -> String {
+        var found: [String] = []
+        for key in ["player_name", "player"] {
+            for id in sessionIds(where: key, is: player) where !found.contains(id) { found.append(id) }
         }
+        guard found.count == 1 else {
+            throw TelemetryExpectationFailure(found.isEmpty
+                ? "no session of player \(player) (no record carries player_name or player = \(player))"
+                : "\(found.count) sessions of player \(player): \(found.joined(separator: ", ")); pick one by id")
+        }
+        return found[0]
     }
 
     /// Throws unless KPI `name` of `session` is undefined (null).

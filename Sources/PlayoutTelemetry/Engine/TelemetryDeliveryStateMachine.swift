@@ -49,6 +49,7 @@ package struct TelemetryDeliveryStateMachine: Sendable {
     private var inFlight = false
     private var draining = false
     private var flushing = false
+    private var failedWhileDraining = false  // the last attempt while draining failed
     private var random: TelemetrySplitMix64
 
     /// A machine with `configuration`, its jitter drawn from `seed`.
@@ -111,8 +112,13 @@ package struct TelemetryDeliveryStateMachine: Sendable {
         }
     }
 
-    /// From now on every queued record is sent without lingering (shutdown).
-    mutating func drain() { draining = true }
+    /// From now on every queued record is sent without lingering (shutdown), and a retry that
+    /// is backing off goes at once: the drain gives each backend one more chance now, not a
+    /// backoff that would outlast the deadline.
+    mutating func drain() {
+        draining = true
+        retryAt = nil
+    }
 
     /// What is queued now is sent without lingering (records queued later linger as usual once
     /// the queue has emptied).
@@ -159,6 +165,7 @@ package struct TelemetryDeliveryStateMachine: Sendable {
     mutating func deliverySucceeded(now: MonotonicInstant) {
         guard inFlight, let batch = pending else { return }
         inFlight = false
+        failedWhileDraining = false
         pending = nil
         statistics.delivered += batch.count
         statistics.batchesDelivered += 1
@@ -169,18 +176,26 @@ package struct TelemetryDeliveryStateMachine: Sendable {
 
     /// The batch failed: retried after a jittered backoff when `error` is retryable and attempts
     /// remain, else dropped and counted (``TelemetryDropReason/rejected`` or
-    /// ``TelemetryDropReason/retriesExhausted``). While draining, a backend that has delivered
-    /// nothing at all is unreachable, not slow: everything it holds is dropped at once (counted
-    /// as ``TelemetryDropReason/shutdown``) instead of being retried until the deadline, so an
-    /// unreachable server does not hold the end of a run.
+    /// ``TelemetryDropReason/retriesExhausted``).
+    ///
+    /// While draining, only progress keeps a backend alive until the deadline: a failure is
+    /// retried once at once (a connection the server closed while idle is opened again), and a
+    /// second failure in a row — or a first one from a backend that has delivered nothing at
+    /// all — means the backend is unreachable, not slow: everything it holds is dropped at once
+    /// (counted as ``TelemetryDropReason/shutdown``) instead of being retried until the deadline,
+    /// so a server that went away, early or in the middle of the run, does not hold the end of
+    /// it. A backend that keeps delivering batches drains until the deadline.
     mutating func deliveryFailed(_ error: TelemetryDeliveryError, now: MonotonicInstant) {
         guard inFlight, let batch = pending else { return }
         inFlight = false
         attempts += 1
         statistics.failedAttempts += 1
         statistics.lastError = error.reason
-        if draining, statistics.delivered == 0 {
+        if draining, error.retryable, statistics.delivered == 0 || failedWhileDraining {
             abandon()
+        } else if draining, error.retryable, attempts < configuration.maximumAttempts {
+            failedWhileDraining = true
+            retryAt = nil
         } else if !error.retryable || attempts >= configuration.maximumAttempts {
             statistics.drops[error.retryable ? .retriesExhausted : .rejected, default: 0] += batch.count
             pending = nil

@@ -29,18 +29,20 @@ struct MuxIntegrationTests {
         ])
         let records = memory.records
         #expect(records.allSatisfy { $0[field: "env_key"] == .string("env-test") && $0[field: "player_name"] == .string("main") })
-        // The rendition is the subscriber's: its picture, and the bitrate of the sample that showed it.
+        // The rendition is the subscriber's: its picture, and the video's bitrate of the sample that showed it.
         let rendition = try #require(records.first { $0.name == "renditionchange" })
         #expect(rendition[field: "width"] == .int(320) && rendition[field: "height"] == .int(180))
         let bitrate = try #require(rendition[field: "video_source_advertised_bitrate"]?.number)
-        #expect(story.samples.contains { $0.total.bitrate == bitrate && $0.video?.frameWidth == 320 })
+        #expect(story.samples.contains { $0.video?.bitrate == bitrate && $0.video?.frameWidth == 320 })
         // The stall is a warning, not a playback failure.
         let error = try #require(records.first { $0.name == "error" })
         #expect(error[field: "severity"] == .string("warning"))
         try memory.expectKPI("playback_failure", 0, within: 0)
-        // The dropped frames at the end are the subscriber's final count.
+        // The dropped frames at the end are the video frames the viewer lost (issue 28: not audio's,
+        // not those skipped on purpose on a delay decrease).
         let ended = try #require(records.first { $0.name == "ended" })
-        #expect(ended[field: "view_dropped_frame_count"] == .int(Int64(final.total.framesDropped)))
+        #expect(ended[field: "view_dropped_frame_count"] == .int(Int64(final.videoFramesLost)))
+        #expect(final.videoFramesLost == final.video!.framesDropped - final.video!.framesSkipped)
         #expect(ended[field: "player_playhead_time"] == .int(final.elapsed.nanoseconds / 1_000_000))  // ms, as the guide's player data
         #expect(final.total.framesDropped > 0)
         // Every Mux record went out in beacons, in order, none timed before its predecessor.

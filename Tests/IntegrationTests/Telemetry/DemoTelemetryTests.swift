@@ -39,24 +39,59 @@ struct DemoTelemetryTests {
 
         let eventRows = try InfluxDBServerTests.rows(server, "playout_event", run: run)
         let heartbeatRows = try InfluxDBServerTests.rows(server, "playout_heartbeat", run: run)
+        let trackRows = try InfluxDBServerTests.rows(server, "playout_track", run: run)
         #expect(eventRows.count == events.count)
         #expect(heartbeatRows.count == heartbeats.count)
-        // Every event: same name, seq, session and nanosecond time; the hostile tag intact.
+        // Every event: same name (the `event` tag), seq, session and nanosecond time; the hostile tag intact.
         for record in events {
             let row = eventRows.first { ($0["seq"] as? Int) == Int(record.seq) && ($0["session"] as? String) == record.sessionId }
-            #expect(row?["name"] as? String == record.name, "seq \(record.seq)")
+            #expect(row?["event"] as? String == record.name, "seq \(record.seq)")
             #expect(row?["time"] as? Int64 == record.wallTimeNanoseconds, "seq \(record.seq)")
             #expect(row?["viewer"] as? String == Self.hostileViewer)
         }
-        // Every heartbeat's integer counters are integers with the file's values.
+        // Every heartbeat: one point per track, tagged with its kind; each track's integer
+        // counters are integers with the file's values, under the schema's names.
+        let schema = TelemetrySchema.subscriber
         for record in heartbeats {
-            let row = try #require(heartbeatRows.first { ($0["seq"] as? Int) == Int(record.seq) })
             for field in record.fields {
-                if case .int(let value) = field.value {
-                    #expect(row[field.name] as? Int == Int(value), "\(field.name)")
+                guard case .int(let value) = field.value else { continue }
+                let (description, kind, derived, _) = schema.describe(field.name)
+                if description.type == .identity {  // the SSRC: a tag of the track's point
+                    #expect(trackRows.first { ($0["seq"] as? Int) == Int(record.seq) && ($0["kind"] as? String) == kind }?["ssrc"] as? String == String(value))
+                    continue
                 }
+                guard let kind else {
+                    if !derived { #expect(heartbeatRows.first { ($0["seq"] as? Int) == Int(record.seq) }?[description.exportedName] as? Int == Int(value), "\(field.name)") }
+                    continue
+                }
+                let row = trackRows.first { ($0["seq"] as? Int) == Int(record.seq) && ($0["kind"] as? String) == kind }
+                #expect(row?[description.exportedName] as? Int == Int(value), "\(field.name)")
             }
         }
+    }
+
+    @Test("issue 28, strict delivery: a database that does not exist — the summary names InfluxDB's own reason; --telemetry-strict makes it exit 3")
+    func strictDelivery() throws {
+        let server = try InfluxDBServerTests.startInflux()
+        defer { server.stop() }
+        let missing = "influx:http://127.0.0.1:\(server.port)/write?db=nope"
+        let common = ["demo", "--duration", "2s", "--size", "320x240", "--telemetry", missing]
+        let lenient = try runPlayout(common + ["--port", "\(try freePortBlock())"])
+        #expect(lenient.status == 0, "\(lenient.stderr)")
+        #expect(lenient.stderr.contains("dropped (rejected"), "\(lenient.stderr)")
+        #expect(lenient.stderr.contains("last error: HTTP 404 from influx 127.0.0.1:\(server.port): database not found: \"nope\""), "\(lenient.stderr)")
+
+        let strict = try runPlayout(common + ["--port", "\(try freePortBlock())", "--telemetry-strict"])
+        #expect(strict.status == 3, "\(strict.stderr)")
+        let line = try #require(strict.stderr.split(separator: "\n").first { $0.hasPrefix("playout: telemetry: ") }, "\(strict.stderr)")
+        #expect(line.contains("records undelivered (influx 127.0.0.1:\(server.port): 0 delivered"), "\(line)")
+        #expect(line.contains("HTTP 404") && line.contains("database not found"), "\(line)")
+
+        // The same database present: strict and clean, exit 0.
+        let clean = try runPlayout(["demo", "--duration", "2s", "--size", "320x240", "--port", "\(try freePortBlock())",
+                                    "--telemetry", "influx:http://127.0.0.1:\(server.port)/write?db=playout", "--telemetry-strict"])
+        #expect(clean.status == 0, "\(clean.stderr)")
+        #expect(!clean.stderr.contains("undelivered"), "\(clean.stderr)")
     }
 
     /// Four consecutive free loopback ports from an even one, for the demo's publisher.

@@ -62,7 +62,7 @@ struct InfluxDBServerTests {
         #expect(events.count == 3)
         let play = try #require(events.first { ($0["seq"] as? Int) == 0 })
         #expect(play["time"] as? Int64 == fixtures.wall[0])
-        #expect(play["name"] as? String == "play")
+        #expect(play["event"] as? String == "play" && play["name"] == nil)  // `event`: `name` is an InfluxQL keyword
         #expect(play["session"] as? String == fixtures.session)
         #expect(play["viewer"] as? String == TelemetryFixtures.hostileViewer)
         #expect(play["host"] as? String == "lab 1")
@@ -71,20 +71,20 @@ struct InfluxDBServerTests {
         #expect(play["ratio"] as? Double == 0.5)
         #expect(play["live"] as? Bool == true)
         let playing = try #require(events.first { ($0["seq"] as? Int) == 1 })
-        #expect(playing["name"] as? String == "playing" && playing["timeSincePlay"] as? Double == 1.25 && playing["time"] as? Int64 == fixtures.wall[1])
+        #expect(playing["event"] as? String == "playing" && playing["time_since_play"] as? Double == 1.25 && playing["time"] as? Int64 == fixtures.wall[1])
         let secondPlay = try #require(events.first { ($0["seq"] as? Int) == 3 })
         #expect(secondPlay["bitrate"] as? Int == -7 && secondPlay["time"] as? Int64 == fixtures.wall[3])
 
         let heartbeats = try Self.rows(server, "playout_heartbeat", run: fixtures.run)
         #expect(heartbeats.count == 1)
-        #expect(heartbeats.first?["framesDecoded"] as? Int == 300)
+        #expect(heartbeats.first?["frames_decoded"] as? Int == 300)
         #expect(heartbeats.first?["bitrate"] as? Double == 2.5e6)
         #expect(heartbeats.first?["paused"] as? Bool == false)
-        #expect(heartbeats.first?["name"] == nil)
+        #expect(heartbeats.first?["name"] == nil && heartbeats.first?["event"] == nil)
 
         let metrics = try Self.rows(server, "playout_metric", run: fixtures.run)
         #expect(metrics.count == 1)
-        #expect(metrics.first?["name"] as? String == "cpu" && metrics.first?["value"] as? Double == 0.25 && metrics.first?["seq"] as? Int == 4)
+        #expect(metrics.first?["metric"] as? String == "cpu" && metrics.first?["value"] as? Double == 0.25 && metrics.first?["seq"] as? Int == 4)
 
         // The integer field stays an integer in InfluxDB's schema (the `i` suffix).
         let types = try server.getJSON("/query?db=playout&q=" + TelemetryServer.encoded("SHOW FIELD KEYS FROM playout_event")) as? [String: Any]

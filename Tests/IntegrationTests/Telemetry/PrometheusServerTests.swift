@@ -1,4 +1,6 @@
 import Foundation
+import Playout
+import PlayoutSender
 import PlayoutTelemetry
 import PlayoutTelemetryBackends
 import PlayoutTesting
@@ -67,5 +69,57 @@ struct PrometheusServerTests {
         }
         // Prometheus saw the target up.
         #expect(try query(#"up{job="playout"}"#, count: 1).first?.value == "1")
+    }
+
+    @Test("issue 28: a demo's /metrics passes promtool, and stays up after the run so its last samples and the view's KPIs are scraped; Ctrl-C ends the wait",
+          .enabled(if: TelemetryServer.isInstalled("/usr/bin/promtool"), "promtool is not installed: run make setup"))
+    func demoEndpointLingers() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let port = ScriptedTCPServer.unusedPort()
+        let file = FFmpeg.temporaryFile("demo.jsonl")
+        let stderr = FFmpeg.temporaryFile("stderr.txt")
+        let scraped = FFmpeg.temporaryFile("metrics.txt")
+        defer { for url in [file, stderr, scraped] { try? FileManager.default.removeItem(at: url) } }
+        _ = FileManager.default.createFile(atPath: stderr.path, contents: nil)
+        let process = Process()
+        process.executableURL = root.appendingPathComponent(".build/debug/playout")
+        process.arguments = [
+            "demo", "--duration", "3s", "--size", "320x240", "--port", "\(try SocketAddress.freeLoopbackPorts(count: 4).lowerBound)",
+            "--telemetry", "prometheus:127.0.0.1:\(port)", "--telemetry", "jsonl:\(file.path)", "--telemetry-linger", "60s", "--tag", "run=linger",
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: stderr)
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+
+        // The view's KPIs exist only once the run ended (viewend): a scrape that has them is after
+        // the run's last sample.
+        let body = try TelemetryServer.poll("the view's KPIs on /metrics after the run", timeout: .seconds(60)) { () -> String? in
+            guard let response = try? HTTPClientForTests(port: port).get("/metrics"), response.status == 200 else { return nil }
+            let text = String(decoding: response.body, as: UTF8.self)
+            return text.contains("playout_view_playing_time_seconds{") ? text : nil
+        }
+        #expect(process.isRunning, "the endpoint closed with the run")
+        try body.write(to: scraped, atomically: true, encoding: .utf8)
+        let check = try runProgram("/bin/sh", ["-c", "/usr/bin/promtool check metrics < '\(scraped.path)'"])
+        #expect(check.status == 0, "promtool: \(check.stderr) \(String(decoding: check.stdout, as: UTF8.self))")
+
+        process.interrupt()  // Ctrl-C ends the linger
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let messages = try String(contentsOf: stderr, encoding: .utf8)
+        #expect(messages.contains("playout: the run ended; serving its last metrics on http://127.0.0.1:\(port)/metrics for 1m more (--telemetry-linger"), "\(messages)")
+
+        // What was scraped is the run's last heartbeat.
+        let replay = try TelemetryReplay(contentsOfFile: file.path)
+        let last = try #require(replay.records.last { $0.kind == .heartbeat })
+        for kind in ["video", "audio"] {
+            let rendered = try #require(last[field: "\(kind).framesRendered"]?.number)
+            #expect(body.contains(#"playout_frames_rendered_total{kind="\#(kind)",session="\#(last.sessionId)",run="linger""#), "\(kind)")
+            let line = body.split(separator: "\n").first { $0.hasPrefix(#"playout_frames_rendered_total{kind="\#(kind)""#) }
+            #expect(line.flatMap { $0.split(separator: " ").last.flatMap { Double($0) } } == rendered, "\(kind): \(line ?? "none")")
+        }
+        #expect(body.contains("# TYPE playout_frames_rendered_total counter"))
+        #expect(!body.contains("playout_heartbeat_video_"))
     }
 }

@@ -37,7 +37,7 @@ struct VictoriaMetricsServerTests {
                               values: (object["values"] as? [NSNumber] ?? []).map(\.doubleValue),
                               timestamps: (object["timestamps"] as? [NSNumber] ?? []).map(\.int64Value))
             }
-            seen = series.map { "\($0.name)\($0.labels.filter { ["name"].contains($0.key) }) \($0.values)" }.joined(separator: "; ")
+            seen = series.map { "\($0.name)\($0.labels.filter { ["event", "metric"].contains($0.key) }) \($0.values)" }.joined(separator: "; ")
             return series.count == count && series.reduce(0, { $0 + $1.values.count }) == samples ? series : nil
         }
         seen = ""
@@ -73,18 +73,18 @@ struct VictoriaMetricsServerTests {
                 #expect(item.labels["session"] == fixtures.session)
                 #expect(item.labels["db"] == (api == "v1" ? "playout" : nil))
             }
-            let seq = try Self.one(series, "playout_event_seq", ["name": "play"])
+            let seq = try Self.one(series, "playout_event_seq", ["event": "play"])
             #expect(seq.values == [0, 3] && seq.timestamps == [fixtures.milliseconds(0), fixtures.milliseconds(3)])
-            #expect(try Self.one(series, "playout_event_bitrate", ["name": "play"]).values == [2_500_000, -7])
+            #expect(try Self.one(series, "playout_event_bitrate", ["event": "play"]).values == [2_500_000, -7])
             #expect(try Self.one(series, "playout_event_ratio").values == [0.5])
             #expect(try Self.one(series, "playout_event_live").values == [1])
-            #expect(try Self.one(series, "playout_event_timeSincePlay", ["name": "playing"]).values == [1.25])
-            #expect(try Self.one(series, "playout_event_seq", ["name": "playing"]).timestamps == [fixtures.milliseconds(1)])
-            let frames = try Self.one(series, "playout_heartbeat_framesDecoded")
-            #expect(frames.values == [300] && frames.timestamps == [fixtures.milliseconds(2)] && frames.labels["name"] == nil)
+            #expect(try Self.one(series, "playout_event_time_since_play", ["event": "playing"]).values == [1.25])
+            #expect(try Self.one(series, "playout_event_seq", ["event": "playing"]).timestamps == [fixtures.milliseconds(1)])
+            let frames = try Self.one(series, "playout_heartbeat_frames_decoded")
+            #expect(frames.values == [300] && frames.timestamps == [fixtures.milliseconds(2)] && frames.labels["event"] == nil)
             #expect(try Self.one(series, "playout_heartbeat_bitrate").values == [2.5e6])
             #expect(try Self.one(series, "playout_heartbeat_paused").values == [0])
-            #expect(try Self.one(series, "playout_metric_value", ["name": "cpu"]).values == [0.25])
+            #expect(try Self.one(series, "playout_metric_value", ["metric": "cpu"]).values == [0.25])
         }
     }
 
@@ -103,7 +103,7 @@ struct VictoriaMetricsServerTests {
         let play = try Self.one(series, base + ".events.play")
         #expect(play.values == [1, 2] && play.timestamps == [fixtures.seconds(0) * 1000, fixtures.seconds(3) * 1000])
         #expect(try Self.one(series, base + ".events.playing").values == [1])
-        #expect(try Self.one(series, base + ".heartbeat.framesDecoded").values == [300])
+        #expect(try Self.one(series, base + ".heartbeat.frames_decoded").values == [300])
         #expect(try Self.one(series, base + ".heartbeat.bitrate").values == [2.5e6])
         #expect(try Self.one(series, base + ".heartbeat.paused").values == [0])
         let cpu = try Self.one(series, base + ".metrics.cpu")

@@ -13,7 +13,25 @@ struct SubscriberPlayerStoryTests {
         video.frameHeight = 180
         video.delayPauseCount = delayPauses
         video.bitrate = 250_000
-        return SubscriberQoS(elapsed: .seconds(1), state: state, playoutDelay: Self.configured, tracks: [.video: video])
+        var audio = TrackQoS(kind: .audio, codec: .opus)
+        audio.bitrate = 64_000  // no part of the rendition's bitrate
+        return SubscriberQoS(elapsed: .seconds(1), state: state, playoutDelay: Self.configured, tracks: [.video: video, .audio: audio])
+    }
+
+    @Test("issue 28: the rendition's bitrate is the video's; the frames a viewer lost are the video's drops less the skips asked for")
+    func numbers() {
+        var video = TrackQoS(kind: .video, codec: .h264)
+        video.bitrate = 280_000
+        video.framesDropped = 166 - 84  // late, incomplete … and skipped
+        video.framesSkipped = 52
+        var audio = TrackQoS(kind: .audio, codec: .opus)
+        audio.bitrate = 108_000
+        audio.framesDropped = 84
+        let sample = SubscriberQoS(elapsed: .seconds(1), state: .playing, playoutDelay: Self.configured, tracks: [.video: video, .audio: audio])
+        #expect(sample.total.bitrate == 388_000 && sample.renditionBitrate == 280_000)
+        #expect(sample.total.framesDropped == 166 && sample.videoFramesLost == 30)
+        let audioOnly = SubscriberQoS(elapsed: .seconds(1), state: .playing, playoutDelay: Self.configured, tracks: [.audio: audio])
+        #expect(audioOnly.renditionBitrate == 108_000 && audioOnly.videoFramesLost == 0)
     }
 
     @Test("load, start, first frame; a requested increase pauses until the sample that counts the delay pause; one warning per stall; the end waits for the final sample")

@@ -47,15 +47,4 @@ extension OpenAVTRule: ConformanceRule {
     public static var adapter: String { "OpenAVTInstrument" }
     /// The OpenAVT-iOS README.
     public static var guide: String { "OpenAVT-iOS: Instrument, trackers, hub, metricalc, backends" }
-
-    /// The part of the OpenAVT-iOS README (which has no numbered sections) that states the rule:
-    /// the instrument's set-up for `ready()` and trackers, the hub's `processEvent` for the
-    /// playback blocks.
-    public var guideSection: String {
-        switch self {
-        case .readyBeforeEmit: "Usage: putting everything together (instrument.ready())"
-        case .knownTracker: "Usage: putting everything together (addTracker)"
-        case .oncePerPlayback, .pauseBlock, .bufferBlock, .seekBlock, .finishAfterStart: "Custom elements: Hub (processEvent and the tracker's state)"
-        }
-    }
 }

@@ -38,12 +38,37 @@ extension SocketAddress {
         for _ in 0..<256 {
             let first = UInt16.random(in: range.lowerBound...(range.upperBound - UInt16(count) + 1), using: &generator) & ~1
             let ports = first...(first + UInt16(count - 1))
-            if allBindable(ports) { return ports }
+            if allBindable(ports), handedOut.withLock({ $0.claim(ports) }) { return ports }
         }
         throw PlayoutError(
             .addressInUse,
             "found no \(count) consecutive free UDP ports in \(range.lowerBound)…\(range.upperBound) on 127.0.0.1 in 256 tries: stop programs holding ports there"
         )
+    }
+
+    /// The ports this process was given lately: two callers in one process (tests running at
+    /// once) never get the same port, even before either has bound it.
+    private static let handedOut = LockedValue(RecentPorts())
+
+    /// The last ports handed out, oldest forgotten first.
+    private struct RecentPorts {
+        /// How many ports are remembered: far fewer than the range holds, more than any run
+        /// uses at once.
+        static let capacity = 4_096
+        var order: [UInt16] = []
+        var ports: Set<UInt16> = []
+
+        /// Remembers `range` unless one of its ports was handed out lately.
+        mutating func claim(_ range: ClosedRange<UInt16>) -> Bool {
+            guard ports.isDisjoint(with: range) else { return false }
+            for port in range { order.append(port); ports.insert(port) }
+            if order.count > Self.capacity {
+                let forgotten = order.count - Self.capacity
+                ports.subtract(order.prefix(forgotten))
+                order.removeFirst(forgotten)
+            }
+            return true
+        }
     }
 
     /// Whether every port of `ports` can be bound on 0.0.0.0 (UDP) at once; releases them.

@@ -13,7 +13,7 @@ import Testing
 /// Issue 25 item 3: many subscriptions in one process on a fixed number of threads. 200 viewers,
 /// each receiving its own copy of a 320×240 30 fps stream on 127.0.0.1, without decoding, on one
 /// event loop: every frame renders, on time, and the threads do not grow with the viewers.
-@Suite("Event loop: 200 subscriptions on a fixed number of threads", .realTime(weight: 6), .serialized)
+@Suite("Event loop: 200 subscriptions on a fixed number of threads", .realTime(weight: 2), .serialized)
 struct EventLoopTests {
     /// The threads of this process now (/proc/self/task).
     static func threadCount() -> Int {
@@ -149,7 +149,7 @@ struct EventLoopTests {
         #expect(Self.eventually { released == nil }, "nothing holds the subscriber after the run")
     }
 
-    @Test("200 subscriptions, one copy each: every frame rendered on time unless the machine kept the loop from a CPU, every frame accounted for, threads independent of the count")
+    @Test("200 subscriptions, one copy each: every frame rendered on time unless the machine kept the loop from a CPU, every frame accounted for, threads independent of the count", .realTime(weight: 4))
     func twoHundred() throws {
         let clock = MonotonicClock()
         let stream = Self.stream()

@@ -60,7 +60,7 @@ func jsonObject(_ line: String) -> [String: Any]? {
     (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
 }
 
-@Suite("playout subscribe against a real ffmpeg sender", .realTime(weight: 3), .serialized)
+@Suite("playout subscribe against a real ffmpeg sender", .realTime(weight: 2))
 struct SubscribeTests {
     static let key = "WbTBosdVUZqEb6Htqhn+m3z7wJJmc7ILrl2xLG4I"  // 30 bytes: master key + salt
 

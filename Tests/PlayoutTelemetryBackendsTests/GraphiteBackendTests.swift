@@ -6,6 +6,7 @@ import PlayoutCore
 @testable import PlayoutTelemetryBackends
 import PlayoutTesting
 import Synchronization
+import RealTimeTesting
 import Testing
 
 private func record(_ kind: TelemetryRecord.Kind, _ name: String, seconds: Int64, fields: [TelemetryField] = [],
@@ -161,7 +162,7 @@ struct GraphiteBackendTests {
         #expect(failures == 5, "nothing the server dropped counts as delivered")
     }
 
-    @Test("a server that never reads: once its receive window is full the batches fail within the timeout, not counted as delivered")
+    @Test("a server that never reads: once its receive window is full the batches fail within the timeout, not counted as delivered", .realTime)
     func neverReading() throws {
         let server = try ScriptedTCPServer { connection in connection.stall(for: .seconds(8)) }
         defer { server.stop() }
@@ -186,7 +187,7 @@ struct GraphiteBackendTests {
         #expect(delivered <= 3, "\(delivered) batches of ≈ 100 KB counted as delivered")
     }
 
-    @Test("a server that accepts and never reads makes a large send time out within the timeout")
+    @Test("a server that accepts and never reads makes a large send time out within the timeout", .realTime)
     func stalled() throws {
         let server = try ScriptedTCPServer { connection in connection.stall(for: .seconds(2)) }
         defer { server.stop() }

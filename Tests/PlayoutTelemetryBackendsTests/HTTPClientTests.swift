@@ -2,6 +2,7 @@
 @testable import PlayoutTelemetryBackends
 import PlayoutTesting
 import Synchronization
+import RealTimeTesting
 import Testing
 
 @Suite("HTTPClient")
@@ -54,7 +55,7 @@ struct HTTPClientTests {
         #expect(ContinuousClock.now - start < .seconds(2))
     }
 
-    @Test("a server that accepts and stalls times out within the timeout, retryable")
+    @Test("a server that accepts and stalls times out within the timeout, retryable", .realTime)
     func stalls() throws {
         let server = try ScriptedTCPServer { connection in
             connection.readRequest()
@@ -71,7 +72,7 @@ struct HTTPClientTests {
         #expect(elapsed >= .milliseconds(390) && elapsed < .seconds(2))
     }
 
-    @Test("a server that sends half an answer and stalls times out too")
+    @Test("a server that sends half an answer and stalls times out too", .realTime)
     func stallsMidResponse() throws {
         let server = try ScriptedTCPServer { connection in
             connection.readRequest()
@@ -83,7 +84,7 @@ struct HTTPClientTests {
         #expect { try client.send(method: "GET", target: "/") } throws: { ($0 as! NetworkTelemetryError).code == .timedOut }
     }
 
-    @Test("a server that drips its answer byte by byte cannot stretch the request past its timeout")
+    @Test("a server that drips its answer byte by byte cannot stretch the request past its timeout", .realTime)
     func drips() throws {
         let server = try ScriptedTCPServer { connection in
             connection.readRequest()

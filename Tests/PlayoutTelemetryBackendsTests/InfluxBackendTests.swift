@@ -2,6 +2,7 @@
 @testable import PlayoutTelemetryBackends
 import PlayoutTesting
 import Synchronization
+import RealTimeTesting
 import Testing
 
 @Suite("InfluxBackend")
@@ -80,7 +81,7 @@ struct InfluxBackendTests {
         }
     }
 
-    @Test("a dead or stalled server is a retryable error within the timeout")
+    @Test("a dead or stalled server is a retryable error within the timeout", .realTime)
     func unreachable() throws {
         let records = [TelemetryRecord(sessionId: "s", seq: 0, monotonic: .zero, wallTimeNanoseconds: 1, kind: .event, name: "play")]
         let refused = try InfluxBackend(writeURL: "http://127.0.0.1:\(ScriptedTCPServer.unusedPort())/write?db=x", token: nil, timeout: .seconds(2))

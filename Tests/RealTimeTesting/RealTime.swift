@@ -22,7 +22,7 @@ package import Testing
 /// @Suite("Publisher → subscriber on loopback", .serialized, .realTime)
 /// struct PublishSubscribeTests { … }
 ///
-/// @Test("200 viewers", .realTime(weight: 6))
+/// @Test("200 viewers", .realTime(weight: 4))     // the test's own weight wins over its suite's
 /// func manyViewers() throws { … }
 /// ```
 package struct RealTimeTrait: TestTrait, SuiteTrait, TestScoping {
@@ -33,18 +33,25 @@ package struct RealTimeTrait: TestTrait, SuiteTrait, TestScoping {
 
     package func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
         // One scope per running test case; none around a suite or a parameterized function as
-        // a whole, which would hold units while its cases wait for theirs.
-        testCase == nil ? nil : self
+        // a whole, which would hold units while its cases wait for theirs. A test's own trait
+        // wins over its suite's: the last one in its traits gives the weight.
+        guard testCase != nil else { return nil }
+        return test.traits.lazy.compactMap { $0 as? RealTimeTrait }.reversed().first ?? self
     }
 
     package func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
+        // The suite's trait and the test's own both provide a scope: the outer one holds the
+        // units, the inner one runs the test inside it.
+        guard !RealTimeRuns.inScope else { return try await function() }
         let units = min(max(1, weight), RealTimeRuns.capacity)
         await RealTimeRuns.permits.acquire(units)
         defer { RealTimeRuns.permits.release(units) }
-        try await withTaskExecutorPreference(RealTimeRuns.executor) {
-            try await function()
+        try await RealTimeRuns.$inScope.withValue(true) {
+            try await withTaskExecutorPreference(RealTimeRuns.executor) {
+                try await function()
+            }
         }
     }
 }
@@ -70,6 +77,9 @@ package enum RealTimeRuns {
         }
         return 3 * max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
     }()
+
+    /// Whether the running task is inside a real-time scope already.
+    @TaskLocal static var inScope = false
 
     static let permits = AsyncPermits(capacity)
     static let executor = ThreadPerJobExecutor()

@@ -38,7 +38,7 @@ print("rules broken: \(mux.conformance!.findings.count)")
 let rendition = memory.records.first { $0.name == "renditionchange" }
 print("rendition: \(rendition?[field: "width"] ?? .int(0))×\(rendition?[field: "height"] ?? .int(0))")
 let ended = memory.records.first { $0.name == "ended" }
-print("dropped frames at the end are the subscriber's: \(ended?[field: "view_dropped_frame_count"] == .int(Int64(final.total.framesDropped)))")
+print("dropped frames at the end are the video frames the subscriber lost: \(ended?[field: "view_dropped_frame_count"] == .int(Int64(final.videoFramesLost)))")
 print("stall reported as a warning: \(memory.records.first { $0.name == "error" }?[field: "severity"] == .string("warning"))")
 print("beacons: \(beacons.beacons.count), carrying every record: \(beacons.beacons.flatMap(\.events).map(\.name) == memory.eventNames())")
 print("undelivered: \(report.statistics.undelivered)")

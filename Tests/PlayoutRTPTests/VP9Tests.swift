@@ -58,7 +58,7 @@ struct VP9Tests {
     func lostPacket(lost: Int) {
         var harness = DepacketizerHarness(VP9Depacketizer(track: 1))
         harness.push([UInt8](hex: "0C") + vp9InterFrame, sequence: 99, timestamp: 0, marker: true)
-        let parts = [[UInt8](hex: "08") + vp9KeyFrame[0..<1_000], [UInt8](hex: "00") + vp9KeyFrame[1_000..<2_000], [UInt8](hex: "04") + vp9KeyFrame[2_000...]]
+        let parts: [[UInt8]] = [[UInt8](hex: "08") + vp9KeyFrame[0..<1_000], [UInt8](hex: "00") + vp9KeyFrame[1_000..<2_000], [UInt8](hex: "04") + vp9KeyFrame[2_000...]]
         for (index, part) in parts.enumerated() where index != lost {
             harness.push(part, sequence: UInt16(100 + index), timestamp: 3_000, marker: index == 2)
         }
@@ -141,7 +141,8 @@ struct VP9Tests {
         #expect(first[0] & 0x40 == (isKey ? 0 : 0x40))
         #expect(first[0] & 0x02 == (width == nil ? 0 : 0x02))
         if let width, let height {
-            #expect(Array(first[4..<8]) == [UInt8(width >> 8), UInt8(width & 0xFF), UInt8(height >> 8), UInt8(height & 0xFF)])
+            let size: [UInt8] = [UInt8(width >> 8), UInt8(width & 0xFF), UInt8(height >> 8), UInt8(height & 0xFF)]
+            #expect(Array(first[4..<8]) == size)
         }
     }
 

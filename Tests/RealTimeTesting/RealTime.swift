@@ -28,6 +28,9 @@ package import Testing
 package struct RealTimeTrait: TestTrait, SuiteTrait, TestScoping {
     /// Units of ``RealTimeRuns/capacity`` each test case holds while it runs.
     package let weight: Int
+    /// A bound for a hang, counted from when the test holds its units (Swift Testing's
+    /// `.timeLimit` would count the wait for them too): past it, an issue is recorded.
+    package var timeLimit: Duration?
 
     package var isRecursive: Bool { true }
 
@@ -49,8 +52,15 @@ package struct RealTimeTrait: TestTrait, SuiteTrait, TestScoping {
         await RealTimeRuns.permits.acquire(units)
         defer { RealTimeRuns.permits.release(units) }
         try await RealTimeRuns.$inScope.withValue(true) {
-            try await withTaskExecutorPreference(RealTimeRuns.executor) {
-                try await function()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                if let timeLimit {
+                    group.addTask {
+                        try? await Task.sleep(for: timeLimit)  // cancelled when the test ends first
+                        if !Task.isCancelled { Issue.record("Time limit was exceeded: \(timeLimit) of real time") }
+                    }
+                }
+                defer { group.cancelAll() }
+                try await withTaskExecutorPreference(RealTimeRuns.executor) { try await function() }
             }
         }
     }
@@ -61,8 +71,11 @@ extension Trait where Self == RealTimeTrait {
     package static var realTime: Self { RealTimeTrait(weight: 1) }
 
     /// The test (every test of the suite) waits on real time and keeps about `weight` /
-    /// ``RealTimeRuns/capacity`` of the machine busy while it runs.
-    package static func realTime(weight: Int) -> Self { RealTimeTrait(weight: weight) }
+    /// ``RealTimeRuns/capacity`` of the machine busy while it runs; with `timeLimit`, running
+    /// longer than that once it started (not counting the wait for its turn) is an issue.
+    package static func realTime(weight: Int = 1, timeLimit: Duration? = nil) -> Self {
+        RealTimeTrait(weight: weight, timeLimit: timeLimit)
+    }
 }
 
 /// The limit and the threads behind ``RealTimeTrait``.

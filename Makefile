@@ -100,7 +100,7 @@ FUZZ_HARNESSES ?= rtp rtcp rtx sdp h264 h265 vp8 vp9 opus g711 aac http-response
 FUZZ_RUNS ?= 1000000
 # (An object file name may hold a space, as swift-atomics' "Unmanaged extensions.swift.o" does, and
 # a C target keeps its objects in a subfolder.)
-FUZZ_MODULES := PlayoutFuzz Playout PlayoutRTP PlayoutJitter PlayoutCodec PlayoutTelemetry PlayoutCore CSocket CSRTPCrypto Logging \
+FUZZ_MODULES := PlayoutFuzz Playout PlayoutWebRTC PlayoutRTP PlayoutJitter PlayoutCodec PlayoutTelemetry PlayoutCore CSocket CSRTPCrypto Logging \
                 CoreMetrics Prometheus Atomics _AtomicsShims
 FFMPEG_LIBS = $(shell pkg-config --libs libavformat libavcodec libavutil libswscale libswresample)
 fuzz: setup
@@ -108,7 +108,7 @@ fuzz: setup
 	objects=(); for module in $(FUZZ_MODULES); do \
 	  while IFS= read -r -d '' object; do objects+=("$$object"); done < <(find .build-fuzz/release/$$module.build -name '*.o' -print0); \
 	done; \
-	swiftc -sanitize=fuzzer,address "$${objects[@]}" -lsrtp2 -lcrypto $(FFMPEG_LIBS) -o .build-fuzz/playout-fuzz 2>/dev/null
+	swiftc -sanitize=fuzzer,address "$${objects[@]}" -lsrtp2 -lssl -lcrypto $(FFMPEG_LIBS) -o .build-fuzz/playout-fuzz 2>/dev/null
 	@for harness in $(FUZZ_HARNESSES); do \
 	  mkdir -p .build-fuzz/corpus/$$harness Tests/Fuzz/PlayoutFuzz/Seeds/$$harness; \
 	  echo "fuzz $$harness: $(FUZZ_RUNS) runs"; \

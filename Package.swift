@@ -32,6 +32,7 @@ let package = Package(
         .library(name: "PlayoutAnalytics", targets: ["PlayoutAnalytics"]),
         .library(name: "PlayoutSender", targets: ["PlayoutSender"]),
         .library(name: "PlayoutBench", targets: ["PlayoutBench"]),
+        .library(name: "PlayoutWebRTC", targets: ["PlayoutWebRTC"]),
         .executable(name: "playout", targets: ["PlayoutCLI"]),
     ],
     dependencies: [
@@ -42,7 +43,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
-        // System libraries: each has exactly one Swift importer (PlayoutCodec, PlayoutRTP).
+        // System libraries: each has exactly one Swift importer (PlayoutCodec, PlayoutRTP, PlayoutWebRTC).
         .systemLibrary(
             name: "CFFmpeg",
             pkgConfig: "libavformat libavcodec libavutil libswscale libswresample",
@@ -52,6 +53,12 @@ let package = Package(
             name: "CSRTP",
             pkgConfig: "libsrtp2",
             providers: [.apt(["libsrtp2-dev"])]
+        ),
+
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
         ),
 
         // libsrtp2's AES-ICM-128 and HMAC-SHA1 on OpenSSL's libcrypto (Debian's libsrtp2 runs on
@@ -71,6 +78,9 @@ let package = Package(
         .target(name: "PlayoutTelemetry", dependencies: ["PlayoutCore", log], swiftSettings: settings),
         // Network backends (InfluxDB, Graphite, swift-metrics/Prometheus) over a small HTTP/TCP layer.
         .target(name: "PlayoutTelemetryBackends", dependencies: ["PlayoutTelemetry", "PlayoutCore", coreMetrics, prometheus], swiftSettings: settings),
+
+        // WebRTC: WHEP, ICE and STUN, DTLS-SRTP; sans-IO parts the subscription core drives.
+        .target(name: "PlayoutWebRTC", dependencies: ["PlayoutCore", "PlayoutRTP", "COpenSSL", log], swiftSettings: settings),
 
         // Analytics SDK shapes (Adobe heartbeat, Mux, Nielsen DCR, OpenAVT) over the telemetry engine
         // only: a test that wants the Mux shape links neither FFmpeg nor libsrtp2.
@@ -225,7 +235,7 @@ let package = Package(
 
         // libFuzzer harnesses: plain targets (an executable target would rename `main`), linked
         // with -sanitize=fuzzer by `make fuzz`.
-        .target(name: "PlayoutFuzz", dependencies: ["PlayoutRTP", "PlayoutCore", "PlayoutTelemetry", "PlayoutTelemetryBackends", "Playout", "PlayoutCodec", "PlayoutSender"], path: "Tests/Fuzz/PlayoutFuzz", exclude: ["Seeds", "Crashers"], swiftSettings: settings),
+        .target(name: "PlayoutFuzz", dependencies: ["PlayoutRTP", "PlayoutCore", "PlayoutTelemetry", "PlayoutTelemetryBackends", "Playout", "PlayoutCodec", "PlayoutSender", "PlayoutWebRTC"], path: "Tests/Fuzz/PlayoutFuzz", exclude: ["Seeds", "Crashers"], swiftSettings: settings),
 
         // Test support: the real-time test trait (tests that wait on the clock run off the
         // cooperative pool, a few at a time).
@@ -238,6 +248,7 @@ let package = Package(
         .testTarget(name: "PlayoutTelemetryBackendsTests", dependencies: ["RealTimeTesting", "PlayoutTelemetryBackends", "PlayoutTelemetry", "PlayoutCore", "PlayoutTesting", coreMetrics, metricsTestKit, prometheus], swiftSettings: settings),
         .testTarget(name: "PlayoutTests", dependencies: ["RealTimeTesting", "Playout", "PlayoutAnalytics", "PlayoutSender", "PlayoutTelemetry", "PlayoutCore", "PlayoutRTP", "PlayoutJitter", "PlayoutCodec", "PlayoutTesting"], swiftSettings: settings),
         .testTarget(name: "PlayoutSenderTests", dependencies: ["RealTimeTesting", "PlayoutSender", "Playout", "PlayoutCore", "PlayoutRTP", "PlayoutTesting"], swiftSettings: settings),
+        .testTarget(name: "PlayoutWebRTCTests", dependencies: ["RealTimeTesting", "PlayoutWebRTC", "PlayoutRTP", "PlayoutCore", "PlayoutTesting"], swiftSettings: settings),
         .testTarget(name: "PlayoutBenchTests", dependencies: ["RealTimeTesting", "PlayoutBench", "Playout", "PlayoutCore"], swiftSettings: settings),
         .testTarget(name: "PlayoutAnalyticsTests", dependencies: ["RealTimeTesting", "PlayoutAnalytics", "PlayoutCore", "PlayoutTelemetry", "PlayoutTesting", log], swiftSettings: settings),
         .testTarget(name: "PlayoutCLITests", dependencies: ["RealTimeTesting", "PlayoutCLI", "Playout", "PlayoutAnalytics", "PlayoutBench", "PlayoutSender", "PlayoutTelemetry", "PlayoutTelemetryBackends"], swiftSettings: settings),

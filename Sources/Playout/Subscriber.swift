@@ -140,6 +140,11 @@ public final class Subscriber: @unchecked Sendable {
     /// the observer thread).
     public var playoutDelay: ReadOnlyObservable<EffectivePlayoutDelay> { delivery.playoutDelay.readOnly }
 
+    /// The instant rendering last resumed after a delay pause (a playout-delay increase held the
+    /// picture), set when the first frame after the pause is presented (nil: no pause ended yet).
+    /// Observers are called on the subscriber's observer thread.
+    public var delayPauseEnded: ReadOnlyObservable<MonotonicInstant?> { delivery.delayPauseEnded.readOnly }
+
     /// What the observer queue did: updates delivered, and dropped because observers were slow.
     public var observerDelivery: ObserverDeliveryStatistics {
         let snapshot = delivery.snapshot

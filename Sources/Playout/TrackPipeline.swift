@@ -152,6 +152,8 @@ extension PlayoutError.Code {
         public var delay: Duration
         /// When it was captured on the sender's wall clock (nanoseconds since 1970), once known.
         public var captureTime: Int64?
+        /// Whether rendering it ends a delay pause (the scheduler counted one when releasing it).
+        public var endsDelayPause = false
     }
 
     /// The schedule of `frame`, just released by ``poll(now:lead:)`` (`due`: the render time the

@@ -50,6 +50,7 @@ public final class SubscriberEventFeed: Sendable {
         case state(SubscriberState)
         case playoutDelay(EffectivePlayoutDelay)
         case qos(SubscriberQoS)
+        case delayPauseEnded(MonotonicInstant)
     }
 
     /// Everything the feed reads updates with, under one lock, sans-IO: the story, the contract
@@ -74,6 +75,8 @@ public final class SubscriberEventFeed: Sendable {
                 let contractEvent = contract?.state(value, elapsed: elapsed)
                 let (events, steps) = story.update(state: value)
                 return Update(events: events, steps: steps, contractEvents: [contractEvent].compactMap(\.self))
+            case .delayPauseEnded:
+                return Update(events: [], steps: story.delayPauseEnded())
             case .qos(let sample):
                 guard sample.state != .idle else { return nil }  // the value before the start
                 let contractEvents = contract?.qos(sample) ?? []
@@ -97,7 +100,9 @@ public final class SubscriberEventFeed: Sendable {
     /// Watches `subscriber` (before it starts) and calls `handle` with each update that makes an
     /// event or a step, and with the final sample.
     public convenience init(_ subscriber: Subscriber, handle: @escaping @Sendable (Update) -> Void) {
-        self.init(state: subscriber.state, qos: subscriber.qos, playoutDelay: subscriber.playoutDelay, handle: handle)
+        self.init(
+            state: subscriber.state, qos: subscriber.qos, playoutDelay: subscriber.playoutDelay, delayPauseEnded: subscriber.delayPauseEnded,
+            handle: handle)
     }
 
     /// Watches the three observables of a subscriber (also from inside its initializer). With
@@ -106,7 +111,7 @@ public final class SubscriberEventFeed: Sendable {
     /// ``finish(final:)`` (its owner knows the end).
     init(
         state: ReadOnlyObservable<SubscriberState>, qos: ReadOnlyObservable<SubscriberQoS>, playoutDelay: ReadOnlyObservable<EffectivePlayoutDelay>,
-        contractClock clock: (any PlayoutClock)? = nil, handle: @escaping @Sendable (Update) -> Void
+        delayPauseEnded: ReadOnlyObservable<MonotonicInstant?>? = nil, contractClock clock: (any PlayoutClock)? = nil, handle: @escaping @Sendable (Update) -> Void
     ) {
         self.qos = qos
         let reading = LockedValue(Reading(contract: clock.map { _ in SubscriberContractEvents() }))
@@ -122,6 +127,7 @@ public final class SubscriberEventFeed: Sendable {
         playoutDelay.subscribe { deliver(.playoutDelay($0)) }.disposed(by: watches)
         state.subscribe { deliver(.state($0)) }.disposed(by: watches)
         qos.subscribe { deliver(.qos($0)) }.disposed(by: watches)
+        delayPauseEnded?.subscribe { if let instant = $0 { deliver(.delayPauseEnded(instant)) } }.disposed(by: watches)
     }
 
     /// The subscription started at `instant` (the origin of the contract events' `elapsed`).

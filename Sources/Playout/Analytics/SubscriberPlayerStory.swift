@@ -10,8 +10,10 @@ import PlayoutTelemetry
 ///   ``Step/bufferStart``/``Step/bufferEnd`` and ``Step/renditionChange(bitrate:width:height:)``;
 /// - the `stalled` state (nothing rendered for the stall timeout: the network dropped
 ///   everything) is also a ``Step/stallWarning(_:)``, once per stall;
-/// - a requested delay increase holds the picture: ``Step/pause``, and ``Step/resume`` with the
-///   first sample that counts the delay pause as ended (or a decrease that ends it early);
+/// - a requested delay increase holds the picture: ``Step/pause``, and ``Step/resume`` when the
+///   first frame after it is presented (``delayPauseEnded()``, from
+///   ``Subscriber/delayPauseEnded``), or a decrease that ends it early; a QoS sample that counts
+///   the pause as ended resumes a story that was not told the instant;
 /// - the end waits for the final QoS sample (the subscriber posts it after the `ended` state),
 ///   so ``Step/ended(_:)`` and ``Step/failed(reason:_:)`` carry the run's final numbers.
 public struct SubscriberPlayerStory: Sendable {
@@ -106,6 +108,14 @@ public struct SubscriberPlayerStory: Sendable {
             return (events, [.resume])
         }
         return (events, [])
+    }
+
+    /// The steps rendering resuming after a delay pause makes (``Subscriber/delayPauseEnded``):
+    /// ``Step/resume`` when the story is paused for a delay increase.
+    public mutating func delayPauseEnded() -> [Step] {
+        guard !finished, pausedForDelay else { return [] }
+        pausedForDelay = false
+        return [.resume]
     }
 
     /// The steps a QoS sample makes.

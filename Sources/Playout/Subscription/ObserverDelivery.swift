@@ -18,6 +18,8 @@ package final class ObserverDelivery: @unchecked Sendable {
         case state(SubscriberState)
         case qos(SubscriberQoS)
         case playoutDelay(EffectivePlayoutDelay)
+        /// Rendering resumed after a delay pause at that instant.
+        case delayPauseEnded(MonotonicInstant)
     }
 
     /// What the queue did.
@@ -36,6 +38,8 @@ package final class ObserverDelivery: @unchecked Sendable {
     let state: Observable<SubscriberState>
     let qos: Observable<SubscriberQoS>
     let playoutDelay: Observable<EffectivePlayoutDelay>
+    /// When rendering last resumed after a delay pause (nil: not yet).
+    let delayPauseEnded = Observable<MonotonicInstant?>(nil)
     private let capacity: Int
     private let condition = ConditionLock()
     private var queue: [Update] = []  // condition
@@ -112,6 +116,7 @@ package final class ObserverDelivery: @unchecked Sendable {
         case .state(let value): state.value = value
         case .qos(let value): qos.value = value
         case .playoutDelay(let value): playoutDelay.value = value
+        case .delayPauseEnded(let instant): delayPauseEnded.value = instant
         }
     }
 }

@@ -133,13 +133,16 @@ package final class PlayoutLoop: @unchecked Sendable {
     /// The benchmark's per-frame record (nil: not kept) and the next frame's index in it.
     private let frameLog: FrameLog?
     private var frameIndex = 0
+    /// Told the instant a frame that ends a delay pause is presented (rendering resumed).
+    private let delayPauseEnded: @Sendable (MonotonicInstant) -> Void
 
     /// The loop of `track`, presenting into `renderer`; `start` is the subscription's start (time
     /// zero of a remuxed file). End-to-end latency is measured on `clock`'s wall time against the
-    /// sender's capture times.
+    /// sender's capture times. `delayPauseEnded` is told when a presented frame ends a delay pause.
     init(
         track: SubscribedTrack, renderer: Renderer, clock: any PlayoutClock, start: MonotonicInstant, decoderThreads: Int,
-        decoding: Bool = true, ahead: DecodeAhead = DecodeAhead(), frameLog: FrameLog? = nil
+        decoding: Bool = true, ahead: DecodeAhead = DecodeAhead(), frameLog: FrameLog? = nil,
+        delayPauseEnded: @escaping @Sendable (MonotonicInstant) -> Void = { _ in }
     ) throws {
         let setup = track.decoderSetup
         decoder = decoding
@@ -153,6 +156,7 @@ package final class PlayoutLoop: @unchecked Sendable {
         self.start = start
         self.ahead = ahead
         self.frameLog = frameLog
+        self.delayPauseEnded = delayPauseEnded
     }
 
     /// Does everything due at `now`: presents the decoded frames whose render time came, decodes
@@ -319,6 +323,7 @@ package final class PlayoutLoop: @unchecked Sendable {
         let capture = presented == nil ? nil : decoded.schedule?.frame.captureTime
         let wall = clock.wallClockNanoseconds
         let now = clock.now
+        if let presented, decoded.schedule?.frame.endsDelayPause == true { delayPauseEnded(presented) }
         if let frameLog, let presented, let schedule = decoded.schedule {
             frameLog.record(FrameRecord(
                 track: track.index, kind: track.kind, index: frameIndex, mediaTime: frame.mediaTime.duration, captureTime: capture,

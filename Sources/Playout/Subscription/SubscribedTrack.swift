@@ -248,11 +248,15 @@ package final class SubscribedTrack: @unchecked Sendable {
                 pipeline.setDelay(delay.delay, transition: delay.transition, now: now)
             }
             appliedDelay = delay
+            let pauses = pipeline.playout.schedulerStatistics.delayPauseCount
             let action = pipeline.poll(now: now, lead: lead)
             var schedule: (TrackPipeline.FrameSchedule, PlayoutDelaySource)?
             loopIdle = false
             switch action {
-            case .render(let frame, let renderAt): schedule = (pipeline.schedule(of: frame, due: renderAt), delay.source)
+            case .render(let frame, let renderAt):
+                var frameSchedule = pipeline.schedule(of: frame, due: renderAt)
+                frameSchedule.endsDelayPause = pipeline.playout.schedulerStatistics.delayPauseCount > pauses
+                schedule = (frameSchedule, delay.source)
             case .skip(let frame, _): schedule = (pipeline.schedule(of: frame), delay.source)
             case .idle: loopIdle = loopHoldsNothing
             case .wait: break

@@ -62,7 +62,7 @@ package final class Subscription: @unchecked Sendable {
         loops = try tracks.map { track in
             try PlayoutLoop(
                 track: track, renderer: renderer, clock: clock, start: start, decoderThreads: options.decoderThreads, decoding: options.decoding,
-                frameLog: frameLog
+                frameLog: frameLog, delayPauseEnded: { delivery.post(.delayPauseEnded($0)) }
             )
         }
         var machine = SubscriptionStateMachine(configuration: .init(

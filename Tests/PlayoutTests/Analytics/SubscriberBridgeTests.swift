@@ -59,4 +59,38 @@ struct SubscriberBridgeTests {
         _ = bridge
         engine.shutdown(timeout: .zero)
     }
+
+    @Test("Mux: the playing after a delay pause carries the instant rendering resumed, not the next QoS sample's")
+    func muxDelayPauseEndsWhenRenderingResumes() throws {
+        let clock = ManualClock()
+        let origin = clock.now
+        let memory = InMemoryTelemetryBackend()
+        let instrument = try TelemetryInstrument(
+            backends: [memory], configuration: .init(delivery: .init(linger: .zero), engineId: "e"), clock: clock, driver: .embedded)
+        let stream = SimulatedStream()
+        var options = Subscriber.Options(duration: .seconds(5), clock: clock)
+        options.seed = 1
+        options.frameLogCapacity = 1_000
+        options.overrides = [ScheduledOverride(delay: .seconds(2), at: .milliseconds(1_500))]
+        let subscriber = try Subscriber(sessionDescription: stream.sessionDescription, options: options)
+        let mux = MuxCore(instrument: instrument)
+        mux.dispatchGlobalDataEvent(MuxGlobalData(environmentKey: "env-test"))
+        let bridge = MuxSubscriberBridge(subscriber: subscriber, mux: mux, player: "main")
+        let driver = try EmbeddedDriver(subscriber)
+        let final = driver.run(try stream.datagrams(for: .zero..<Duration.seconds(5), origin: origin))
+        #expect(final.total.delayPauseCount == 1)
+        #expect(instrument.flush())
+
+        // The frame log says when rendering resumed: the first frame shown after the pause.
+        let frames = try #require(subscriber.frameLog).snapshot().frames.filter { !$0.skipped }
+        let gap = try #require(zip(frames, frames.dropFirst()).first { $0.0.shown.duration(to: $0.1.shown) > .seconds(1) })
+        let resumed = gap.1.shown
+        #expect(subscriber.delayPauseEnded.value == resumed)
+        let events = memory.records.filter { $0.kind == .event }
+        let pause = try #require(events.firstIndex { $0.name == "pause" })
+        let playing = try #require(events[pause...].first { $0.name == "playing" })
+        #expect(playing.monotonic == origin.duration(to: resumed))
+        _ = bridge
+        instrument.shutdown(timeout: .zero)
+    }
 }

@@ -15,9 +15,14 @@ public import PlayoutAnalytics
 /// |---|---|
 /// | the video's picture size | `video_source_width`, `video_source_height` |
 /// | the video's bitrate over the sample's window (``SubscriberQoS/renditionBitrate``) | `video_source_advertised_bitrate` |
+/// | the video's bitrate over the sample's window, weighted by the time played in it over the view | `renditionBitrate` on a heartbeat record → `weighted_average_bitrate` |
+/// | the video's frame rate over the sample's window (``TrackQoS/framesPerSecond``) | `framesPerSecond` on the same heartbeat record |
 /// | video frames lost: dropped less skipped on a delay decrease (``SubscriberQoS/videoFramesLost``) | `view_dropped_frame_count` |
-/// | the sample's elapsed time | `player_playhead_time` (`timeupdate`) | Calls run on the
-/// subscriber's observer thread. Create it before `start()`.
+/// | the sample's elapsed time | `player_playhead_time` (`timeupdate`) |
+/// | a delay pause: the override's increase, and the first frame presented after it (``Subscriber/delayPauseEnded``) | `pause`, then `play` and `playing` |
+///
+/// Calls run on the subscriber's observer thread (on the embedded driver, at the instant of the
+/// change). Create it before `start()`.
 ///
 /// ```swift
 /// let mux = MuxCore(instrument: instrument)
@@ -67,19 +72,25 @@ public final class MuxSubscriberBridge: Sendable {
                     mux.dispatch(.renditionChange, player: player)
                 case .sample(let sample):
                     mux.dispatch(.timeUpdate(playhead: sample.elapsed), player: player)
-                    mux.dispatch(.data(MuxDataEvent(droppedFrames: sample.videoFramesLost)), player: player)
+                    mux.dispatch(.data(Self.measures(sample)), player: player)
                 case .ended(let final):
                     mux.dispatch(.timeUpdate(playhead: final.elapsed), player: player)
-                    mux.dispatch(.data(MuxDataEvent(droppedFrames: final.videoFramesLost)), player: player)
+                    mux.dispatch(.data(Self.measures(final)), player: player)
                     mux.dispatch(.ended, player: player)
                     mux.destroyPlayer(player)
                 case .failed(let reason, let final):
-                    mux.dispatch(.data(MuxDataEvent(droppedFrames: final.videoFramesLost)), player: player)
+                    mux.dispatch(.data(Self.measures(final)), player: player)
                     mux.dispatch(.error(MuxError(code: 1, message: reason, context: "subscriber", severity: .fatal)), player: player)
                     mux.destroyPlayer(player)
                 }
             }
         }
         feed = SubscriberEventFeed(subscriber) { perform($0.steps) }
+    }
+
+    /// What a QoS sample tells Mux: the video frames lost so far, and the video's bitrate and
+    /// frame rate over the sample's window.
+    private static func measures(_ sample: SubscriberQoS) -> MuxDataEvent {
+        MuxDataEvent(droppedFrames: sample.videoFramesLost, measuredBitrate: sample.renditionBitrate, framesPerSecond: sample.video?.framesPerSecond)
     }
 }

@@ -135,6 +135,8 @@ package final class PlayoutLoop: @unchecked Sendable {
     private var frameIndex = 0
     /// Told the instant a frame that ends a delay pause is presented (rendering resumed).
     private let delayPauseEnded: @Sendable (MonotonicInstant) -> Void
+    /// A frame that ended a delay pause was not presented (it did not decode): the next one presented ends it.
+    private var delayPauseEnding = false
 
     /// The loop of `track`, presenting into `renderer`; `start` is the subscription's start (time
     /// zero of a remuxed file). End-to-end latency is measured on `clock`'s wall time against the
@@ -323,7 +325,11 @@ package final class PlayoutLoop: @unchecked Sendable {
         let capture = presented == nil ? nil : decoded.schedule?.frame.captureTime
         let wall = clock.wallClockNanoseconds
         let now = clock.now
-        if let presented, decoded.schedule?.frame.endsDelayPause == true { delayPauseEnded(presented) }
+        if decoded.schedule?.frame.endsDelayPause == true { delayPauseEnding = true }
+        if let presented, delayPauseEnding {
+            delayPauseEnding = false
+            delayPauseEnded(presented)
+        }
         if let frameLog, let presented, let schedule = decoded.schedule {
             frameLog.record(FrameRecord(
                 track: track.index, kind: track.kind, index: frameIndex, mediaTime: frame.mediaTime.duration, captureTime: capture,

@@ -248,6 +248,13 @@ public struct MuxDataEvent: Sendable, Hashable {
     public var sourceBitrate: Double?
     /// `videoSourceFrameDrops` (`view_dropped_frame_count`): frames dropped in the view so far.
     public var droppedFrames: Int?
+    /// What the player measured over the last interval, sent as a heartbeat record's fields:
+    /// the rendition's bitrate over it (`renditionBitrate`, bits/s: the time-weighted
+    /// `weighted_average_bitrate` is computed from these).
+    public var measuredBitrate: Double?
+    /// The frame rate the viewer saw over the last interval (`framesPerSecond`, frames/s), on the
+    /// same heartbeat record.
+    public var framesPerSecond: Double?
     /// `videoSourceIsLive` (`video_source_is_live`).
     public var sourceIsLive: Bool?
     /// `videoSourceDuration` (`video_source_duration`, sent in milliseconds).
@@ -265,8 +272,11 @@ public struct MuxDataEvent: Sendable, Hashable {
     public init(
         video: MuxVideoData? = nil, sourceWidth: Int? = nil, sourceHeight: Int? = nil, sourceBitrate: Double? = nil, droppedFrames: Int? = nil,
         sourceIsLive: Bool? = nil, sourceDuration: Duration? = nil, customerPlayerData: MuxCustomerPlayerData? = nil,
-        customerViewData: MuxCustomerViewData? = nil, customData: MuxCustomData? = nil, videoChange: Bool = false
+        customerViewData: MuxCustomerViewData? = nil, customData: MuxCustomData? = nil, videoChange: Bool = false,
+        measuredBitrate: Double? = nil, framesPerSecond: Double? = nil
     ) {
+        self.measuredBitrate = measuredBitrate
+        self.framesPerSecond = framesPerSecond
         self.video = video
         self.sourceWidth = sourceWidth
         self.sourceHeight = sourceHeight
@@ -307,8 +317,18 @@ public struct MuxDataEvent: Sendable, Hashable {
         if let sourceHeight, sourceHeight < 0 { return "sourceHeight is \(sourceHeight)" }
         if let sourceBitrate, !sourceBitrate.isFinite || sourceBitrate < 0 { return "sourceBitrate is \(sourceBitrate); it must be finite and ≥ 0" }
         if let droppedFrames, droppedFrames < 0 { return "droppedFrames is \(droppedFrames)" }
+        if let measuredBitrate, !measuredBitrate.isFinite || measuredBitrate < 0 { return "measuredBitrate is \(measuredBitrate); it must be finite and ≥ 0" }
+        if let framesPerSecond, !framesPerSecond.isFinite || framesPerSecond < 0 { return "framesPerSecond is \(framesPerSecond); it must be finite and ≥ 0" }
         if let sourceDuration, sourceDuration < .zero { return "sourceDuration is negative (\(sourceDuration))" }
         return nil
+    }
+
+    /// The heartbeat its measures make (nil: it has none).
+    var measures: TelemetryEvent? {
+        var fields: [TelemetryField] = []
+        if let measuredBitrate { fields.append(TelemetryField("renditionBitrate", .double(measuredBitrate))) }
+        if let framesPerSecond { fields.append(TelemetryField("framesPerSecond", .double(framesPerSecond))) }
+        return fields.isEmpty ? nil : .heartbeat(fields)
     }
 
     /// The attributes it sets.

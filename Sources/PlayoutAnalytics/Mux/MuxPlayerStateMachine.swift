@@ -57,6 +57,7 @@ public struct MuxPlayerStateMachine: Sendable {
                 videoFields = data.videoChange ? names : videoFields.union(names)
             }
             events += data.attributes
+            if let measures = data.measures, viewOpen { events.append(measures) }
             // The engine's view has ended (it takes no attribute then): held for the next view.
             guard viewOpen || !viewEnded else {
                 held += events

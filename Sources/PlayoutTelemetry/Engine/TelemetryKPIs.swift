@@ -29,7 +29,9 @@ public struct TelemetryKPIs: Sendable, Equatable {
     public var rebufferPercentage: Double?
     /// `rebuffer_frequency`: rebuffers per minute of watch time.
     public var rebufferFrequency: Double?
-    /// `weighted_average_bitrate`: the renditions' bitrates (bits/s) weighted by playing time.
+    /// `weighted_average_bitrate`: the renditions' bitrates (bits/s) weighted by playing time —
+    /// the bitrates measured over heartbeat windows (a heartbeat's `renditionBitrate`) where the
+    /// session has them, else the `renditionchange` bitrates.
     public var weightedAverageBitrate: Double?
     /// `dropped_frame_percentage`: framesDropped / (framesDropped + framesRendered) × 100, from
     /// the last heartbeat carrying both.

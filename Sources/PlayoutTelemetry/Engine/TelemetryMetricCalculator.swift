@@ -34,6 +34,11 @@ struct TelemetryMetricCalculator: Sendable {
     private var bitrate: Double?
     private var bitrateSum: Double = 0
     private var bitrateTime: Duration = .zero
+    /// Measured rendition bitrates (heartbeats with `renditionBitrate`), each weighted by the
+    /// playing time of its window: since the previous one, `measuredMark` on ``playing``.
+    private var measuredBitrateSum: Double = 0
+    private var measuredBitrateTime: Duration = .zero
+    private var measuredMark: Duration = .zero
     private var delay: Duration?
     private var delayWeights: [Int64: Int64] = [:]  // delay (ns) → playing time (ns), but for…
     private var delayPlayed: Int64 = 0  // …the playing time under `delay` since it took effect (no hashing per record)
@@ -66,6 +71,15 @@ struct TelemetryMetricCalculator: Sendable {
             }
             if let seconds = record[kpi: .endToEndLatency]?.number, let value = Duration(exactlySeconds: seconds) {
                 latency.record(value)
+            }
+            if let measured = record[kpi: .renditionBitrate]?.number, measured.isFinite, measured >= 0 {
+                // The bitrate measured over the window this heartbeat closes: weighted by the
+                // time played in that window.
+                advance(to: now)
+                let window = playing - measuredMark
+                measuredMark = playing
+                measuredBitrateSum += measured * window.seconds
+                measuredBitrateTime += window
             }
             return
         case .event: break
@@ -152,7 +166,11 @@ struct TelemetryMetricCalculator: Sendable {
             kpis.rebufferPercentage = rebuffering.seconds / watch.seconds * 100
             kpis.rebufferFrequency = Double(rebufferCount) / (watch.seconds / 60)
         }
-        if bitrateTime > .zero { kpis.weightedAverageBitrate = bitrateSum / bitrateTime.seconds }
+        if measuredBitrateTime > .zero {
+            kpis.weightedAverageBitrate = measuredBitrateSum / measuredBitrateTime.seconds
+        } else if bitrateTime > .zero {
+            kpis.weightedAverageBitrate = bitrateSum / bitrateTime.seconds
+        }
         if let framesDropped, let framesRendered, framesDropped + framesRendered > 0 {
             kpis.droppedFramePercentage = framesDropped / (framesDropped + framesRendered) * 100
         }

@@ -13,7 +13,7 @@ final class TelemetryShape: Sendable {
     /// The position of each field the metric calculator reads (by ``TelemetryKPIField`` raw value;
     /// -1: none), found once per shape rather than by comparing names for every record; kept
     /// inline (no second allocation per shape).
-    let kpiOffsets: InlineArray<8, Int32>
+    let kpiOffsets: InlineArray<9, Int32>  // one per TelemetryKPIField case
 
     init(kind: TelemetryRecord.Kind, name: String, vocabulary: TelemetryVocabulary, names: [String], types: [TelemetryValueType]) {
         self.kind = kind
@@ -29,7 +29,7 @@ final class TelemetryShape: Sendable {
 
 /// The fields the metric calculator reads; the raw value is the case's position in ``allCases``.
 enum TelemetryKPIField: Int, CaseIterable {
-    case framesDropped, framesRendered, endToEndLatency, cause, duration, bitrate, delay, severity
+    case framesDropped, framesRendered, endToEndLatency, cause, duration, bitrate, delay, severity, renditionBitrate
 
     /// The field's name in a record: the case's own name.
     var name: String { Self.names[rawValue] }

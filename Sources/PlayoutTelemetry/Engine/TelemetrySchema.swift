@@ -144,7 +144,7 @@ public struct TelemetrySchema: Sendable {
             Field("rebuffer_duration", .gauge, .seconds, help: "Total time of the network stalls."),
             Field("rebuffer_percentage", .gauge, .percent, exported: "rebuffer", help: "Rebuffer duration / watch time × 100."),
             Field("rebuffer_frequency", .gauge, .perMinute, help: "Rebuffers per minute of watch time."),
-            Field("weighted_average_bitrate", .gauge, .bitsPerSecond, help: "The renditions' bitrates weighted by playing time."),
+            Field("weighted_average_bitrate", .gauge, .bitsPerSecond, help: "The renditions' bitrates weighted by playing time (measured per heartbeat window where heartbeats carry renditionBitrate)."),
             Field("dropped_frame_percentage", .gauge, .percent, exported: "dropped_frames", help: "Frames dropped / (dropped + rendered) × 100."),
             Field("freeze_percentage", .gauge, .percent, exported: "freeze", help: "Freeze time / playing time × 100."),
         ]

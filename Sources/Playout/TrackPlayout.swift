@@ -216,6 +216,11 @@ struct TrackPlayout {
         scheduler.statistics
     }
 
+    /// How long rendering is being held on purpose: the delay increases since the last render.
+    public var pendingDelayPause: Duration {
+        scheduler.pendingDelayPause
+    }
+
     /// The depacketizer's counters (frames discarded for loss, malformed payloads).
     public var depacketizerStatistics: DepacketizerStatistics {
         depacketizer.statistics

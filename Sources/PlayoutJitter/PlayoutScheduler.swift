@@ -107,6 +107,10 @@ public struct PlayoutScheduler<Frame> {
     /// decrease; otherwise they came too late on their own (``PlayoutSchedulerStatistics/framesLate``).
     private var decreasedSinceRender = false
 
+    /// The delay increases since the last render: how long rendering is being held on purpose
+    /// (a delay pause under way; zero when none).
+    public var pendingDelayPause: Duration { increasesSinceRender }
+
     /// Creates a scheduler with the playout delay `delay`.
     public init(delay: Duration, configuration: Configuration = Configuration()) {
         self.delay = delay

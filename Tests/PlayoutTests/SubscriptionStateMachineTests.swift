@@ -48,6 +48,18 @@ struct SubscriptionStateMachineTests {
         #expect(machine.poll(now: Self.at(1_660), tracks: [Machine.TrackStatus(lastRender: Self.at(1_650))]).actions == [.publishState(.playing)])
     }
 
+    @Test("a delay pause is no stall while it lasts, though loss keeps its frames in the jitter buffer; past it, a stall")
+    func delayPauseWithNothingQueued() {
+        var machine = Self.started(.init(qosInterval: .seconds(60), stallTimeout: .seconds(1)))
+        var held = Machine.TrackStatus(lastRender: Self.at(100))
+        #expect(machine.poll(now: Self.at(100), tracks: [held]).actions == [.publishState(.playing)])
+        // A 2 s increase, nothing in the scheduler: rendering is held on purpose for 2 s (+ the stall timeout).
+        held.delayPause = .seconds(2)
+        #expect(machine.poll(now: Self.at(3_000), tracks: [held]).actions.isEmpty)
+        #expect(machine.poll(now: Self.at(3_100), tracks: [held]).actions.isEmpty)
+        #expect(machine.poll(now: Self.at(3_120), tracks: [held]).actions == [.publishState(.stalled)])
+    }
+
     @Test("the end: at the duration, on stop, or when an ended input drained; then nothing more")
     func ends() {
         var timed = Self.started(.init(duration: .seconds(2)))

@@ -56,7 +56,7 @@ public final class SubscriberEventFeed: Sendable {
     /// Everything the feed reads updates with, under one lock, sans-IO: the story, the contract
     /// events when timed, and whether the feed ended.
     private struct Reading: Sendable {
-        var story = SubscriberPlayerStory()
+        var story: SubscriberPlayerStory
         var contract: SubscriberContractEvents?
         /// When the subscription started (the origin of the contract events' `elapsed`).
         var start: MonotonicInstant?
@@ -114,7 +114,8 @@ public final class SubscriberEventFeed: Sendable {
         delayPauseEnded: ReadOnlyObservable<MonotonicInstant?>? = nil, contractClock clock: (any PlayoutClock)? = nil, handle: @escaping @Sendable (Update) -> Void
     ) {
         self.qos = qos
-        let reading = LockedValue(Reading(contract: clock.map { _ in SubscriberContractEvents() }))
+        let reading = LockedValue(Reading(
+            story: SubscriberPlayerStory(resumesOnRender: delayPauseEnded != nil), contract: clock.map { _ in SubscriberContractEvents() }))
         self.reading = reading
         // The watches capture the reading and `handle`, not the feed (no cycle through the bag);
         // the bag weakly, to stop watching after the final sample. Decide under the lock, hand

@@ -12,8 +12,8 @@ import PlayoutTelemetry
 ///   everything) is also a ``Step/stallWarning(_:)``, once per stall;
 /// - a requested delay increase holds the picture: ``Step/pause``, and ``Step/resume`` when the
 ///   first frame after it is presented (``delayPauseEnded()``, from
-///   ``Subscriber/delayPauseEnded``), or a decrease that ends it early; a QoS sample that counts
-///   the pause as ended resumes a story that was not told the instant;
+///   ``Subscriber/delayPauseEnded``), or a decrease that ends it early; a story not told that
+///   instant resumes with the first QoS sample that counts the pause as ended;
 /// - the end waits for the final QoS sample (the subscriber posts it after the `ended` state),
 ///   so ``Step/ended(_:)`` and ``Step/failed(reason:_:)`` carry the run's final numbers.
 public struct SubscriberPlayerStory: Sendable {
@@ -54,9 +54,16 @@ public struct SubscriberPlayerStory: Sendable {
     private var delay: Duration?
     private var pausedForDelay = false
     private var delayPauses = 0
+    /// Whether a delay pause ends only when told the first frame after it was presented.
+    private let resumesOnRender: Bool
 
-    /// A story not begun.
-    public init() {}
+    /// A story not begun. With `resumesOnRender`, a delay pause ends only with
+    /// ``delayPauseEnded()`` (its teller watches ``Subscriber/delayPauseEnded``), never with a QoS
+    /// sample that counts it: the scheduler counts a pause when it releases the frame, a decode
+    /// lead before that frame is shown.
+    public init(resumesOnRender: Bool = false) {
+        self.resumesOnRender = resumesOnRender
+    }
 
     /// The steps a state change makes.
     public mutating func state(_ state: SubscriberState) -> [Step] { update(state: state).steps }
@@ -130,7 +137,7 @@ public struct SubscriberPlayerStory: Sendable {
             steps.append(.renditionChange(bitrate: sample.renditionBitrate, width: Int(width), height: Int(height)))
         }
         let pauses = sample.total.delayPauseCount
-        if pausedForDelay, pauses > delayPauses {
+        if pausedForDelay, !resumesOnRender, pauses > delayPauses {
             pausedForDelay = false
             steps.append(.resume)
         }

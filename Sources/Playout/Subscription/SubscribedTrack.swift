@@ -296,7 +296,8 @@ package final class SubscribedTrack: @unchecked Sendable {
             let (received, failures) = (pipeline.receiver.statistics().packetsReceived, pipeline.receiver.sequencedAuthenticationFailures)
             let buffered = pipeline.playout.schedulerStatistics.bufferedFrames
             return SubscriptionStateMachine.TrackStatus(
-                lastRender: playback.lastRender, hasQueuedFrames: buffered > 0, isDrained: loopIdle && buffered == 0,
+                lastRender: playback.lastRender, hasQueuedFrames: buffered > 0,
+                delayPause: pipeline.playout.pendingDelayPause, isDrained: loopIdle && buffered == 0,
                 authenticationFailuresOnly: received == 0 ? failures : 0, port: port
             )
         }

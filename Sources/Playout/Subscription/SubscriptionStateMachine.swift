@@ -72,6 +72,8 @@ struct SubscriptionStateMachine {
         var lastRender: MonotonicInstant?
         /// Whether frames wait in its scheduler (a deliberate delay pause, not a stall).
         var hasQueuedFrames = false
+        /// How long its rendering is held on purpose (delay increases since its last render).
+        var delayPause: Duration = .zero
         /// Whether its playout loop waits with nothing left to render.
         var isDrained = false
         /// SRTP authentication failures, when nothing authenticated was received (else 0).
@@ -268,9 +270,13 @@ struct SubscriptionStateMachine {
         let next: SubscriberState
         if let lastRender {
             // Nothing rendered for a while is a stall only when nothing waits to be rendered
-            // either: during a delay pause (an override raised the delay) frames are queued.
+            // and no delay pause explains it: an override that raised the delay holds rendering
+            // for the increase on purpose, even while a gap keeps the frames in the jitter buffer.
             // Frames queued after a stall are the stream coming back: buffering until one renders.
-            let queued = tracks.contains { $0.hasQueuedFrames }
+            let queued = tracks.contains { track in
+                track.hasQueuedFrames
+                    || track.lastRender.map { $0.duration(to: now) <= configuration.stallTimeout + track.delayPause } == true
+            }
             if lastRender.duration(to: now) <= configuration.stallTimeout {
                 next = .playing
             } else if !queued {

@@ -57,6 +57,11 @@ public final class Subscriber: @unchecked Sendable {
         public var telemetry: TelemetryInstrument?
         /// The tracker's name in the engine's log lines.
         public var telemetryTrackerName = "subscriber"
+        /// Whether the subscriber keeps a session of its own in ``telemetry`` when an analytics
+        /// bridge (``MuxSubscriberBridge``, ``HeartbeatSubscriberBridge``,
+        /// ``NielsenSubscriberBridge``, ``OpenAVTSubscriberBridge``) reports into the same
+        /// instrument. By default (false) the bridge's view is the subscriber's one session there.
+        public var telemetrySessionBesideAnalytics = false
         /// How many frames ``Subscriber/frameLog`` records for benchmarking (0, the default:
         /// no log). Reserved at the start; frames beyond it are counted, not recorded.
         public var frameLogCapacity: Int
@@ -144,6 +149,15 @@ public final class Subscriber: @unchecked Sendable {
     /// picture), set when the first frame after the pause is presented (nil: no pause ended yet).
     /// Observers are called on the subscriber's observer thread.
     public var delayPauseEnded: ReadOnlyObservable<MonotonicInstant?> { delivery.delayPauseEnded.readOnly }
+
+    /// An analytics bridge reporting into `instrument` tells this subscriber's view there: when
+    /// the subscriber reports into the same instrument (``Options/telemetry``), its own tracker
+    /// steps aside, so the instrument holds one session for it — unless
+    /// ``Options/telemetrySessionBesideAnalytics`` asks for two. Called by the bridges before the start.
+    package func analyticsBridge(reportsInto instrument: TelemetryInstrument) {
+        guard let telemetry, telemetry.instrument === instrument, !options.telemetrySessionBesideAnalytics else { return }
+        telemetry.handOver()
+    }
 
     /// What the observer queue did: updates delivered, and dropped because observers were slow.
     public var observerDelivery: ObserverDeliveryStatistics {

@@ -51,6 +51,7 @@ public final class HeartbeatSubscriberBridge: Sendable {
         subscriber: Subscriber, instrument: TelemetryInstrument, configuration: HeartbeatTracker.Configuration = .init(),
         options: AnalyticsAdapterOptions<HeartbeatRule> = .init(), onVideoUnloaded: @escaping @Sendable () -> Void = {}
     ) {
+        subscriber.analyticsBridge(reportsInto: instrument)
         let heartbeat = HeartbeatTracker(instrument: instrument, delegate: subscriber, configuration: configuration, options: options)
         self.heartbeat = heartbeat
         @Sendable func perform(_ steps: [SubscriberPlayerStory.Step]) {

@@ -46,6 +46,7 @@ public final class MuxSubscriberBridge: Sendable {
     ) {
         self.mux = mux
         self.player = player
+        subscriber.analyticsBridge(reportsInto: mux.instrument)
         let description = subscriber.sessionDescription
         let video = video ?? MuxVideoData(
             id: description?.origin?.sessionID.isEmpty == false ? description!.origin!.sessionID : "playout",

@@ -61,6 +61,7 @@ public final class NielsenSubscriberBridge: Sendable {
     public init(subscriber: Subscriber, sdk: NielsenAppSDK, ticker: NielsenPlayheadTicker, options: Options) {
         self.sdk = sdk
         self.ticker = ticker
+        subscriber.analyticsBridge(reportsInto: sdk.instrument)
         self.options = options
         id = ticker.add(sdk, mode: options.mode)
         let feed = SubscriberEventFeed(subscriber) { [weak self] update in

@@ -49,6 +49,7 @@ public final class OpenAVTSubscriberBridge: Sendable {
     public init(subscriber: Subscriber, instrument: OpenAVTInstrument, trackerId: Int) {
         self.instrument = instrument
         self.trackerId = trackerId
+        subscriber.analyticsBridge(reportsInto: instrument.engine)
         // The getters first: the feed may report the current delay at once.
         let changesQuality: (OpenAVTEvent, OpenAVTAttribute) -> Bool = { event, _ in
             event.getAction() == .qualityChangeUp || event.getAction() == .qualityChangeDown

@@ -17,36 +17,79 @@ import PlayoutTelemetry
 /// last.
 final class SubscriberTelemetry: Sendable {
     private let tracker: TelemetryTracker
+    /// The instrument it reports to.
+    let instrument: TelemetryInstrument
     private let feed: SubscriberEventFeed
     /// The last periodic sample sent as a heartbeat.
     private let lastHeartbeat = LockedValue<SubscriberQoS?>(nil)
+    /// Whether its view began, or a bridge took it over.
+    private let phase = LockedValue(Phase.waiting([]))
+
+    /// Before the start, events wait (the view begins at the start, unless an analytics bridge
+    /// on the same instrument takes the session over before it: then nothing is emitted).
+    private enum Phase {
+        case waiting([TelemetryEvent])
+        case open
+        case handedOver
+    }
 
     init(
         instrument: TelemetryInstrument, name: String, clock: any PlayoutClock, state: ReadOnlyObservable<SubscriberState>,
         qos: ReadOnlyObservable<SubscriberQoS>, playoutDelay: ReadOnlyObservable<EffectivePlayoutDelay>
     ) {
         let tracker = instrument.makeTracker(name: name)
-        tracker.ready()
         self.tracker = tracker
-        let lastHeartbeat = self.lastHeartbeat
+        self.instrument = instrument
+        let (lastHeartbeat, phase) = (self.lastHeartbeat, self.phase)
         feed = SubscriberEventFeed(state: state, qos: qos, playoutDelay: playoutDelay, contractClock: clock) { update in
             // The final sample (the subscription ended) is sent once, by `finish`, over its own window.
             var sample = update.sample
             if let periodic = sample {
                 if periodic.state.isFinal { sample = nil } else { lastHeartbeat.withLock { $0 = periodic } }
             }
-            Self.emit(update.contractEvents + update.events, heartbeat: sample, to: tracker)
+            phase.withLock { phase in
+                switch phase {
+                case .waiting(let events): phase = .waiting(events + update.contractEvents + update.events)
+                case .open: Self.emit(update.contractEvents + update.events, heartbeat: sample, to: tracker)
+                case .handedOver: break
+                }
+            }
         }
     }
 
-    /// The subscription started at `instant` (the origin of the events' `elapsed`).
+    /// The subscription started at `instant` (the origin of the events' `elapsed`): its view
+    /// begins, unless a bridge took the session over.
     func started(at instant: MonotonicInstant) {
         feed.started(at: instant)
+        _ = beginView()
+    }
+
+    /// Begins the view with the events that waited for it; false when a bridge took it over.
+    private func beginView() -> Bool {
+        phase.withLock { phase in
+            switch phase {
+            case .waiting(let events):
+                tracker.ready()
+                Self.emit(events, heartbeat: nil, to: tracker)
+                phase = .open
+                return true
+            case .open: return true
+            case .handedOver: return false
+            }
+        }
+    }
+
+    /// An analytics bridge reporting into the same instrument tells this subscriber's view from
+    /// now on (before the start): this tracker begins no view and emits nothing, so the instrument
+    /// holds one session for the subscriber, the bridge's.
+    func handOver() {
+        phase.withLock { $0 = .handedOver }
     }
 
     /// The subscription ended and its observers saw the final values: a last heartbeat with the
     /// final sample, then the view ends.
     func finish(final: SubscriberQoS) {
+        guard beginView() else { return }  // (a subscription that could not open never started)
         Self.emit(feed.finish(final: final), heartbeat: Self.ownWindow(final, after: lastHeartbeat.withLock { $0 }), to: tracker)
         tracker.endOfService()
     }

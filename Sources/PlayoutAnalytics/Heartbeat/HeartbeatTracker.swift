@@ -112,7 +112,8 @@ public final class HeartbeatTracker: Sendable {
     /// The engine's tracker this adapter emits to.
     public let tracker: TelemetryTracker
 
-    private let instrument: TelemetryInstrument
+    /// The engine it reports into (a subscriber bridge hands the subscriber's session there to it).
+    package let instrument: TelemetryInstrument
     private let delegate: any HeartbeatPlayerDelegate
     private let trace: AdapterTrace
     private let state: LockedValue<State>

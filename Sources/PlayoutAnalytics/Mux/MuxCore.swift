@@ -75,7 +75,8 @@ public final class MuxCore: Sendable {
     /// Every call and broken rule (nil unless the options have a conformance log).
     public var conformance: ConformanceLog<MuxRule>? { options.conformance }
 
-    private let instrument: TelemetryInstrument
+    /// The engine it reports into (a subscriber bridge hands the subscriber's session there to it).
+    package let instrument: TelemetryInstrument
     private let trace: AdapterTrace
     private let state = LockedValue(State())
 

@@ -32,7 +32,8 @@ public final class NielsenAppSDK: Sendable {
     /// The clock of the instance's calls (the instrument's).
     public let clock: any PlayoutClock
 
-    private let instrument: TelemetryInstrument
+    /// The engine it reports into (a subscriber bridge hands the subscriber's session there to it).
+    package let instrument: TelemetryInstrument
     private let name: String
     private let logger: Logger
     private let origin: MonotonicInstant

@@ -95,6 +95,31 @@ struct SubscriberBridgeTests {
         instrument.shutdown(timeout: .zero)
     }
 
+    @Test("One session per subscriber: a bridge on the instrument the subscriber reports into tells its one view; two only when asked", arguments: [false, true])
+    func oneSessionPerSubscriber(beside: Bool) throws {
+        let clock = ManualClock()
+        let memory = InMemoryTelemetryBackend()
+        let instrument = try TelemetryInstrument(
+            backends: [memory], configuration: .init(delivery: .init(linger: .zero), engineId: "e"), clock: clock, driver: .embedded)
+        let stream = SimulatedStream()
+        var options = Subscriber.Options(duration: .seconds(2), telemetry: instrument, clock: clock)
+        options.seed = 1
+        options.telemetrySessionBesideAnalytics = beside
+        let subscriber = try Subscriber(sessionDescription: stream.sessionDescription, options: options)
+        let mux = MuxCore(instrument: instrument)
+        mux.dispatchGlobalDataEvent(MuxGlobalData(environmentKey: "env-test"))
+        let bridge = MuxSubscriberBridge(subscriber: subscriber, mux: mux, player: "main")
+        let driver = try EmbeddedDriver(subscriber)
+        _ = driver.run(try stream.datagrams(for: .zero..<Duration.seconds(2), origin: clock.now))
+        #expect(instrument.flush())
+        #expect(memory.sessionIds.count == (beside ? 2 : 1), "\(memory.sessionIds)")
+        let session = try memory.session(player: "main")
+        if !beside { #expect(memory.sessionIds == [session]) }
+        try memory.expectKPI("playing_time", in: 1.5...2, session: session)
+        _ = bridge
+        instrument.shutdown(timeout: .zero)
+    }
+
     /// Issue 28's newcomer: a Mux-shaped view of a stream with 2 % loss and a 2 s override held
     /// for 5 s. The numbers must be the player's: the playing time is the run less startup and
     /// the delay pause, the bitrate the video's over the view, the dropped frames the video's

@@ -160,8 +160,8 @@ struct SubscriptionOptions<Defaults: SubscriptionDefaults>: ParsableArguments {
     func makeTelemetry(lingering: LingeringEndpoints? = nil) throws -> TelemetryInstrument? {
         guard !telemetry.isEmpty || writesJSON else { return nil }
         var tags = tag.map(\.field)
-        if !telemetry.isEmpty, !tag.contains(where: { $0.key == "host" }), let host = hostName() {
-            tags.append(TelemetryField("host", .string(host)))
+        if !telemetry.isEmpty, !tag.contains(where: { $0.key == "host" }), let host = TelemetryField.host {
+            tags.append(host)
         }
         var backends: [any TelemetryBackend] = []
         for spec in telemetry {

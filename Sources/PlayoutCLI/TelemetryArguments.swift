@@ -85,10 +85,4 @@ struct TagArgument: ArgumentValue, Equatable {
     var field: TelemetryField { TelemetryField(key, .string(value)) }
 }
 
-/// This machine's name (the `host` tag), if the system tells it.
-func hostName() -> String? {
-    var buffer = [CChar](repeating: 0, count: 256)
-    guard gethostname(&buffer, buffer.count - 1) == 0 else { return nil }
-    let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    return name.isEmpty ? nil : name
-}
+

@@ -38,7 +38,7 @@ public final class InfluxBackend: TelemetryBackend {
     public let timeout: Duration
     private let target: String
     private let headers: [HTTPHeader]
-    private let encoder: InfluxLineProtocol
+    let encoder: InfluxLineProtocol
     private let client: Mutex<HTTPClient>
 
     /// A backend that writes to `writeURL`.
@@ -51,13 +51,15 @@ public final class InfluxBackend: TelemetryBackend {
     ///   - token: Sent as `Authorization: Token TOKEN` when given (v2; InfluxDB 1.8+ accepts it on
     ///     `/write` too). The CLI reads it from `INFLUX_TOKEN`.
     ///   - tags: Tags added to every point, after the record's own.
+    ///   - defaultTags: Tags added to a point whose record and `tags` have none of that name
+    ///     (default: this machine's `host`, so a dashboard can group by machine).
     ///   - timeout: The bound of one write (connect, send, answer).
     ///   - schema: What the fields mean: their keys, which are identities (tags), which repeat
     ///     the tracks' (``InfluxLineProtocol``); a subscriber's is `TelemetrySchema.subscriber`.
     /// - Throws: ``NetworkTelemetryError`` with code `invalidAddress` and a message naming a valid
     ///   URL when `writeURL` is not one of these two forms or `token` has a line break.
-    public init(writeURL: String, token: String?, tags: [TelemetryField] = [], timeout: Duration = InfluxBackend.defaultTimeout,
-                schema: TelemetrySchema = TelemetrySchema()) throws(NetworkTelemetryError) {
+    public init(writeURL: String, token: String?, tags: [TelemetryField] = [], defaultTags: [TelemetryField] = TelemetryField.hostDefaults,
+                timeout: Duration = InfluxBackend.defaultTimeout, schema: TelemetrySchema = TelemetrySchema()) throws(NetworkTelemetryError) {
         let (endpoint, api) = try Self.parse(writeURL: writeURL)
         self.api = api
         var query = endpoint.query
@@ -72,13 +74,15 @@ public final class InfluxBackend: TelemetryBackend {
         }
         self.headers = headers
         self.timeout = timeout
-        self.encoder = InfluxLineProtocol(tags: tags, schema: schema)
+        var encoder = InfluxLineProtocol(tags: tags, schema: schema)
+        encoder.defaultTags = defaultTags
+        self.encoder = encoder
         let client = HTTPClient(host: endpoint.host, port: endpoint.port, timeout: timeout)
         self.name = "influx \(client.authority)"
         self.client = Mutex(client)
     }
 
-    /// The API `writeURL` names, checked as ``init(writeURL:token:tags:timeout:schema:)`` checks it,
+    /// The API `writeURL` names, checked as ``init(writeURL:token:tags:defaultTags:timeout:schema:)`` checks it,
     /// without opening anything (for validating a command line before a run starts).
     ///
     /// - Throws: ``NetworkTelemetryError`` with code `invalidAddress`, as the initializer does.

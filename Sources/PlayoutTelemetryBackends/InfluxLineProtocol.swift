@@ -52,6 +52,9 @@ public struct InfluxLineProtocol: Sendable {
 
     /// Tags added to every point after the record's own.
     public var tags: [TelemetryField]
+    /// Tags added to a point only when neither the record nor ``tags`` has one of that name
+    /// (``InfluxBackend`` passes the machine's `host`, ``TelemetryField/host``).
+    public var defaultTags: [TelemetryField] = []
     /// What the fields mean (their exported names, which are identities).
     public var schema: TelemetrySchema
 
@@ -101,7 +104,7 @@ public struct InfluxLineProtocol: Sendable {
                 values.append(field)
             }
         }
-        let common = identities + (record.tags + tags).map { ($0.name, $0.value.description) }
+        let common = identities + TelemetryField.merging(record.tags + tags, defaults: defaultTags, unlessIn: []).map { ($0.name, $0.value.description) }
         switch record.kind {
         case .event:
             let fields = values.map { field in (schema.viewFields[field.name]?.exportedName ?? TelemetrySchema.exportedKey(field.name), field.value) }

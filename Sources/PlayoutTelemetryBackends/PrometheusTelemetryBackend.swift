@@ -60,12 +60,18 @@ public final class PrometheusTelemetryBackend: TelemetryBackend {
     }
     private let state = Mutex(State())
 
-    /// A backend registering its metrics in `registry`, reading fields by `schema`.
+    /// Labels added to a series whose record and ``tags`` have none of that name.
+    public let defaultTags: [TelemetryField]
+
+    /// A backend registering its metrics in `registry`, reading fields by `schema`; `defaultTags`
+    /// (default: this machine's `host`) label the series whose record and `tags` lack them.
     public init(registry: PrometheusCollectorRegistry, schema: TelemetrySchema, tags: [TelemetryField] = [],
+                defaultTags: [TelemetryField] = TelemetryField.hostDefaults,
                 maximumSeries: Int = PrometheusTelemetryBackend.defaultMaximumSeries, name: String = "prometheus") {
         self.registry = registry
         self.schema = schema
         self.tags = tags
+        self.defaultTags = defaultTags
         self.maximumSeries = max(0, maximumSeries)
         self.name = name
     }
@@ -76,7 +82,7 @@ public final class PrometheusTelemetryBackend: TelemetryBackend {
     /// Counts the events, sets the gauges and counters. Never fails.
     public func deliver(_ batch: [TelemetryRecord]) throws(TelemetryDeliveryError) {
         for record in batch {
-            let recordTags = record.tags + tags
+            let recordTags = TelemetryField.merging(record.tags + tags, defaults: defaultTags, unlessIn: [])
             switch record.kind {
             case .event:
                 increment(Self.eventsCounter, help: "Player events, by name (the Mux vocabulary).", MetricsBackend.dimensions([("event", record.name)], recordTags))

@@ -20,6 +20,16 @@ struct InfluxLineProtocolTests {
         #expect(line == #"playout_event,event=play,host=lab1,run=r42,session=s1 seq=7i,bitrate=2500000i,ratio=0.25,live=true,reason="ok" 1700000000123456789"#)
     }
 
+    @Test("default tags (InfluxBackend's: the machine's host) go where neither the record nor the encoder's tags have one of that name")
+    func defaultTags() throws {
+        var encoder = InfluxLineProtocol()
+        encoder.defaultTags = [TelemetryField("host", .string("m1"))]
+        #expect(encoder.line(for: record()) == "playout_event,event=play,host=m1,session=s1 seq=7i 1700000000123456789")
+        #expect(encoder.line(for: record(tags: [TelemetryField("host", .string("lab"))])) == "playout_event,event=play,host=lab,session=s1 seq=7i 1700000000123456789")
+        let backend = try InfluxBackend(writeURL: "http://127.0.0.1:1/write?db=d", token: nil)
+        #expect(backend.encoder.defaultTags == TelemetryField.hostDefaults && !TelemetryField.hostDefaults.isEmpty)
+    }
+
     @Test("heartbeats have no name tag; metrics a metric tag; each kind has its measurement; keys in snake_case")
     func kinds() {
         let encoder = InfluxLineProtocol()

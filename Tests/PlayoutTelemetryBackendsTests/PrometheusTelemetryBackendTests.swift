@@ -40,7 +40,7 @@ struct PrometheusTelemetryBackendTests {
     @Test("HELP and TYPE on every metric; track fields under one name with a kind label; counters _total; units in names; totals and text left out")
     func conventions() throws {
         let registry = PrometheusCollectorRegistry()
-        let backend = PrometheusTelemetryBackend(registry: registry, schema: Self.schema)
+        let backend = PrometheusTelemetryBackend(registry: registry, schema: Self.schema, defaultTags: [])
         try backend.deliver([Self.record(.event, "play", []), Self.heartbeat(rendered: 300)])
         let text = Self.exposition(registry)
         let lines = text.split(separator: "\n")
@@ -64,7 +64,7 @@ struct PrometheusTelemetryBackendTests {
     @Test("a counter follows the cumulative value; a new SSRC sets the old info series to 0; viewend's KPIs become view gauges")
     func overTime() throws {
         let registry = PrometheusCollectorRegistry()
-        let backend = PrometheusTelemetryBackend(registry: registry, schema: Self.schema)
+        let backend = PrometheusTelemetryBackend(registry: registry, schema: Self.schema, defaultTags: [])
         try backend.deliver([Self.heartbeat(rendered: 300), Self.heartbeat(rendered: 330, ssrc: 9)])
         try backend.deliver([Self.record(.event, "viewend", [TelemetryField("playing_time", .double(9.5)), TelemetryField("playback_failure", .bool(false)),
                                                              TelemetryField("rebuffer_count", .int(0)), TelemetryField("weighted_average_bitrate", .double(8e5))])])
@@ -81,10 +81,24 @@ struct PrometheusTelemetryBackendTests {
         #expect(Self.exposition(registry).contains(#"playout_frames_rendered_total{kind="video",session="s1",run="r42"} 10"#))
     }
 
+    @Test("the machine's host labels every series by default; a record's own host wins")
+    func hostByDefault() throws {
+        let host = try #require(TelemetryField.host)
+        let registry = PrometheusCollectorRegistry()
+        let backend = PrometheusTelemetryBackend(registry: registry, schema: Self.schema)
+        try backend.deliver([Self.record(.event, "play", [])])
+        #expect(Self.exposition(registry).contains("host=\"\(host.value)\""))
+        let other = PrometheusCollectorRegistry()
+        let tagged = PrometheusTelemetryBackend(registry: other, schema: Self.schema, tags: [TelemetryField("host", .string("lab-7"))])
+        try tagged.deliver([Self.record(.event, "play", [])])
+        let text = Self.exposition(other)
+        #expect(text.contains("host=\"lab-7\"") && !text.contains("host=\"\(host.value)\""))
+    }
+
     @Test("hostile fields never trap the registry: a name taken by another type, odd characters, NaN and negative counters are dropped or sanitized")
     func hostile() throws {
         let registry = PrometheusCollectorRegistry()
-        let backend = PrometheusTelemetryBackend(registry: registry, schema: Self.schema, maximumSeries: 50)
+        let backend = PrometheusTelemetryBackend(registry: registry, schema: Self.schema, defaultTags: [], maximumSeries: 50)
         try backend.deliver([
             Self.record(.heartbeat, "heartbeat", [TelemetryField("video.framesRendered", .double(.nan)), TelemetryField("audio.framesRendered", .int(-3))]),
             Self.record(.metric, "events total", [TelemetryField("value", .double(1))]),

@@ -6,13 +6,18 @@ import Synchronization
 /// never bootstraps the global `MetricsSystem`), so Prometheus (``PrometheusEndpoint``) or any
 /// other metrics backend can show them.
 ///
+/// The names follow the telemetry schema (``TelemetrySchema``, Docs/TelemetrySchema.md) as
+/// ``PrometheusTelemetryBackend``'s do, the track kind a dimension:
+///
 /// | record | metric | dimensions | how |
 /// |---|---|---|---|
-/// | event | `Counter` `playout_events_total` | `name`, then the tags | incremented per event |
-/// | heartbeat | `Gauge` `playout_heartbeat_FIELD` per numeric field (snake_case: `playout_heartbeat_frames_decoded`) | `session`, then the tags | set to the value (booleans 1/0) |
+/// | event | `Counter` `playout_events_total` | `event` (its name), then the tags | incremented per event |
+/// | heartbeat, a field the schema counts (`video.framesRendered`) | `Counter` `playout_frames_rendered_total` | `kind`, `session`, then the tags | follows the cumulative value |
+/// | heartbeat, any other numeric field (`video.bitrate`, `playoutDelay`) | `Gauge` `playout_bitrate_bits_per_second`, `playout_playout_delay_seconds` (the schema's name; `playout_heartbeat_<snake_case>` for a field it does not know) | (`kind`,) `session`, then the tags | set to the value (booleans 1/0) |
 /// | metric | `Gauge` `playout_metric_NAME` | `session`, then the tags | set to its numeric `value` |
 ///
-/// Tags are the record's, then the backend's. Names are snake_case and keep `a-z 0-9 _ :` (anything
+/// Identities (an SSRC), text fields, the totals that repeat the tracks' and `timeSince…`
+/// attributes are not metrics. Tags are the record's, then the backend's. Names are snake_case and keep `a-z 0-9 _ :` (anything
 /// else becomes `_`); dimension names keep `A-Z a-z 0-9 _`, do not start with a digit or `__`, and one that
 /// repeats an earlier one gets a `_` appended, so every label set is valid Prometheus. Text fields
 /// are not metrics and are skipped. Metric objects are created once per series and kept; at most
@@ -28,7 +33,7 @@ import Synchronization
 public final class MetricsBackend: TelemetryBackend {
     /// The label of the events counter.
     public static let eventsCounterLabel = "playout_events_total"
-    /// The prefix of heartbeat gauges (`playout_heartbeat_frames_decoded`).
+    /// The prefix of gauges for heartbeat fields the schema does not know (`playout_heartbeat_paused`).
     public static let heartbeatGaugePrefix = "playout_heartbeat_"
     /// The prefix of user metric gauges.
     public static let metricGaugePrefix = "playout_metric_"
@@ -41,9 +46,13 @@ public final class MetricsBackend: TelemetryBackend {
     public let tags: [TelemetryField]
     /// The most series (counters and gauges) kept.
     public let maximumSeries: Int
+    /// What the heartbeat fields mean.
+    public let schema: TelemetrySchema
 
     private struct State {
         var counters: [String: Counter] = [:]
+        /// The last cumulative value each counter series followed.
+        var totals: [String: Double] = [:]
         var gauges: [String: Gauge] = [:]
         var droppedSeries = 0
     }
@@ -55,11 +64,13 @@ public final class MetricsBackend: TelemetryBackend {
     /// - Parameters:
     ///   - factory: Where the metrics go (`PrometheusMetricsFactory`, `TestMetrics`, …).
     ///   - tags: Dimensions added to every series after the record's tags.
+    ///   - schema: What the heartbeat fields mean (a subscriber's is `TelemetrySchema.subscriber`).
     ///   - maximumSeries: The most series kept (a bound on memory when sessions come and go).
     ///   - name: The backend's name in statistics.
-    public init(factory: any MetricsFactory, tags: [TelemetryField] = [], maximumSeries: Int = MetricsBackend.defaultMaximumSeries,
-                name: String = "metrics") {
+    public init(factory: any MetricsFactory, tags: [TelemetryField] = [], schema: TelemetrySchema = TelemetrySchema(),
+                maximumSeries: Int = MetricsBackend.defaultMaximumSeries, name: String = "metrics") {
         self.factory = factory
+        self.schema = schema
         self.tags = tags
         self.maximumSeries = max(0, maximumSeries)
         self.name = name
@@ -73,18 +84,46 @@ public final class MetricsBackend: TelemetryBackend {
         for record in batch {
             switch record.kind {
             case .event:
-                let dimensions = Self.dimensions([("name", record.name)], record.tags + tags)
+                let dimensions = Self.dimensions([("event", record.name)], record.tags + tags)
                 counter(Self.eventsCounterLabel, dimensions)?.increment()
             case .heartbeat:
-                let dimensions = Self.dimensions([("session", record.sessionId)], record.tags + tags)
-                for field in record.fields where field.value.number != nil {
-                    set(field.value, in: gauge(Self.heartbeatGaugePrefix + Self.metricName(field.name), dimensions))
-                }
+                heartbeat(record)
             case .metric:
                 guard let value = record[field: "value"], value.number != nil else { continue }
                 let dimensions = Self.dimensions([("session", record.sessionId)], record.tags + tags)
                 set(value, in: gauge(Self.metricGaugePrefix + Self.metricName(record.name), dimensions))
             }
+        }
+    }
+
+    /// A heartbeat's numeric fields, named and typed by the schema.
+    private func heartbeat(_ record: TelemetryRecord) {
+        for field in record.fields {
+            let (description, kind, derived, known) = schema.describe(field.name)
+            guard !derived, description.type != .identity, field.value.number != nil else { continue }
+            guard known || kind != nil || !field.name.hasPrefix("timeSince") else { continue }
+            let dimensions = Self.dimensions((kind.map { [("kind", $0)] } ?? []) + [("session", record.sessionId)], record.tags + tags)
+            let exported = known ? description.exportedName : "heartbeat_" + TelemetrySchema.snakeCase(description.name)
+            if description.type == .counter, let value = field.value.number {
+                follow(counter("playout_\(exported)_total", dimensions), key: Self.key("playout_\(exported)_total", dimensions), to: value)
+            } else {
+                set(field.value, in: gauge("playout_\(exported)", dimensions))
+            }
+        }
+    }
+
+    /// Moves a counter series to the cumulative `value` (from it again when the value went down).
+    private func follow(_ counter: Counter?, key: String, to value: Double) {
+        guard let counter, value.isFinite, value >= 0 else { return }
+        let last = state.withLock { state in
+            defer { state.totals[key] = value }
+            return state.totals[key] ?? 0
+        }
+        if value >= last {
+            if value > last { counter.increment(by: Int64(value - last)) }
+        } else {
+            counter.reset()
+            counter.increment(by: Int64(value))
         }
     }
 

@@ -25,8 +25,8 @@ struct MetricsBackendTests {
             record(.heartbeat, "heartbeat", fields: [TelemetryField("framesDecoded", .int(330))]),
             record(.metric, "cpu load", fields: [TelemetryField("value", .double(0.5))]),
         ])
-        #expect(try metrics.expectCounter("playout_events_total", [("name", "play"), ("run", "r42"), ("host", "lab1")]).totalValue == 2)
-        #expect(try metrics.expectCounter("playout_events_total", [("name", "playing"), ("run", "r42"), ("host", "lab1")]).totalValue == 1)
+        #expect(try metrics.expectCounter("playout_events_total", [("event", "play"), ("run", "r42"), ("host", "lab1")]).totalValue == 2)
+        #expect(try metrics.expectCounter("playout_events_total", [("event", "playing"), ("run", "r42"), ("host", "lab1")]).totalValue == 1)
         let dimensions = [("session", "s1"), ("run", "r42"), ("host", "lab1")]
         #expect(try metrics.expectGauge("playout_heartbeat_frames_decoded", dimensions).lastValue == 330)
         #expect(try metrics.expectGauge("playout_heartbeat_bitrate", dimensions).lastValue == 2.5e6)
@@ -35,13 +35,31 @@ struct MetricsBackendTests {
         #expect(metrics.recorders.count == 4)
     }
 
+    @Test("a subscriber's heartbeat by the schema: a track's counter a counter under one name with a kind dimension, a gauge in its unit, the SSRC no metric")
+    func schemaNames() throws {
+        let metrics = TestMetrics()
+        let schema = TelemetrySchema(trackFields: [
+            .init("framesRendered", .counter, help: "Frames rendered."), .init("bitrate", .gauge, .bitsPerSecond, help: "Bit rate."),
+            .init("ssrc", .identity, help: "SSRC."),
+        ])
+        let backend = MetricsBackend(factory: metrics, tags: [], schema: schema)
+        let fields = [TelemetryField("video.framesRendered", .int(300)), TelemetryField("audio.framesRendered", .int(500)),
+                      TelemetryField("video.bitrate", .double(2.5e6)), TelemetryField("video.ssrc", .int(7))]
+        try backend.deliver([record(.heartbeat, "heartbeat", fields: fields, tags: [])])
+        try backend.deliver([record(.heartbeat, "heartbeat", fields: [TelemetryField("video.framesRendered", .int(330))], tags: [])])
+        #expect(try metrics.expectCounter("playout_frames_rendered_total", [("kind", "video"), ("session", "s1")]).totalValue == 330)
+        #expect(try metrics.expectCounter("playout_frames_rendered_total", [("kind", "audio"), ("session", "s1")]).totalValue == 500)
+        #expect(try metrics.expectGauge("playout_bitrate_bits_per_second", [("kind", "video"), ("session", "s1")]).lastValue == 2.5e6)
+        #expect(!metrics.recorders.contains { $0.label.contains("ssrc") } && !metrics.counters.contains { $0.label.contains("ssrc") })
+    }
+
     @Test("dimension names are made valid and distinct", arguments: [
-        ("run", "run"), ("name", "name_"), ("a-b c", "a_b_c"), ("9lives", "tag_9lives"), ("__reserved", "tag___reserved"), ("", "tag_"), ("ünï", "_n_"),
+        ("run", "run"), ("event", "event_"), ("a-b c", "a_b_c"), ("9lives", "tag_9lives"), ("__reserved", "tag___reserved"), ("", "tag_"), ("ünï", "_n_"),
     ])
     func labelNames(tag: String, expected: String) throws {
         let metrics = TestMetrics()
         try MetricsBackend(factory: metrics).deliver([record(.event, "play", tags: [TelemetryField(tag, .string("v"))])])
-        #expect(metrics.counters.first?.dimensions.map(\.0) == ["name", expected])
+        #expect(metrics.counters.first?.dimensions.map(\.0) == ["event", expected])
     }
 
     @Test("series beyond the bound are counted, not created")
@@ -67,7 +85,7 @@ struct PrometheusEndpointTests {
         #expect(response.header("Content-Type") == "text/plain; version=0.0.4; charset=utf-8")
         let text = String(decoding: response.body, as: UTF8.self)
         #expect(text.contains("# TYPE playout_events_total counter\n"))
-        #expect(text.contains(#"playout_events_total{name="play",run="r42"} 2"#))
+        #expect(text.contains(#"playout_events_total{event="play",run="r42"} 2"#))
         #expect(try client.send(method: "GET", target: "/").status == 404)
         #expect(try client.send(method: "POST", target: "/metrics").status == 405)
         #expect(try client.send(method: "HEAD", target: "/metrics").body.isEmpty)
@@ -149,7 +167,7 @@ struct PrometheusEndpointTests {
         let lint = output.split(separator: "\n").filter { !$0.hasSuffix(" no help text") }
         #expect(lint.isEmpty, "\(output)")
         #expect(output.split(separator: "\n").count == 4)
-        #expect(String(decoding: body, as: UTF8.self).contains(#"playout_events_total{name="weird \"name\"\n",run="r42",quote_back_slash="line\nbreak \"q\" \\"} 1"#))
+        #expect(String(decoding: body, as: UTF8.self).contains(#"playout_events_total{event="weird \"name\"\n",run="r42",quote_back_slash="line\nbreak \"q\" \\"} 1"#))
     }
 }
 

@@ -49,12 +49,12 @@ struct PrometheusServerTests {
         }
 
         let events = try query(#"playout_events_total{run="\#(fixtures.run)"}"#, count: 2)
-        let play = try #require(events.first { $0.labels["name"] == "play" })
+        let play = try #require(events.first { $0.labels["event"] == "play" })
         #expect(play.value == "2")
         #expect(play.labels["viewer"] == TelemetryFixtures.hostileViewer)
         #expect(play.labels["note"] == hostile)
         #expect(play.labels["job"] == "playout" && play.labels["instance"] == "127.0.0.1:\(endpoint.port)")
-        #expect(events.first { $0.labels["name"] == "playing" }?.value == "1")
+        #expect(events.first { $0.labels["event"] == "playing" }?.value == "1")
 
         let frames = try query(#"playout_heartbeat_frames_decoded{run="\#(fixtures.run)"}"#, count: 1)
         #expect(frames.first?.value == "300" && frames.first?.labels["session"] == fixtures.session)
@@ -65,7 +65,7 @@ struct PrometheusServerTests {
         // More events are seen at the next scrape.
         try backend.deliver([fixtures.batches[0][0]])
         _ = try TelemetryServer.poll("the third play in Prometheus") {
-            try query(#"playout_events_total{run="\#(fixtures.run)",name="play"}"#, count: 1).first?.value == "3" ? true : nil
+            try query(#"playout_events_total{run="\#(fixtures.run)",event="play"}"#, count: 1).first?.value == "3" ? true : nil
         }
         // Prometheus saw the target up.
         #expect(try query(#"up{job="playout"}"#, count: 1).first?.value == "1")

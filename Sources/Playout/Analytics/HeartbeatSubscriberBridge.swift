@@ -3,9 +3,15 @@ public import PlayoutAnalytics
 import PlayoutCore
 import PlayoutTelemetry
 
-/// A subscriber is the heartbeat's player: its QoS is the QoS info (bitrate over the last sample
-/// window, the video's frames per second, every frame dropped, the picture size — the numbers of
-/// its latest sample), its session description names the video (a live stream).
+/// A subscriber is the heartbeat's player: its QoS is the QoS info — the numbers of its latest
+/// sample — and its session description names the video (a live stream).
+///
+/// | subscriber | heartbeat QoS info |
+/// |---|---|
+/// | the video's bitrate over the sample's window (``SubscriberQoS/renditionBitrate``) | `bitrate` |
+/// | the video's frame rate over the sample's window (``TrackQoS/framesPerSecond``) | `fps` |
+/// | video frames lost: dropped less skipped on a delay decrease (``SubscriberQoS/videoFramesLost``) | `droppedFrames` |
+/// | the video's picture size | `width`, `height` |
 extension Subscriber: HeartbeatPlayerDelegate {
     /// The session's id (the SDP origin's session id, else `"playout"`), its name (`s=`), live
     /// (length -1, as the guide sets it),
@@ -22,7 +28,7 @@ extension Subscriber: HeartbeatPlayerDelegate {
     public var qosInfo: HeartbeatQoSInfo? {
         let sample = qos.value
         return HeartbeatQoSInfo(
-            bitrate: sample.total.bitrate, fps: sample.video?.framesPerSecond ?? 0, droppedFrames: sample.total.framesDropped,
+            bitrate: sample.renditionBitrate, fps: sample.video?.framesPerSecond ?? 0, droppedFrames: sample.videoFramesLost,
             width: sample.video?.frameWidth ?? 0, height: sample.video?.frameHeight ?? 0)
     }
 }

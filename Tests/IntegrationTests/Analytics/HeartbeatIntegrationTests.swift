@@ -35,10 +35,11 @@ struct HeartbeatIntegrationTests {
         #expect(rendition[field: "width"] == .int(320) && rendition[field: "height"] == .int(180))
         // The QoS numbers at the end are the subscriber's final sample's.
         let ended = try #require(records.first { $0.name == "ended" })
-        #expect(ended[field: "bitrate"] == .double(final.total.bitrate))
+        // (The video's: its bitrate and the frames the viewer lost, not audio's or the skips of a delay decrease.)
+        #expect(ended[field: "bitrate"] == .double(final.renditionBitrate))
         #expect(ended[field: "fps"] == .double((final.video?.framesPerSecond ?? -1).rounded(.towardZero)))  // the guide: truncated
-        #expect(ended[field: "droppedFrames"] == .int(Int64(final.total.framesDropped)))
-        #expect(final.total.framesDropped > 0 && final.total.packetsLost > 0)
+        #expect(ended[field: "droppedFrames"] == .int(Int64(final.videoFramesLost)))
+        #expect(final.videoFramesLost > 0 && final.total.packetsLost > 0)
         // The startup time is the engine's video_startup_time (the same two instants).
         let startup = try #require(ended[field: "startupTime"]?.number)
         try memory.expectKPI("video_startup_time", startup, within: 0)

@@ -40,8 +40,8 @@ print("events: \(memory.eventNames().filter { $0 != "heartbeat" }.joined(separat
 print("rules broken: \(conformance.findings.count)")
 print("onVideoUnloaded after the unload reached the backend: \(handedOff && memory.eventNames().last == "viewend")")
 let ended = memory.records.first { $0.name == "ended" }
-let sameQoS = ended?[field: "bitrate"] == .double(final.total.bitrate)
+let sameQoS = ended?[field: "bitrate"] == .double(final.renditionBitrate)
     && ended?[field: "fps"] == .double((final.video?.framesPerSecond ?? 0).rounded(.towardZero))  // the guide truncates fps
-    && ended?[field: "droppedFrames"] == .int(Int64(final.total.framesDropped))
+    && ended?[field: "droppedFrames"] == .int(Int64(final.videoFramesLost))
 print("QoS at the end (bitrate, fps, dropped frames) is the subscriber's: \(sameQoS)")
 print("undelivered: \(instrument.shutdown(timeout: .seconds(2)).statistics.undelivered)")

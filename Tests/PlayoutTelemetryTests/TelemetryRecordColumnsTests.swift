@@ -164,7 +164,7 @@ struct TelemetryRecordColumnsTests {
     func kpiOffsets() {
         #expect(TelemetryKPIField.allCases.enumerated().allSatisfy { $0.offset == $0.element.rawValue })
         #expect(TelemetryKPIField.allCases.map(\.name) == [
-            "framesDropped", "framesRendered", "endToEndLatency", "cause", "duration", "bitrate", "delay", "severity",
+            "framesDropped", "framesRendered", "endToEndLatency", "cause", "duration", "bitrate", "delay", "severity", "renditionBitrate",
         ])
         #expect(TelemetryKPIField.allCases.count == TelemetryShape(kind: .event, name: "x", vocabulary: .other, names: [], types: []).kpiOffsets.count)
         // A heartbeat whose KPI fields come after 40,000 others, and one without them.

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import PlayoutRTP
 import PlayoutWebRTC
 import RealTimeTesting
@@ -25,21 +28,25 @@ final class WHEPPeerProcess: Sendable {
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
         self.process = process
-        pipe.fileHandleForReading.readabilityHandler = { [collected = self.output] handle in
-            let data = handle.availableData
-            let complete: [String] = collected.pending.withLock { buffer in
-                buffer.append(contentsOf: data)
-                var found: [String] = []
-                while let end = buffer.firstIndex(of: 0x0A) {
-                    found.append(String(decoding: buffer[..<end], as: UTF8.self))
-                    buffer.removeSubrange(...end)
-                }
-                return found
-            }
-            if !complete.isEmpty { collected.lines.withLock { $0 += complete } }
-            if data.isEmpty { handle.readabilityHandler = nil }
-        }
         try process.run()
+        // A thread of its own reads the peer's lines until it exits (end of file).
+        let reader = Thread { [collected = output, handle = pipe.fileHandleForReading] in
+            while true {
+                let data = handle.availableData
+                if data.isEmpty { return }
+                let complete: [String] = collected.pending.withLock { buffer in
+                    buffer.append(contentsOf: data)
+                    var found: [String] = []
+                    while let end = buffer.firstIndex(of: 0x0A) {
+                        found.append(String(decoding: buffer[..<end], as: UTF8.self))
+                        buffer.removeSubrange(...end)
+                    }
+                    return found
+                }
+                if !complete.isEmpty { collected.lines.withLock { $0 += complete } }
+            }
+        }
+        reader.start()
     }
 
     /// The first JSON line whose `event` is `name` (and which `matches`), waiting up to `timeout`.
@@ -56,9 +63,10 @@ final class WHEPPeerProcess: Sendable {
         return nil
     }
 
+    /// Ends the peer with SIGKILL: a child of the test process inherits its blocked SIGTERM.
     func stop() {
         if process.isRunning {
-            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
     }

@@ -135,11 +135,7 @@ final class Socket: @unchecked Sendable {
                 lastError = connectError(errno, peer: peer)
                 continue
             }
-            do throws(WHEPError) {
-                try candidate.wait(for: Int16(POLLOUT), until: deadline, doing: "connecting to \(peer)")
-            } catch {
-                throw error
-            }
+            try candidate.wait(for: Int16(POLLOUT), until: deadline, doing: "connecting to \(peer)")
             var failure: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)
             getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &failure, &length)

@@ -259,4 +259,22 @@ struct WHEPClientTests {
         #expect { try client.open(offer: Self.offer) } throws: { ($0 as! WHEPError).code == .cancelled }
         #expect(ContinuousClock.now - started < .seconds(3))
     }
+
+    @Test("close() while the POST is under way: open is cancelled and the session the server made is deleted", .realTime)
+    func closeWhilePosting() throws {
+        let recorder = Recorder()
+        let server = try Self.server(recorder) { index, _ in
+            if index == 0 { Thread.sleep(forTimeInterval: 0.6) }
+            return index == 0 ? Self.created(location: "/s/late") : "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"
+        }
+        defer { server.stop() }
+        let client = try client(server.port)
+        let closer = Thread {
+            Thread.sleep(forTimeInterval: 0.2)
+            client.close()
+        }
+        closer.start()
+        #expect { try client.open(offer: Self.offer) } throws: { ($0 as! WHEPError).code == .cancelled }
+        #expect(recorder.requests.map(\.line) == ["POST /whep/live HTTP/1.1", "DELETE /s/late HTTP/1.1"])
+    }
 }

@@ -207,6 +207,22 @@ struct WHEPStateMachineTests {
         #expect(waiting.timerFired(now: t0.advanced(by: .seconds(2))) == .none)
     }
 
+    @Test("retries are bounded by the number of posts, whatever the window")
+    func retryAttempts() throws {
+        var machine = machine(configuration: .init(retryWindow: .seconds(3600), maximumAttempts: 3))
+        var now = t0
+        _ = machine.start(now: now)
+        for _ in 0..<2 {
+            guard case .wait(let until) = machine.received(WHEPResponse(status: 503, headers: [("Retry-After", "1")]), now: now) else {
+                Issue.record("expected a wait")
+                return
+            }
+            now = until
+            _ = try sentRequest(machine.timerFired(now: now))
+        }
+        #expect(error(machine.received(WHEPResponse(status: 503, headers: [("Retry-After", "1")]), now: now))?.code == .retryDeadlinePassed)
+    }
+
     @Test("a transport failure of the POST is the error")
     func postFailure() {
         var machine = machine()

@@ -91,7 +91,7 @@ struct WHEPTransport: Sendable {
 }
 
 /// A non-blocking TCP socket whose every operation ends by a deadline.
-final class Socket: @unchecked Sendable {
+final class Socket {
     private(set) var descriptor: Int32
     let peer: String
 

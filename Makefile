@@ -102,7 +102,7 @@ FUZZ_HARNESSES ?= rtp rtcp rtx sdp sdp-answer h264 h265 vp8 vp9 opus g711 aac ht
 FUZZ_RUNS ?= 1000000
 # (An object file name may hold a space, as swift-atomics' "Unmanaged extensions.swift.o" does, and
 # a C target keeps its objects in a subfolder.)
-FUZZ_MODULES := PlayoutFuzz Playout PlayoutWebRTC PlayoutHTTP PlayoutRTP PlayoutJitter PlayoutCodec PlayoutTelemetry PlayoutCore CSocket CSRTPCrypto Logging \
+FUZZ_MODULES := PlayoutFuzz Playout PlayoutWebRTC PlayoutHTTP PlayoutRTP PlayoutJitter PlayoutCodec PlayoutTelemetry PlayoutTelemetryBackends PlayoutSender PlayoutAnalytics PlayoutCore CSocket CSRTPCrypto Logging \
                 CoreMetrics Prometheus Atomics _AtomicsShims
 FFMPEG_LIBS = $(shell pkg-config --libs libavformat libavcodec libavutil libswscale libswresample)
 fuzz: setup

@@ -19,7 +19,9 @@ SHELL := /bin/bash
 DEBIAN_PACKAGES := libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev \
                    libsrtp2-dev libssl-dev pkg-config ffmpeg librsvg2-bin libxml2 \
                    influxdb victoria-metrics prometheus \
-                   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
+                   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good \
+                   python3-aiortc python3-aiohttp gstreamer1.0-nice gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly \
+                   python3-gi gir1.2-gstreamer-1.0 gir1.2-gst-plugins-bad-1.0
 
 # Warnings are errors in our targets, and every import must be a declared dependency.
 SWIFT_BUILD_FLAGS := -Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error
@@ -96,11 +98,11 @@ bench: setup
 # the unit tests replay it forever after.
 # `pipeline` drives one track's whole receive path (TrackPipeline and a real H.264 decoder), so
 # the binary also links Playout's modules and FFmpeg.
-FUZZ_HARNESSES ?= rtp rtcp rtx sdp h264 h265 vp8 vp9 opus g711 aac http-response http-request influx-line graphite pipeline publisher-rtcp
+FUZZ_HARNESSES ?= rtp rtcp rtx sdp sdp-answer h264 h265 vp8 vp9 opus g711 aac http-response http-request influx-line graphite pipeline publisher-rtcp
 FUZZ_RUNS ?= 1000000
 # (An object file name may hold a space, as swift-atomics' "Unmanaged extensions.swift.o" does, and
 # a C target keeps its objects in a subfolder.)
-FUZZ_MODULES := PlayoutFuzz Playout PlayoutWebRTC PlayoutRTP PlayoutJitter PlayoutCodec PlayoutTelemetry PlayoutCore CSocket CSRTPCrypto Logging \
+FUZZ_MODULES := PlayoutFuzz Playout PlayoutWebRTC PlayoutHTTP PlayoutRTP PlayoutJitter PlayoutCodec PlayoutTelemetry PlayoutTelemetryBackends PlayoutSender PlayoutAnalytics PlayoutCore CSocket CSRTPCrypto Logging \
                 CoreMetrics Prometheus Atomics _AtomicsShims
 FFMPEG_LIBS = $(shell pkg-config --libs libavformat libavcodec libavutil libswscale libswresample)
 fuzz: setup

@@ -76,11 +76,13 @@ let package = Package(
         .target(name: "PlayoutJitter", dependencies: ["PlayoutCore", log], swiftSettings: settings),
         .target(name: "PlayoutCodec", dependencies: ["PlayoutCore", "CFFmpeg", log], swiftSettings: settings),
         .target(name: "PlayoutTelemetry", dependencies: ["PlayoutCore", log], swiftSettings: settings),
+        // The sans-IO HTTP/1.1 response parser, shared by the network backends and WHEP (one parser).
+        .target(name: "PlayoutHTTP", swiftSettings: settings),
         // Network backends (InfluxDB, Graphite, swift-metrics/Prometheus) over a small HTTP/TCP layer.
-        .target(name: "PlayoutTelemetryBackends", dependencies: ["PlayoutTelemetry", "PlayoutCore", coreMetrics, prometheus], swiftSettings: settings),
+        .target(name: "PlayoutTelemetryBackends", dependencies: ["PlayoutTelemetry", "PlayoutCore", "PlayoutHTTP", coreMetrics, prometheus], swiftSettings: settings),
 
         // WebRTC: WHEP, ICE and STUN, DTLS-SRTP; sans-IO parts the subscription core drives.
-        .target(name: "PlayoutWebRTC", dependencies: ["PlayoutCore", "PlayoutRTP", "COpenSSL", log], swiftSettings: settings),
+        .target(name: "PlayoutWebRTC", dependencies: ["PlayoutCore", "PlayoutRTP", "PlayoutHTTP", "COpenSSL", log], swiftSettings: settings),
 
         // Analytics SDK shapes (Adobe heartbeat, Mux, Nielsen DCR, OpenAVT) over the telemetry engine
         // only: a test that wants the Mux shape links neither FFmpeg nor libsrtp2.
@@ -235,7 +237,7 @@ let package = Package(
 
         // libFuzzer harnesses: plain targets (an executable target would rename `main`), linked
         // with -sanitize=fuzzer by `make fuzz`.
-        .target(name: "PlayoutFuzz", dependencies: ["PlayoutRTP", "PlayoutCore", "PlayoutTelemetry", "PlayoutTelemetryBackends", "Playout", "PlayoutCodec", "PlayoutSender", "PlayoutWebRTC"], path: "Tests/Fuzz/PlayoutFuzz", exclude: ["Seeds", "Crashers"], swiftSettings: settings),
+        .target(name: "PlayoutFuzz", dependencies: ["PlayoutRTP", "PlayoutCore", "PlayoutTelemetry", "PlayoutTelemetryBackends", "PlayoutHTTP", "Playout", "PlayoutCodec", "PlayoutSender", "PlayoutWebRTC"], path: "Tests/Fuzz/PlayoutFuzz", exclude: ["Seeds", "Crashers"], swiftSettings: settings),
 
         // Test support: the real-time test trait (tests that wait on the clock run off the
         // cooperative pool, a few at a time).
@@ -245,13 +247,13 @@ let package = Package(
         .testTarget(name: "PlayoutJitterTests", dependencies: ["PlayoutJitter", "PlayoutCore", "PlayoutTesting", log, .product(name: "InMemoryLogging", package: "swift-log")], swiftSettings: settings),
         .testTarget(name: "PlayoutCodecTests", dependencies: ["RealTimeTesting", "PlayoutCodec", "PlayoutCore", "PlayoutTesting", log, .product(name: "InMemoryLogging", package: "swift-log")], swiftSettings: settings),
         .testTarget(name: "PlayoutTelemetryTests", dependencies: ["RealTimeTesting", "PlayoutTelemetry", "PlayoutCore", "PlayoutTesting", log, .product(name: "InMemoryLogging", package: "swift-log")], swiftSettings: settings),
-        .testTarget(name: "PlayoutTelemetryBackendsTests", dependencies: ["RealTimeTesting", "PlayoutTelemetryBackends", "PlayoutTelemetry", "PlayoutCore", "PlayoutTesting", coreMetrics, metricsTestKit, prometheus], swiftSettings: settings),
+        .testTarget(name: "PlayoutTelemetryBackendsTests", dependencies: ["RealTimeTesting", "PlayoutTelemetryBackends", "PlayoutHTTP", "PlayoutTelemetry", "PlayoutCore", "PlayoutTesting", coreMetrics, metricsTestKit, prometheus], swiftSettings: settings),
         .testTarget(name: "PlayoutTests", dependencies: ["RealTimeTesting", "Playout", "PlayoutAnalytics", "PlayoutSender", "PlayoutTelemetry", "PlayoutCore", "PlayoutRTP", "PlayoutJitter", "PlayoutCodec", "PlayoutTesting"], swiftSettings: settings),
         .testTarget(name: "PlayoutSenderTests", dependencies: ["RealTimeTesting", "PlayoutSender", "Playout", "PlayoutCore", "PlayoutRTP", "PlayoutTesting"], swiftSettings: settings),
-        .testTarget(name: "PlayoutWebRTCTests", dependencies: ["RealTimeTesting", "PlayoutWebRTC", "PlayoutRTP", "PlayoutCore", "PlayoutTesting"], swiftSettings: settings),
+        .testTarget(name: "PlayoutWebRTCTests", dependencies: ["RealTimeTesting", "PlayoutWebRTC", "PlayoutHTTP", "PlayoutRTP", "PlayoutCore", "PlayoutTesting"], swiftSettings: settings),
         .testTarget(name: "PlayoutBenchTests", dependencies: ["RealTimeTesting", "PlayoutBench", "Playout", "PlayoutCore"], swiftSettings: settings),
         .testTarget(name: "PlayoutAnalyticsTests", dependencies: ["RealTimeTesting", "PlayoutAnalytics", "PlayoutCore", "PlayoutTelemetry", "PlayoutTesting", log], swiftSettings: settings),
         .testTarget(name: "PlayoutCLITests", dependencies: ["RealTimeTesting", "PlayoutCLI", "Playout", "PlayoutAnalytics", "PlayoutBench", "PlayoutSender", "PlayoutTelemetry", "PlayoutTelemetryBackends"], swiftSettings: settings),
-        .testTarget(name: "IntegrationTests", dependencies: ["RealTimeTesting", "Playout", "PlayoutAnalytics", "PlayoutCore", "PlayoutRTP", "PlayoutSender", "PlayoutTelemetry", "PlayoutTelemetryBackends", "PlayoutTesting", coreMetrics, prometheus], swiftSettings: settings),
+        .testTarget(name: "IntegrationTests", dependencies: ["RealTimeTesting", "Playout", "PlayoutAnalytics", "PlayoutCore", "PlayoutRTP", "PlayoutSender", "PlayoutTelemetry", "PlayoutTelemetryBackends", "PlayoutHTTP", "PlayoutTesting", coreMetrics, prometheus], swiftSettings: settings),
     ]
 )

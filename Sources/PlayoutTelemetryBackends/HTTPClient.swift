@@ -1,4 +1,5 @@
 import PlayoutCore
+package import PlayoutHTTP
 
 /// A minimal blocking HTTP/1.1 client for one server: requests with a `Content-Length` body,
 /// responses read whole (``HTTPResponseParser``), the connection kept alive between requests and

@@ -1,4 +1,5 @@
 public import PlayoutTelemetry
+import PlayoutHTTP
 import Synchronization
 
 /// Writes telemetry records to InfluxDB (or anything that speaks its write API, such as

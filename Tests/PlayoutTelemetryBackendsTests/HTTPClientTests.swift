@@ -1,6 +1,7 @@
 @testable import PlayoutTelemetry
 @testable import PlayoutTelemetryBackends
 import PlayoutTesting
+import PlayoutHTTP
 import Synchronization
 import RealTimeTesting
 import Testing

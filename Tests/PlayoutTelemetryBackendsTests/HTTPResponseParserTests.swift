@@ -1,6 +1,7 @@
 @testable import PlayoutTelemetry
 @testable import PlayoutTelemetryBackends
 import PlayoutTesting
+import PlayoutHTTP
 import Testing
 
 /// Feeds `text` to a fresh parser in pieces of `step` bytes, then ends the stream.

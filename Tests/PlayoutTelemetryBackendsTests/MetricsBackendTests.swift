@@ -4,6 +4,7 @@ import PlayoutCore
 @testable import PlayoutTelemetry
 @testable import PlayoutTelemetryBackends
 import PlayoutTesting
+import PlayoutHTTP
 import Prometheus
 import Testing
 

@@ -13,6 +13,8 @@ public let fuzzHarnesses: [String: @Sendable (UnsafeRawBufferPointer) -> Void] =
     "rtcp": fuzzRTCP,
     "rtx": fuzzRetransmission,
     "sdp": fuzzSDP,
+    // The WHEP SDP answer reader (WHEPHarness.swift).
+    "sdp-answer": fuzzSDPAnswer,
     "h264": { fuzzDepacketizer($0, H264Depacketizer(track: 1, parameterSets: [[0x67, 0x42, 0xC0, 0x1E], [0x68, 0xCE]])) },
     "h265": { fuzzDepacketizer($0, H265Depacketizer(track: 1, parameterSets: [[0x40, 0x01, 0x0C], [0x42, 0x01, 0x01], [0x44, 0x01, 0xC1]])) },
     "vp8": { fuzzDepacketizer($0, VP8Depacketizer(track: 1)) },

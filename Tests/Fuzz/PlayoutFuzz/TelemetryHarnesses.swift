@@ -2,6 +2,7 @@
 // user strings), listed in `fuzzHarnesses`.
 import PlayoutTelemetry
 import PlayoutTelemetryBackends
+import PlayoutHTTP
 
 /// The HTTP/1.1 response parser, fed in pieces whose size the first byte sets, then the end of
 /// the stream: whatever it accepts stays within its limits.

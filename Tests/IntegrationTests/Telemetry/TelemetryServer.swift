@@ -1,6 +1,7 @@
 import Foundation
 import PlayoutTelemetry
 import PlayoutTelemetryBackends
+import PlayoutHTTP
 import PlayoutTesting
 #if canImport(Glibc)
 import Glibc

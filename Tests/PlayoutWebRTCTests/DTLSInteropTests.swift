@@ -109,7 +109,10 @@ struct DTLSInteropTests {
     }
 
     /// Drives `endpoint` over `socket` with `peer` until it connects, fails, or 20 s pass (real time).
-    static func drive(_ endpoint: DTLSEndpoint, socket: UDPReceiver, peer initialPeer: SocketAddress?) throws -> DTLSSRTPKeys? {
+    static func drive(
+        _ endpoint: DTLSEndpoint, socket: UDPReceiver, peer initialPeer: SocketAddress?, loseFirst: Bool = false
+    ) throws -> DTLSSRTPKeys? {
+        var lose = loseFirst
         let clock = MonotonicClock()
         let end = clock.now.advanced(by: .seconds(20))
         var peer = initialPeer
@@ -118,7 +121,11 @@ struct DTLSInteropTests {
             while let action = endpoint.poll(now: clock.now) {
                 switch action {
                 case .send(let datagram):
-                    if let peer { try datagram.withUnsafeBytes { try socket.send($0, to: peer) } }
+                    if lose {
+                        lose = false
+                    } else if let peer {
+                        try datagram.withUnsafeBytes { try socket.send($0, to: peer) }
+                    }
                 case .connected(let keys):
                     return keys
                 case .failed(let error):
@@ -178,6 +185,29 @@ struct DTLSInteropTests {
         #expect(server.wait(for: "shut", limit: .seconds(10)) || server.wait(for: "DONE", limit: .seconds(1)), "\(server.text)")
     }
 
+    @Test("our first ClientHello lost: the copy sent at our deadline completes the handshake with s_server")
+    func retransmissionAgainstSServer() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("playout-dtls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fingerprint = try Self.makePeerCertificate(in: directory)
+        let port = try Self.freePort()
+        let server = try Child(arguments: [
+            "s_server", "-dtls1_2", "-accept", "127.0.0.1:\(port)", "-naccept", "1",
+            "-cert", directory.appendingPathComponent("cert.pem").path, "-key", directory.appendingPathComponent("key.pem").path,
+            "-use_srtp", "SRTP_AES128_CM_SHA1_80", "-keymatexport", "EXTRACTOR-dtls_srtp", "-keymatexportlen", "60",
+        ])
+        defer { server.stop() }
+        #expect(server.wait(for: "ACCEPT"), "s_server did not start: \(server.text)")
+        let socket = try UDPReceiver(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
+        let endpoint = try DTLSEndpoint(role: .client, certificate: .shared(), remoteFingerprint: fingerprint)
+        let keys = try #require(try Self.drive(endpoint, socket: socket, peer: SocketAddress(host: "127.0.0.1", port: port), loseFirst: true))
+        #expect(endpoint.statistics.retransmissions >= 1)
+        #expect(server.wait(for: "Keying material: "), "s_server printed no keys: \(server.text)")
+        _ = server.wait(for: "\n", limit: .seconds(1))
+        #expect(server.keyingMaterial == Self.exporterHex(keys, role: .client))
+    }
+
     @Test("our server against openssl s_client: the same exported keys, s_client's certificate checked")
     func serverAgainstSClient() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("playout-dtls-\(UUID().uuidString)")
@@ -197,5 +227,19 @@ struct DTLSInteropTests {
         #expect(client.wait(for: "Keying material: "), "s_client printed no keys: \(client.text)")
         _ = client.wait(for: "\n", limit: .seconds(1))
         #expect(client.keyingMaterial == Self.exporterHex(keys, role: .server))
+
+        // s_client's "Q" command ends the session with close_notify: our endpoint reports it.
+        client.input.fileHandleForWriting.write(Data("Q\n".utf8))
+        let clock = MonotonicClock()
+        let end = clock.now.advanced(by: .seconds(10))
+        var events: [DTLSEndpoint.Action] = []
+        while endpoint.state == .connected, clock.now < end {
+            try socket.receive(timeout: .milliseconds(100)) { datagram in
+                if DatagramDemultiplexer.kind(of: datagram.bytes) == .dtls { endpoint.receive(datagram.bytes, now: clock.now) }
+            }
+            while let action = endpoint.poll(now: clock.now) { events.append(action) }
+        }
+        #expect(endpoint.state == .closed, "no close_notify from s_client: \(client.text)")
+        #expect(events.last == .closed)
     }
 }

@@ -308,6 +308,24 @@ struct DTLSEndpointTests {
         #expect(a.statistics.datagramsDroppedAfterEnd == 1)
     }
 
+    @Test("configurations out of range are refused with a reason")
+    func configurationBounds() throws {
+        let certificate = try DTLSCertificate.shared()
+        let bad: [DTLSEndpoint.Configuration] = [
+            DTLSEndpoint.Configuration(maximumRetransmissions: 0),
+            DTLSEndpoint.Configuration(maximumRetransmissions: 11),
+            DTLSEndpoint.Configuration(mtu: 100),
+            DTLSEndpoint.Configuration(initialRetransmissionTimeout: .zero),
+            DTLSEndpoint.Configuration(initialRetransmissionTimeout: .seconds(5), maximumRetransmissionTimeout: .seconds(1)),
+            DTLSEndpoint.Configuration(srtpProfiles: []),
+        ]
+        for configuration in bad {
+            #expect(throws: DTLSError.self) {
+                try DTLSEndpoint(role: .client, certificate: certificate, remoteFingerprint: certificate.fingerprint, configuration: configuration)
+            }
+        }
+    }
+
     @Test("the role follows the answer's a=setup")
     func roleFromSetup() throws {
         #expect(try DTLSEndpoint.Role(answerSetup: "passive") == .client)

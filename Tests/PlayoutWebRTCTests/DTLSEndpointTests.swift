@@ -94,6 +94,28 @@ struct DTLSEndpointTests {
         #expect(link.now == MonotonicInstant.zero.advanced(by: .milliseconds(250)))
     }
 
+    @Test("nothing is resent before our deadline, however often OpenSSL is made to read")
+    func nothingBeforeDeadline() throws {
+        let (client, _, _, _) = try makeEndpoints(roleA: .client)
+        client.start(now: .zero)
+        guard case .send(let hello) = client.poll(now: .zero) else { Issue.record("no ClientHello"); return }
+        #expect(client.poll(now: .zero) == nil)
+        // Records OpenSSL reads and drops (next epoch, random): each read ends in a failed read,
+        // the path where OpenSSL 3.0 retransmits by its own (real-time) timer.
+        var random = SeededRandom(seed: 6347)
+        for millisecond in stride(from: 0, to: 250, by: 10) {
+            let now = MonotonicInstant.zero.advanced(by: .milliseconds(millisecond))
+            client.receive([23, 0xFE, 0xFD, 0x00, 0x01] + random.bytes(6) + [0x00, 0x20] + random.bytes(32), now: now)
+            #expect(client.poll(now: now) == nil, "nothing sent at \(now)")
+        }
+        let deadline = MonotonicInstant.zero.advanced(by: .milliseconds(250))
+        #expect(client.nextDeadline == deadline)
+        guard case .send(let copy) = client.poll(now: deadline) else { Issue.record("no retransmission at the deadline"); return }
+        #expect(copy != hello && copy.count == hello.count)
+        #expect(client.nextDeadline == deadline.advanced(by: .milliseconds(500)))
+        #expect(client.statistics.retransmissions == 1 && client.statistics.datagramsSent == 2)
+    }
+
     @Test("a lost server flight is resent by the server at its deadline", arguments: [DTLSEndpoint.Role.client, .server])
     func lostServerFlight(roleA: DTLSEndpoint.Role) throws {
         let (a, b, _, _) = try makeEndpoints(roleA: roleA)

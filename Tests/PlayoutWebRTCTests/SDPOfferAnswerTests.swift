@@ -4,7 +4,7 @@ import Testing
 
 @Suite("WHEP SDP offer")
 struct SDPOfferTests {
-    static let fingerprint = WHEPFingerprint(algorithm: "sha-256", value: (0..<32).map { _ in "5A" }.joined(separator: ":"))
+    static let fingerprint = try! DTLSFingerprint(algorithm: .sha256, digest: [UInt8](repeating: 0x5A, count: 32))
     static let offer = WHEPOffer(
         iceUsernameFragment: "pLay", icePassword: "abcdefghijklmnopqrstuv+/",
         candidates: ["a=candidate:1 1 udp 2130706431 192.0.2.7 50000 typ host", "candidate:2 1 udp 2130706175 2001:db8::7 50001 typ host", "3 1 udp 1694498815 198.51.100.9 61000 typ srflx raddr 192.0.2.7 rport 50000"],
@@ -26,7 +26,7 @@ struct SDPOfferTests {
             #expect(media.attribute("ice-ufrag") == "pLay")
             #expect(media.attribute("ice-pwd") == "abcdefghijklmnopqrstuv+/")
             #expect(media.attribute("ice-options") != nil)
-            #expect(media.attribute("fingerprint") == "sha-256 " + Self.fingerprint.value)
+            #expect(media.attribute("fingerprint") == "sha-256 " + Self.fingerprint.hexDigest)
             let candidates = media.attributes.filter { $0.name == "candidate" }.compactMap(\.value)
             #expect(candidates == ["1 1 udp 2130706431 192.0.2.7 50000 typ host", "2 1 udp 2130706175 2001:db8::7 50001 typ host", "3 1 udp 1694498815 198.51.100.9 61000 typ srflx raddr 192.0.2.7 rport 50000"])
             #expect(media.attributes.last?.name == "end-of-candidates")
@@ -132,8 +132,8 @@ struct SDPAnswerTests {
         #expect(answer.iceUsernameFragment == "MhVE")
         #expect(answer.icePassword == "O9rGu7Tnn090A0rClWtsCU")
         #expect(!answer.iceLite)
-        #expect(answer.fingerprint.algorithm == "sha-256")
-        #expect(answer.fingerprint.value.hasPrefix("F1:42:62"))
+        #expect(answer.fingerprint.algorithm == .sha256)
+        #expect(answer.fingerprint.hexDigest.hasPrefix("F1:42:62"))
         #expect(answer.setup == .active)
         #expect(answer.bundle == ["0", "1"])
         #expect(answer.candidates == ["16572de626da4e5384a0ce2d0d93678a 1 udp 2130706431 127.0.0.1 37838 typ host", "f957a2332b1715da3b0ef8ba684454eb 1 udp 2130706431 192.0.2.2 51971 typ host"])
@@ -172,7 +172,7 @@ struct SDPAnswerTests {
         let answer = try WHEPAnswer(parsing: text)
         #expect(answer.iceLite)
         #expect(answer.setup == .active)
-        #expect(answer.fingerprint.algorithm == "sha-256" && answer.fingerprint.value.hasPrefix("AB:AB"))
+        #expect(answer.fingerprint.algorithm == .sha256 && answer.fingerprint.hexDigest.hasPrefix("AB:AB"))
         #expect(answer.media[0].isRejected && answer.media[0].codecs.isEmpty)
         #expect(answer.media[1].codecs.map(\.name) == ["OPUS"])
         #expect(answer.media[1].otherPayloadTypes == [0])

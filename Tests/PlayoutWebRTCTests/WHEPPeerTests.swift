@@ -77,11 +77,11 @@ final class WHEPPeerProcess: Sendable {
 @Suite("WHEP against aiortc and GStreamer webrtcbin", .realTime)
 struct WHEPPeerTests {
     static var offer: WHEPOffer {
-        let fingerprint = (0..<32).map { _ in String(format: "%02X", UInt8.random(in: 0...255)) }.joined(separator: ":")
+        let fingerprint = try! DTLSFingerprint(algorithm: .sha256, digest: (0..<32).map { _ in UInt8.random(in: 0...255) })
         return WHEPOffer(
             iceUsernameFragment: "pLay", icePassword: "p1ayoutTestPassword0123",
             candidates: ["1 1 udp 2130706431 127.0.0.1 50000 typ host"],
-            fingerprint: WHEPFingerprint(algorithm: "sha-256", value: fingerprint)
+            fingerprint: fingerprint
         )
     }
 
@@ -99,8 +99,8 @@ struct WHEPPeerTests {
 
         #expect(answer.iceUsernameFragment.count >= 4)
         #expect(answer.icePassword.count >= 22)
-        #expect(answer.fingerprint.algorithm == "sha-256")
-        #expect(answer.fingerprint.value.split(separator: ":").count == 32)
+        #expect(answer.fingerprint.algorithm == .sha256)
+        #expect(answer.fingerprint.digest.count == 32)
         #expect(answer.setup == .active || answer.setup == .passive)
         #expect(!answer.candidates.isEmpty)
         #expect(answer.bundle == ["0", "1"])

@@ -12,7 +12,8 @@ public enum WHEPAnswerError: Error, Sendable, Equatable, CustomStringConvertible
     case invalidICECredentials(mid: String?)
     /// No `a=fingerprint` for an accepted m-line, nor at session level.
     case missingFingerprint(mid: String?)
-    /// A fingerprint that is not `<hash> <hex pairs separated by colons>`.
+    /// A fingerprint that is not `<hash> <hex pairs separated by colons>` of a hash DTLS-SRTP
+    /// uses (sha-1, sha-256, sha-384, sha-512; ``DTLSFingerprint``).
     case invalidFingerprint(String)
     /// Two m-lines with the same `a=mid`.
     case duplicateMid(String)
@@ -134,7 +135,7 @@ public struct WHEPAnswer: Sendable, Equatable {
     /// `a=end-of-candidates` present.
     public var endOfCandidates: Bool
     /// The remote DTLS certificate's fingerprint.
-    public var fingerprint: WHEPFingerprint
+    public var fingerprint: DTLSFingerprint
     /// The DTLS role the server takes (`active` when the answer says nothing, RFC 4145).
     public var setup: Setup
     /// The mids of the answer's `a=group:BUNDLE`, in order (empty without BUNDLE).
@@ -192,14 +193,12 @@ public struct WHEPAnswer: Sendable, Equatable {
             && text.utf8.allSatisfy { $0.isASCIIAlphanumeric || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "/") }
     }
 
-    static func readFingerprint(_ text: String) throws(WHEPAnswerError) -> WHEPFingerprint {
-        let parts = text.split(separator: " ", omittingEmptySubsequences: true)
-        guard parts.count == 2, (1...16).contains(parts[0].count), parts[0].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }),
-              parts[1].count <= 64 * 3
-        else { throw .invalidFingerprint(text) }
-        let pairs = parts[1].split(separator: ":", omittingEmptySubsequences: false)
-        guard pairs.count >= 16, pairs.allSatisfy({ $0.count == 2 && $0.allSatisfy(\.isHexDigit) }) else { throw .invalidFingerprint(text) }
-        return WHEPFingerprint(algorithm: parts[0].lowercased(), value: parts[1].uppercased())
+    static func readFingerprint(_ text: String) throws(WHEPAnswerError) -> DTLSFingerprint {
+        do {
+            return try DTLSFingerprint(sdpValue: text)
+        } catch {
+            throw .invalidFingerprint(text)
+        }
     }
 
     private static func readMedia(_ section: MediaDescription) -> Media {

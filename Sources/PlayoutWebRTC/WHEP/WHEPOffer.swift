@@ -1,22 +1,5 @@
 public import PlayoutRTP
 
-/// A DTLS certificate fingerprint as SDP carries it (`a=fingerprint:sha-256 AB:CD:…`, RFC 8122).
-public struct WHEPFingerprint: Sendable, Hashable, CustomStringConvertible {
-    /// The hash function's name as written, e.g. `sha-256`.
-    public var algorithm: String
-    /// The colon-separated upper-case hex digest as written.
-    public var value: String
-
-    /// Creates a fingerprint.
-    public init(algorithm: String, value: String) {
-        self.algorithm = algorithm
-        self.value = value
-    }
-
-    /// `algorithm value`, the attribute's value.
-    public var description: String { "\(algorithm) \(value)" }
-}
-
 /// Builds the SDP offer a WHEP subscriber posts (draft-ietf-wish-whep, JSEP-shaped, vanilla
 /// ICE): one `recvonly` m-line per kind asked for, all in one `a=group:BUNDLE`, with `rtcp-mux`,
 /// `setup:actpass`, the ICE credentials and every candidate followed by `a=end-of-candidates`,
@@ -32,7 +15,7 @@ public struct WHEPFingerprint: Sendable, Hashable, CustomStringConvertible {
 /// ```swift
 /// let offer = WHEPOffer(iceUsernameFragment: "abcd", icePassword: "…22+ characters…",
 ///                       candidates: ["1 1 udp 2130706431 192.0.2.1 50000 typ host"],
-///                       fingerprint: WHEPFingerprint(algorithm: "sha-256", value: "AB:…"))
+///                       fingerprint: DTLSCertificate.shared().fingerprint)
 /// let text = offer.serialized()   // POST it with Content-Type: application/sdp
 /// ```
 public struct WHEPOffer: Sendable, Equatable {
@@ -61,7 +44,7 @@ public struct WHEPOffer: Sendable, Equatable {
     /// `candidate:` or `a=candidate:` prefix).
     public var candidates: [String]
     /// The fingerprint of the local DTLS certificate.
-    public var fingerprint: WHEPFingerprint
+    public var fingerprint: DTLSFingerprint
     /// The kinds asked for, in m-line order (default: video then audio).
     public var kinds: [Kind]
     /// The `o=` session id (digits).
@@ -72,7 +55,7 @@ public struct WHEPOffer: Sendable, Equatable {
         iceUsernameFragment: String,
         icePassword: String,
         candidates: [String],
-        fingerprint: WHEPFingerprint,
+        fingerprint: DTLSFingerprint,
         kinds: [Kind] = [.video, .audio],
         sessionID: String = "4611731400430051336"
     ) {
@@ -113,7 +96,7 @@ public struct WHEPOffer: Sendable, Equatable {
             SDPAttribute(name: "ice-ufrag", value: iceUsernameFragment),
             SDPAttribute(name: "ice-pwd", value: icePassword),
             SDPAttribute(name: "ice-options", value: "ice2"),
-            SDPAttribute(name: "fingerprint", value: fingerprint.description),
+            SDPAttribute(name: "fingerprint", value: fingerprint.sdpValue),
             SDPAttribute(name: "setup", value: "actpass"),
             SDPAttribute(name: "mid", value: mid),
         ]

@@ -10,7 +10,7 @@ public func fuzzSDPAnswer(_ bytes: UnsafeRawBufferPointer) {
     let text = String(decoding: bytes, as: UTF8.self)
     guard let answer = try? WHEPAnswer(parsing: text) else { return }
     precondition((4...256).contains(answer.iceUsernameFragment.utf8.count) && (22...256).contains(answer.icePassword.utf8.count))
-    precondition(answer.fingerprint.value.split(separator: ":").count >= 16)
+    precondition(answer.fingerprint.digest.count == answer.fingerprint.algorithm.digestLength)
     precondition(answer.media.count == answer.sessionDescription.media.count && answer.media.count <= 32)
     let mids = answer.media.compactMap(\.mid)
     precondition(Set(mids).count == mids.count, "mids are unique")

@@ -28,6 +28,7 @@ public let fuzzHarnesses: [String: @Sendable (UnsafeRawBufferPointer) -> Void] =
     "pipeline": fuzzReceivePath,
     // The publisher's RTCP handling: parse, SenderFeedback, RTX bounds, bit-rate target.
     "publisher-rtcp": fuzzPublisherFeedback,
+    "stun": fuzzSTUN,
 ]
 
 /// RTP parsing, RFC 8285 elements and the typed extensions.

@@ -85,7 +85,18 @@ final class ICETestNetwork {
                 }
             }
         }
+        // Once drained, an agent has nothing left to do now: a deadline at or before now would
+        // make its driver spin.
+        for (index, agent) in agents.enumerated() {
+            if let deadline = agent.nextDeadline, deadline <= now {
+                Issue.record("agent \(index) (\(agent.state), \(agent.role)) has nothing to do at \(now) yet asks to wake at \(deadline)")
+                spun = true
+            }
+        }
     }
+
+    /// Set when an agent asked to wake in the past: ``run(until:stop:)`` stops instead of spinning.
+    var spun = false
 
     private func deliver(_ datagram: Datagram) {
         if unreachable.contains(datagram.destination) {
@@ -112,7 +123,7 @@ final class ICETestNetwork {
     /// Runs the network until `deadline` or until `stop` holds, jumping from one event to the next.
     func run(until deadline: MonotonicInstant, stop: (ICETestNetwork) -> Bool = { _ in false }) {
         pump()
-        while !stop(self) {
+        while !stop(self), !spun {
             var next: MonotonicInstant? = inFlight.map(\.deliverAt).min()
             for agent in agents {
                 if let deadline = agent.nextDeadline { next = next.map { min($0, deadline) } ?? deadline }

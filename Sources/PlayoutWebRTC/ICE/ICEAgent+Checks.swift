@@ -307,7 +307,9 @@ extension ICEAgent {
         if !wasValid, firstValidAt == nil { firstValidAt = now }
         // A mapped address that is no local candidate is a peer-reflexive local candidate (RFC 8445 §7.2.5.3.1).
         let local = locals[pairs[index].local]
-        if let mapped = mapped?.normalized, !locals.contains(where: { $0.candidate.address == mapped }) {
+        if let mapped = mapped?.normalized, !locals.contains(where: { $0.candidate.address == mapped }),
+            statistics.peerReflexiveLocalCandidates < configuration.maximumRemoteCandidates
+        {
             let base = local.candidate.address
             locals.append(LocalCandidate(
                 candidate: ICECandidate(

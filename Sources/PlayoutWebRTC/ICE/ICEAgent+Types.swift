@@ -112,7 +112,7 @@ extension ICEAgent {
         public static let defaultConsentTimeout: Duration = .seconds(30)
         /// How long server-reflexive gathering may take: 2 s.
         public static let defaultGatheringTimeout: Duration = .seconds(2)
-        /// Remote candidates kept at most (signalled and peer-reflexive): 64.
+        /// Remote candidates kept at most (signalled and peer-reflexive); also bounds the peer-reflexive local candidates learned. 64.
         public static let defaultMaximumRemoteCandidates = 64
         /// Candidate pairs kept at most (RFC 8445 §6.1.2.5 suggests 100).
         public static let defaultMaximumPairs = 100
@@ -139,7 +139,7 @@ extension ICEAgent {
         public var stunServer: SocketAddress?
         /// Server-reflexive gathering ends at the latest this long after ``ICEAgent/gather(now:)``.
         public var gatheringTimeout: Duration
-        /// Remote candidates kept at most (signalled and peer-reflexive).
+        /// Remote candidates kept at most (signalled and peer-reflexive); also bounds the peer-reflexive local candidates learned.
         public var maximumRemoteCandidates: Int
         /// Candidate pairs kept at most.
         public var maximumPairs: Int

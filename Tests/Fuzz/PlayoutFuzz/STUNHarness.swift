@@ -40,4 +40,7 @@ public func fuzzSTUN(_ bytes: UnsafeRawBufferPointer) {
         actions += 1
         precondition(actions < 100, "one datagram must not make an agent act without end")
     }
+    if let deadline = agent.nextDeadline {
+        precondition(deadline > .zero.advanced(by: .milliseconds(2)), "a drained agent must not ask to wake in the past")
+    }
 }

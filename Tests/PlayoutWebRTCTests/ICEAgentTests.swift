@@ -227,6 +227,42 @@ struct ICEAgentTests {
         #expect(try #require(a.selectedPair).remote.address == (try #require(b.selectedPair)).local.address)
     }
 
+    @Test("a 487 answer switches the role, the check goes again in the new role, and the peer's nomination is followed")
+    func roleConflictResponse() throws {
+        let network = ICETestNetwork()
+        let peerCredentials = ICEFixture.credentials(9)
+        var a = ICEAgent(configuration: ICEFixture.configuration(seed: 1), credentials: ICEFixture.credentials(1))
+        a.addLocalCandidate(.host(Self.hostA), socket: ICESocketID(0))
+        a.setRemote(credentials: peerCredentials, candidates: [.host(Self.hostB)])
+        a.start(now: network.now)
+        network.add(a, sockets: [ICESocketID(0): Self.hostA])
+        var seen: [STUNMessage] = []
+        // A peer that insists on controlling: 487 to a controlling check, success to a controlled one.
+        network.peers[Self.hostB] = { bytes, source, _ in
+            guard let request = try? STUNMessage(parsing: bytes), request.messageClass == .request else { return nil }
+            seen.append(request)
+            let conflict = request.iceControlling != nil
+            var response = STUNMessage(class: conflict ? .errorResponse : .successResponse, transactionID: request.transactionID)
+            response.attributes = conflict ? [.errorCode(code: 487, reason: "Role Conflict")] : [.xorMappedAddress(source)]
+            return response.encoded(integrityKey: Array(peerCredentials.password.utf8), fingerprint: true)
+        }
+        network.run(for: .seconds(1))
+        let agent = network.agents[0]
+        #expect(agent.role == .controlled)
+        #expect(agent.statistics.roleConflicts == 1 && agent.statistics.errorResponses == 1 && agent.statistics.successResponses == 1)
+        #expect(seen.count == 2 && seen[0].iceControlling != nil && seen[1].iceControlled != nil)
+        #expect(agent.state == .checking)  // controlled: it waits for the nomination
+
+        var random = SeededRandomNumberGenerator(seed: 80)
+        let nomination = Self.request(
+            to: agent.localCredentials, from: peerCredentials.ufrag, id: .random(using: &random),
+            extra: [.priority(1_862_270_975), .iceControlling(1), .useCandidate])
+        network.inject(nomination, from: Self.hostB, to: Self.hostA)
+        network.run(for: .milliseconds(20))
+        #expect(network.agents[0].state == .connected)
+        #expect(network.agents[0].selectedPair?.remote.address == Self.hostB)
+    }
+
     @Test("unauthenticated, forged, unknown and malformed datagrams are counted and dropped, unanswered")
     func hostileDatagrams() throws {
         let (network, lite) = Self.agentAndLitePeer()

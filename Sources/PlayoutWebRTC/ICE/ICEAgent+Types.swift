@@ -48,7 +48,9 @@ public struct ICECandidatePair: Hashable, Sendable, CustomStringConvertible {
 extension ICEAgent {
     /// The agent's role (RFC 8445 §6.1.1): the controlling agent nominates.
     public enum Role: String, Hashable, Sendable {
+        /// Nominates the pair (a WHEP client, a full agent facing ICE-lite).
         case controlling
+        /// Follows the peer's nomination.
         case controlled
     }
 

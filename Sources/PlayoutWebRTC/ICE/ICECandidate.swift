@@ -14,9 +14,13 @@ public import PlayoutRTP
 public struct ICECandidate: Hashable, Sendable, CustomStringConvertible {
     /// The candidate type, with its RFC 8445 §5.1.2.2 recommended type preference.
     public enum Kind: String, Hashable, Sendable, CaseIterable {
+        /// An address of a local interface.
         case host
+        /// The address a STUN server saw (`srflx`).
         case serverReflexive = "srflx"
+        /// The address a peer's check came from or a response reported (`prflx`).
         case peerReflexive = "prflx"
+        /// An address on a TURN relay (`relay`; not gathered here).
         case relayed = "relay"
 
         /// The recommended type preference: host 126, peer-reflexive 110, server-reflexive 100, relayed 0.

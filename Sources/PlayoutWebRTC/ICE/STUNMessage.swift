@@ -19,9 +19,13 @@ public import PlayoutRTP
 public struct STUNMessage: Hashable, Sendable {
     /// The message class: the C0/C1 bits of the message type.
     public enum Class: UInt8, Hashable, Sendable {
+        /// A request: answered with a success or error response.
         case request = 0
+        /// An indication: never answered.
         case indication = 1
+        /// A success response.
         case successResponse = 2
+        /// An error response (with ERROR-CODE).
         case errorResponse = 3
     }
 
@@ -207,26 +211,32 @@ public enum STUNAttribute: Hashable, Sendable {
         /// mappedAddress (0x0001).
         /// mappedAddress (0x0001).
         public static let mappedAddress: UInt16 = 0x0001
+        /// username (0x0006).
         public static let username: UInt16 = 0x0006
         /// messageIntegrity (0x0008).
         /// messageIntegrity (0x0008).
         public static let messageIntegrity: UInt16 = 0x0008
+        /// errorCode (0x0009).
         public static let errorCode: UInt16 = 0x0009
         /// unknownAttributes (0x000A).
         /// unknownAttributes (0x000A).
         public static let unknownAttributes: UInt16 = 0x000A
+        /// xorMappedAddress (0x0020).
         public static let xorMappedAddress: UInt16 = 0x0020
         /// priority (0x0024).
         /// priority (0x0024).
         public static let priority: UInt16 = 0x0024
+        /// useCandidate (0x0025).
         public static let useCandidate: UInt16 = 0x0025
         /// software (0x8022).
         /// software (0x8022).
         public static let software: UInt16 = 0x8022
+        /// fingerprint (0x8028).
         public static let fingerprint: UInt16 = 0x8028
         /// iceControlled (0x8029).
         /// iceControlled (0x8029).
         public static let iceControlled: UInt16 = 0x8029
+        /// iceControlling (0x802A).
         public static let iceControlling: UInt16 = 0x802A
     }
 

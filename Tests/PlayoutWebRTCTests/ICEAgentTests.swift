@@ -166,6 +166,20 @@ struct ICEAgentTests {
         #expect(network.agents[0].statistics.retransmissions + network.agents[1].statistics.retransmissions > 0)
     }
 
+    @Test("an ICE-lite peer behind 20 % loss: the nomination is retransmitted and consent holds for two minutes")
+    func liteUnderLoss() {
+        let (network, lite) = Self.agentAndLitePeer(loss: 0.2)
+        network.run(for: .seconds(8), stop: Self.allConnected)
+        #expect(network.agents[0].state == .connected)
+        #expect(lite.nominations >= 1)
+        network.run(for: .seconds(120))
+        #expect(network.agents[0].state == .connected)
+        #expect(network.agents[0].statistics.retransmissions > 0)
+        #expect(network.dropped > 0)
+        // Some consent checks went unanswered, yet consent held.
+        #expect(network.agents[0].statistics.consentResponses < network.agents[0].statistics.consentChecksSent)
+    }
+
     @Test("retransmissions of one check double up to the cap and stop at the bound")
     func retransmissionSchedule() throws {
         let network = ICETestNetwork()

@@ -31,6 +31,7 @@ public let fuzzHarnesses: [String: @Sendable (UnsafeRawBufferPointer) -> Void] =
     // The publisher's RTCP handling: parse, SenderFeedback, RTX bounds, bit-rate target.
     "publisher-rtcp": fuzzPublisherFeedback,
     "dtls": fuzzDTLS,
+    "stun": fuzzSTUN,
 ]
 
 /// RTP parsing, RFC 8285 elements and the typed extensions.

@@ -76,8 +76,9 @@ let package = Package(
         .target(name: "PlayoutJitter", dependencies: ["PlayoutCore", log], swiftSettings: settings),
         .target(name: "PlayoutCodec", dependencies: ["PlayoutCore", "CFFmpeg", log], swiftSettings: settings),
         .target(name: "PlayoutTelemetry", dependencies: ["PlayoutCore", log], swiftSettings: settings),
-        // The sans-IO HTTP/1.1 response parser, shared by the network backends and WHEP (one parser).
-        .target(name: "PlayoutHTTP", swiftSettings: settings),
+        // HTTP/1.1 for the network backends and WHEP: the sans-IO response parser and a blocking,
+        // deadline-bound TCP connection (one of each).
+        .target(name: "PlayoutHTTP", dependencies: ["PlayoutCore"], swiftSettings: settings),
         // Network backends (InfluxDB, Graphite, swift-metrics/Prometheus) over a small HTTP/TCP layer.
         .target(name: "PlayoutTelemetryBackends", dependencies: ["PlayoutTelemetry", "PlayoutCore", "PlayoutHTTP", coreMetrics, prometheus], swiftSettings: settings),
 
@@ -113,7 +114,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "PlayoutCLI",
-            dependencies: ["Playout", "PlayoutAnalytics", "PlayoutBench", "PlayoutCore", "PlayoutSender", "PlayoutTelemetry", "PlayoutTelemetryBackends", argumentParser, log],
+            dependencies: ["Playout", "PlayoutAnalytics", "PlayoutBench", "PlayoutCore", "PlayoutHTTP", "PlayoutSender", "PlayoutTelemetry", "PlayoutTelemetryBackends", argumentParser, log],
             swiftSettings: settings
         ),
 

@@ -3,6 +3,7 @@ import Dispatch
 import Glibc
 #endif
 import Playout
+import PlayoutHTTP
 import PlayoutTelemetryBackends
 
 /// The backend for a network `--telemetry` spec: InfluxDB (v1 or v2 write API, the v2 token from

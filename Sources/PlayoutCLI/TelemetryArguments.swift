@@ -3,6 +3,7 @@ import ArgumentParser
 import Glibc
 #endif
 import Playout
+import PlayoutHTTP
 import PlayoutTelemetryBackends
 
 /// Where `--telemetry` sends records, as typed: `jsonl:PATH`, `influx:http://HOST:PORT/write?db=NAME`

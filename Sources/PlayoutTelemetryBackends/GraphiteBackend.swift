@@ -1,6 +1,7 @@
 import Logging
 public import PlayoutTelemetry
 import PlayoutCore
+public import PlayoutHTTP
 import Synchronization
 
 /// Writes telemetry records to Graphite (carbon, or VictoriaMetrics' Graphite listener) over the

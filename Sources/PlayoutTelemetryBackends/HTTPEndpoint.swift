@@ -1,3 +1,4 @@
+import PlayoutHTTP
 /// An `http://HOST[:PORT]/PATH[?QUERY]` URL taken apart, without Foundation: what a network
 /// backend needs to connect (host, port) and what it sends (path and query as given).
 ///

@@ -1,5 +1,5 @@
 public import PlayoutTelemetry
-import PlayoutHTTP
+public import PlayoutHTTP
 import Synchronization
 
 /// Writes telemetry records to InfluxDB (or anything that speaks its write API, such as

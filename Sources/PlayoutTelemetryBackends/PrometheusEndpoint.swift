@@ -1,3 +1,4 @@
+public import PlayoutHTTP
 import PlayoutCore
 public import Prometheus
 import Synchronization

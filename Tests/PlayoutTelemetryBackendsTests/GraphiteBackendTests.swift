@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import PlayoutHTTP
 import PlayoutCore
 @testable import PlayoutTelemetry
 @testable import PlayoutTelemetryBackends

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 #endif
 import PlayoutCore
+import PlayoutHTTP
 import PlayoutTesting
 @testable import PlayoutWebRTC
 import RealTimeTesting
@@ -54,7 +55,7 @@ struct WHEPTLSTests {
         /// Whether something accepts TCP connections on the port.
         static func isListening(_ port: UInt16) -> Bool {
             do {
-                let socket = try Socket.connect(host: "127.0.0.1", port: port, deadline: MonotonicClock().now.advanced(by: .milliseconds(200)))
+                let socket = try TCPConnection.open(host: "127.0.0.1", port: port, deadline: MonotonicClock().now.advanced(by: .milliseconds(200)))
                 socket.close()
                 return true
             } catch {

@@ -52,7 +52,7 @@ struct WHEPTransport: Sendable {
     /// Sends `request` and returns the whole response, by `deadline`.
     func perform(_ request: WHEPRequest, deadline: MonotonicInstant) throws(WHEPError) -> WHEPResponse {
         let bytes = try Self.serialize(request)
-        let socket = try Socket.connect(host: request.url.host, port: request.url.port, deadline: deadline)
+        let socket = try TCPConnection.open(host: request.url.host, port: request.url.port, deadline: deadline)
         defer { socket.close() }
         var session: TLSSession?
         if request.url.scheme == .https {
@@ -60,7 +60,7 @@ struct WHEPTransport: Sendable {
         }
         defer { session?.shutdown() }
         let peer = request.url.authority
-        if let session { try session.write(bytes, deadline: deadline) } else { try socket.send(bytes, deadline: deadline) }
+        if let session { try session.write(bytes, deadline: deadline) } else { try socket.write(bytes, deadline: deadline) }
         var parser = HTTPResponseParser(limits: limits, expectsBody: request.method != "HEAD")
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
@@ -68,7 +68,7 @@ struct WHEPTransport: Sendable {
             if let session {
                 count = try session.read(into: &buffer, deadline: deadline)
             } else {
-                count = try socket.receive(into: &buffer, deadline: deadline)
+                count = try socket.read(into: &buffer, deadline: deadline)
             }
             do throws(HTTPResponseParser.ParseError) {
                 if count == 0 {
@@ -90,118 +90,47 @@ struct WHEPTransport: Sendable {
     }
 }
 
-/// A non-blocking TCP socket whose every operation ends by a deadline.
-final class Socket {
-    private(set) var descriptor: Int32
-    let peer: String
-
-    private init(descriptor: Int32, peer: String) {
-        self.descriptor = descriptor
-        self.peer = peer
-    }
-
-    deinit { close() }
-
-    func close() {
-        if descriptor >= 0 {
-            Glibc.close(descriptor)
-            descriptor = -1
-        }
-    }
-
-    static func connect(host: String, port: UInt16, deadline: MonotonicInstant) throws(WHEPError) -> Socket {
-        let peer = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        hints.ai_flags = AI_NUMERICSERV | AI_ADDRCONFIG
-        var list: UnsafeMutablePointer<addrinfo>?
-        let status = getaddrinfo(host, String(port), &hints, &list)
-        guard status == 0, let first = list else {
-            throw WHEPError(.connectionFailed, "cannot resolve '\(host)': \(String(cString: gai_strerror(status)))")
-        }
-        defer { freeaddrinfo(first) }
-        var lastError = WHEPError(.connectionFailed, "connection to \(peer) refused: is the WHEP server running?")
-        var entry: UnsafeMutablePointer<addrinfo>? = first
-        while let current = entry {
-            entry = current.pointee.ai_next
-            let descriptor = socket(current.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            guard descriptor >= 0 else { continue }
-            let candidate = Socket(descriptor: descriptor, peer: peer)
-            var one: Int32 = 1
-            _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-            if Glibc.connect(descriptor, current.pointee.ai_addr, current.pointee.ai_addrlen) == 0 { return candidate }
-            guard errno == EINPROGRESS || errno == EINTR else {
-                lastError = connectError(errno, peer: peer)
-                continue
-            }
-            try candidate.wait(for: Int16(POLLOUT), until: deadline, doing: "connecting to \(peer)")
-            var failure: Int32 = 0
-            var length = socklen_t(MemoryLayout<Int32>.size)
-            getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &failure, &length)
-            if failure == 0 { return candidate }
-            lastError = connectError(failure, peer: peer)
-        }
-        throw lastError
-    }
-
-    private static func connectError(_ code: Int32, peer: String) -> WHEPError {
-        if code == ECONNREFUSED { return WHEPError(.connectionFailed, "connection to \(peer) refused: is the WHEP server running?") }
-        if code == ETIMEDOUT { return WHEPError(.timedOut, "connecting to \(peer) timed out") }
-        return WHEPError(.connectionFailed, "cannot connect to \(peer): \(String(cString: strerror(code)))")
-    }
-
-    /// Polls for `events` until `deadline`.
-    func wait(for events: Int16, until deadline: MonotonicInstant, doing what: @autoclosure () -> String) throws(WHEPError) {
-        while true {
-            let left = MonotonicClock().now.duration(to: deadline)
-            guard left > .zero else { throw WHEPError(.timedOut, "\(what()) timed out") }
-            var entry = pollfd(fd: descriptor, events: events, revents: 0)
-            let ready = poll(&entry, 1, Int32(clamping: (left.nanoseconds + 999_999) / 1_000_000))
-            if ready > 0 { return }
-            if ready < 0, errno != EINTR { throw WHEPError(.connectionFailed, "\(what()): \(String(cString: strerror(errno)))") }
-        }
-    }
-
-    func send(_ bytes: [UInt8], deadline: MonotonicInstant) throws(WHEPError) {
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
-            if sent > 0 {
-                offset += sent
-                continue
-            }
-            let code = errno
-            if code == EAGAIN || code == EWOULDBLOCK || code == EINTR {
-                try wait(for: Int16(POLLOUT), until: deadline, doing: "sending to \(peer)")
-                continue
-            }
-            throw WHEPError(.connectionFailed, "\(peer) closed the connection while we were sending: \(String(cString: strerror(code)))")
-        }
-    }
-
-    /// Receives some bytes; 0 when the peer closed its side.
-    func receive(into buffer: inout [UInt8], deadline: MonotonicInstant) throws(WHEPError) -> Int {
-        while true {
-            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-            if count >= 0 { return count }
-            let code = errno
-            if code == EAGAIN || code == EWOULDBLOCK || code == EINTR {
-                try wait(for: Int16(POLLIN), until: deadline, doing: "waiting for \(peer) to answer")
-                continue
-            }
-            throw WHEPError(.connectionFailed, "\(peer) reset the connection: \(String(cString: strerror(code)))")
+extension WHEPError {
+    /// A connection's failure (PlayoutHTTP's ``NetworkError``) as WHEP tells it: timed out, or the
+    /// connection failed (refused, reset, unresolvable, a system error), with the same message.
+    init(_ error: NetworkError) {
+        switch error.code {
+        case .timedOut: self.init(.timedOut, error.message)
+        case .malformedResponse: self.init(.malformedResponse, error.message)
+        case .responseTooLarge: self.init(.responseTooLarge, error.message)
+        case .invalidAddress: self.init(.invalidURL, error.message)
+        case .hostNotFound, .resolutionFailed, .connectionRefused, .connectionClosed, .system: self.init(.connectionFailed, error.message)
         }
     }
 }
 
-/// One TLS client session over a connected ``Socket`` (OpenSSL, non-blocking, deadline-bound).
+/// One connection's calls with WHEP's errors.
+extension TCPConnection {
+    static func open(host: String, port: UInt16, deadline: MonotonicInstant) throws(WHEPError) -> TCPConnection {
+        do throws(NetworkError) { return try connect(host: host, port: port, deadline: deadline) } catch { throw WHEPError(error) }
+    }
+
+    func wait(for events: Int16, until deadline: MonotonicInstant, what: String) throws(WHEPError) {
+        do throws(NetworkError) { try wait(for: events, until: deadline, doing: what) } catch { throw WHEPError(error) }
+    }
+
+    func write(_ bytes: [UInt8], deadline: MonotonicInstant) throws(WHEPError) {
+        do throws(NetworkError) { try send(bytes, deadline: deadline) } catch { throw WHEPError(error) }
+    }
+
+    func read(into buffer: inout [UInt8], deadline: MonotonicInstant) throws(WHEPError) -> Int {
+        let result = buffer.withUnsafeMutableBytes { raw in Result { () throws(NetworkError) in try receive(into: raw, deadline: deadline) } }
+        do throws(NetworkError) { return try result.get() } catch { throw WHEPError(error) }
+    }
+}
+
+/// One TLS client session over a connected `TCPConnection` (OpenSSL, non-blocking, deadline-bound).
 final class TLSSession {
     private let context: OpaquePointer
     private let ssl: OpaquePointer
-    private let socket: Socket
+    private let socket: TCPConnection
 
-    init(socket: Socket, host: String, options: WHEPTLSOptions, deadline: MonotonicInstant) throws(WHEPError) {
+    init(socket: TCPConnection, host: String, options: WHEPTLSOptions, deadline: MonotonicInstant) throws(WHEPError) {
         self.socket = socket
         guard let context = SSL_CTX_new(TLS_client_method()) else { throw Self.failure(.tlsFailed, "cannot create a TLS context") }
         self.context = context
@@ -235,9 +164,9 @@ final class TLSSession {
             if result == 1 { break }
             let error = SSL_get_error(ssl, result)
             if error == SSL_ERROR_WANT_READ {
-                try socket.wait(for: Int16(POLLIN), until: deadline, doing: "the TLS handshake with \(socket.peer)")
+                try socket.wait(for: Int16(POLLIN), until: deadline, what: "the TLS handshake with \(socket.peer)")
             } else if error == SSL_ERROR_WANT_WRITE {
-                try socket.wait(for: Int16(POLLOUT), until: deadline, doing: "the TLS handshake with \(socket.peer)")
+                try socket.wait(for: Int16(POLLOUT), until: deadline, what: "the TLS handshake with \(socket.peer)")
             } else {
                 let verify = SSL_get_verify_result(ssl)
                 if !options.insecure, verify != Int(X509_V_OK) {
@@ -297,8 +226,8 @@ final class TLSSession {
 
     private func waitFor(_ error: Int32, deadline: MonotonicInstant, doing what: String) throws(WHEPError) {
         switch error {
-        case SSL_ERROR_WANT_READ: try socket.wait(for: Int16(POLLIN), until: deadline, doing: what)
-        case SSL_ERROR_WANT_WRITE: try socket.wait(for: Int16(POLLOUT), until: deadline, doing: what)
+        case SSL_ERROR_WANT_READ: try socket.wait(for: Int16(POLLIN), until: deadline, what: what)
+        case SSL_ERROR_WANT_WRITE: try socket.wait(for: Int16(POLLOUT), until: deadline, what: what)
         default: throw Self.failure(.connectionFailed, "\(what): the TLS connection broke")
         }
     }

@@ -11,8 +11,8 @@ import Glibc
 /// Host names resolve with `getaddrinfo` (which the system, not the deadline, bounds; use a
 /// numeric address or a name from `/etc/hosts` where that matters).
 package final class TCPConnection {
-    /// The socket, or -1 once closed.
-    private var descriptor: Int32
+    /// The socket, or -1 once closed (TLS runs over it).
+    package private(set) var descriptor: Int32
     /// `host:port` as given, for messages.
     package let peer: String
     /// How long the connection took to open: about one round trip.
@@ -28,9 +28,9 @@ package final class TCPConnection {
     /// Connects to `host`:`port` (a name, an IPv4 or an IPv6 address, without brackets), trying
     /// each resolved address in turn until `deadline`.
     ///
-    /// - Throws: ``NetworkTelemetryError``: `hostNotFound`, `resolutionFailed`, `connectionRefused`,
+    /// - Throws: ``NetworkError``: `hostNotFound`, `resolutionFailed`, `connectionRefused`,
     ///   `timedOut` or `system`.
-    package static func connect(host: String, port: UInt16, deadline: MonotonicInstant) throws(NetworkTelemetryError) -> TCPConnection {
+    package static func connect(host: String, port: UInt16, deadline: MonotonicInstant) throws(NetworkError) -> TCPConnection {
         let peer = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
@@ -41,16 +41,16 @@ package final class TCPConnection {
         guard status == 0, let first = list else {
             let reason = String(cString: gai_strerror(status))
             if status == EAI_NONAME || status == -5 /* EAI_NODATA */ {
-                throw NetworkTelemetryError(.hostNotFound, "cannot resolve '\(host)': \(reason)")
+                throw NetworkError(.hostNotFound, "cannot resolve '\(host)': \(reason)")
             }
-            throw NetworkTelemetryError(.resolutionFailed(code: status), "cannot resolve '\(host)' now: \(reason)")
+            throw NetworkError(.resolutionFailed(code: status), "cannot resolve '\(host)' now: \(reason)")
         }
         defer { freeaddrinfo(first) }
-        var lastError = NetworkTelemetryError(.connectionRefused, "connection to \(peer) refused")
+        var lastError = NetworkError(.connectionRefused, "connection to \(peer) refused")
         var entry: UnsafeMutablePointer<addrinfo>? = first
         while let current = entry {
             entry = current.pointee.ai_next
-            do throws(NetworkTelemetryError) {
+            do throws(NetworkError) {
                 let started = MonotonicClock().now
                 let descriptor = try connectOne(current.pointee, peer: peer, deadline: deadline)
                 let connection = TCPConnection(descriptor: descriptor, peer: peer)
@@ -64,7 +64,7 @@ package final class TCPConnection {
         throw lastError
     }
 
-    private static func connectOne(_ address: addrinfo, peer: String, deadline: MonotonicInstant) throws(NetworkTelemetryError) -> Int32 {
+    private static func connectOne(_ address: addrinfo, peer: String, deadline: MonotonicInstant) throws(NetworkError) -> Int32 {
         let descriptor = socket(address.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw systemError(errno, "cannot create a socket for \(peer)") }
         var one: Int32 = 1
@@ -75,7 +75,7 @@ package final class TCPConnection {
             Glibc.close(descriptor)
             throw connectError(code, peer: peer)
         }
-        do throws(NetworkTelemetryError) {
+        do throws(NetworkError) {
             try wait(descriptor, for: Int16(POLLOUT), until: deadline, doing: "connecting to \(peer)")
         } catch {
             Glibc.close(descriptor)
@@ -91,22 +91,26 @@ package final class TCPConnection {
         return descriptor
     }
 
-    private static func connectError(_ code: Int32, peer: String) -> NetworkTelemetryError {
-        if code == ECONNREFUSED { return NetworkTelemetryError(.connectionRefused, "connection to \(peer) refused: is the server running?") }
-        if code == ETIMEDOUT { return NetworkTelemetryError(.timedOut, "connecting to \(peer) timed out") }
+    private static func connectError(_ code: Int32, peer: String) -> NetworkError {
+        if code == ECONNREFUSED { return NetworkError(.connectionRefused, "connection to \(peer) refused: is the server running?") }
+        if code == ETIMEDOUT { return NetworkError(.timedOut, "connecting to \(peer) timed out") }
         return systemError(code, "cannot connect to \(peer)")
     }
 
-    private static func systemError(_ code: Int32, _ what: String) -> NetworkTelemetryError {
-        NetworkTelemetryError(.system(errno: code), "\(what): \(String(cString: strerror(code)))")
+    private static func systemError(_ code: Int32, _ what: String) -> NetworkError {
+        NetworkError(.system(errno: code), "\(what): \(String(cString: strerror(code)))")
     }
 
-    /// Polls `descriptor` for `events` until `deadline`; returns when ready (or on an error or
-    /// hang-up condition, which the next call reports).
-    private static func wait(_ descriptor: Int32, for events: Int16, until deadline: MonotonicInstant, doing what: @autoclosure () -> String) throws(NetworkTelemetryError) {
+    /// Polls the socket for `events` (`POLLIN`, `POLLOUT`) until `deadline`; returns when ready
+    /// (or on an error or hang-up condition, which the next call reports).
+    package func wait(for events: Int16, until deadline: MonotonicInstant, doing what: @autoclosure () -> String) throws(NetworkError) {
+        try Self.wait(descriptor, for: events, until: deadline, doing: what())
+    }
+
+    private static func wait(_ descriptor: Int32, for events: Int16, until deadline: MonotonicInstant, doing what: @autoclosure () -> String) throws(NetworkError) {
         while true {
             let left = MonotonicClock().now.duration(to: deadline)
-            guard left > .zero else { throw NetworkTelemetryError(.timedOut, "\(what()) timed out") }
+            guard left > .zero else { throw NetworkError(.timedOut, "\(what()) timed out") }
             let milliseconds = Int32(clamping: (left.nanoseconds + 999_999) / 1_000_000)
             var entry = pollfd(fd: descriptor, events: events, revents: 0)
             let ready = poll(&entry, 1, milliseconds)
@@ -118,8 +122,8 @@ package final class TCPConnection {
     /// Sends all of `bytes` before `deadline`.
     ///
     /// - Throws: `timedOut`, `connectionClosed` (reset or closed by the peer) or `system`.
-    package func send(_ bytes: [UInt8], deadline: MonotonicInstant) throws(NetworkTelemetryError) {
-        guard descriptor >= 0 else { throw NetworkTelemetryError(.connectionClosed, "the connection to \(peer) is closed") }
+    package func send(_ bytes: [UInt8], deadline: MonotonicInstant) throws(NetworkError) {
+        guard descriptor >= 0 else { throw NetworkError(.connectionClosed, "the connection to \(peer) is closed") }
         var offset = 0
         while offset < bytes.count {
             let sent = bytes.withUnsafeBytes { raw in
@@ -135,7 +139,7 @@ package final class TCPConnection {
                 continue
             }
             if code == EPIPE || code == ECONNRESET {
-                throw NetworkTelemetryError(.connectionClosed, "\(peer) closed the connection while we were sending")
+                throw NetworkError(.connectionClosed, "\(peer) closed the connection while we were sending")
             }
             throw Self.systemError(code, "sending to \(peer)")
         }
@@ -145,8 +149,8 @@ package final class TCPConnection {
     /// arrived, 0 when the peer has closed its side.
     ///
     /// - Throws: `timedOut`, `connectionClosed` (reset) or `system`.
-    package func receive(into buffer: UnsafeMutableRawBufferPointer, deadline: MonotonicInstant) throws(NetworkTelemetryError) -> Int {
-        guard descriptor >= 0 else { throw NetworkTelemetryError(.connectionClosed, "the connection to \(peer) is closed") }
+    package func receive(into buffer: UnsafeMutableRawBufferPointer, deadline: MonotonicInstant) throws(NetworkError) -> Int {
+        guard descriptor >= 0 else { throw NetworkError(.connectionClosed, "the connection to \(peer) is closed") }
         while true {
             let count = recv(descriptor, buffer.baseAddress, buffer.count, 0)
             if count >= 0 { return count }
@@ -156,7 +160,7 @@ package final class TCPConnection {
                 continue
             }
             if code == ECONNRESET {
-                throw NetworkTelemetryError(.connectionClosed, "\(peer) reset the connection")
+                throw NetworkError(.connectionClosed, "\(peer) reset the connection")
             }
             throw Self.systemError(code, "receiving from \(peer)")
         }
@@ -203,17 +207,17 @@ package final class TCPConnection {
     /// - Throws: `connectionClosed` when the peer resets or closes the connection first,
     ///   `timedOut` when bytes are still unacknowledged at the deadline (a server that stopped
     ///   reading: its receive window is full).
-    package func waitUntilAcknowledged(deadline: MonotonicInstant) throws(NetworkTelemetryError) {
+    package func waitUntilAcknowledged(deadline: MonotonicInstant) throws(NetworkError) {
         while true {
             switch health {
             case .open: break
-            case .closedByPeer: throw NetworkTelemetryError(.connectionClosed, "\(peer) closed the connection")
-            case .lost(let reason): throw NetworkTelemetryError(.connectionClosed, reason)
+            case .closedByPeer: throw NetworkError(.connectionClosed, "\(peer) closed the connection")
+            case .lost(let reason): throw NetworkError(.connectionClosed, reason)
             }
             let left = unacknowledgedBytes
             if left == 0 { return }
             guard MonotonicClock().now < deadline else {
-                throw NetworkTelemetryError(.timedOut, "\(peer) did not take \(left) bytes within the timeout (is it reading?)")
+                throw NetworkError(.timedOut, "\(peer) did not take \(left) bytes within the timeout (is it reading?)")
             }
             var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
             nanosleep(&pause, nil)
@@ -224,13 +228,13 @@ package final class TCPConnection {
     /// connection — what a server that drops every connection does right after accepting it.
     ///
     /// - Throws: `connectionClosed` when it did.
-    package func expectNoHangUp(within grace: Duration, deadline: MonotonicInstant) throws(NetworkTelemetryError) {
+    package func expectNoHangUp(within grace: Duration, deadline: MonotonicInstant) throws(NetworkError) {
         let end = min(MonotonicClock().now.advanced(by: grace), deadline)
         while true {
             switch health {
             case .open: break
-            case .closedByPeer: throw NetworkTelemetryError(.connectionClosed, "\(peer) closed the connection right after the batch")
-            case .lost(let reason): throw NetworkTelemetryError(.connectionClosed, reason)
+            case .closedByPeer: throw NetworkError(.connectionClosed, "\(peer) closed the connection right after the batch")
+            case .lost(let reason): throw NetworkError(.connectionClosed, reason)
             }
             let left = MonotonicClock().now.duration(to: end)
             guard left > .zero, descriptor >= 0 else { return }

@@ -33,14 +33,14 @@ public enum TelemetryJSONLines {
     /// The record on `line`; throws what is wrong with it (not JSON, not a telemetry record, a
     /// field missing or of the wrong type).
     public static func record(from line: Substring) throws(TelemetryReplayError) -> TelemetryRecord {
-        let value: TelemetryJSONParser.Value
-        do throws(TelemetryJSONParser.Failure) {
-            value = try TelemetryJSONParser.parse(line)
+        let value: JSONParser.Value
+        do throws(JSONParser.Failure) {
+            value = try JSONParser.parse(line)
         } catch {
             throw TelemetryReplayError(line: 0, reason: "not JSON: \(error.reason) at byte \(error.column)")
         }
         guard case .object(let members) = value else { throw TelemetryReplayError(line: 0, reason: "not a JSON object") }
-        func member(_ name: String) -> TelemetryJSONParser.Value? { members.first { $0.0 == name }?.1 }
+        func member(_ name: String) -> JSONParser.Value? { members.first { $0.0 == name }?.1 }
         func missing(_ name: String, _ type: String) -> TelemetryReplayError {
             TelemetryReplayError(line: 0, reason: member(name) == nil ? "no \"\(name)\"" : "\"\(name)\" is not \(type)")
         }
@@ -66,7 +66,7 @@ public enum TelemetryJSONLines {
             schemaVersion: Int(schema), kind: kind, name: name, fields: fields, tags: tags)
     }
 
-    private static func decodeFields(_ value: TelemetryJSONParser.Value?, called name: String) throws(TelemetryReplayError) -> [TelemetryField] {
+    private static func decodeFields(_ value: JSONParser.Value?, called name: String) throws(TelemetryReplayError) -> [TelemetryField] {
         guard let value else { return [] }
         guard case .object(let members) = value else { throw TelemetryReplayError(line: 0, reason: "\"\(name)\" is not an object") }
         var fields: [TelemetryField] = []

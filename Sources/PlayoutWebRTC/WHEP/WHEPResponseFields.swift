@@ -1,3 +1,5 @@
+import PlayoutCore
+
 /// Readers for the parts of a WHEP server's answer that are not SDP: an RFC 9457 problem body
 /// (`application/problem+json`) and `Retry-After` (RFC 9110 §10.2.3).
 public enum WHEPResponseFields {
@@ -9,11 +11,14 @@ public enum WHEPResponseFields {
     /// // (title: "Stream not found", detail: "no stream 'x'")
     /// ```
     ///
-    /// Reads at most 64 KiB and 32 levels of nesting.
+    /// Reads at most 64 KiB and 16 levels of nesting.
     public static func problem(_ body: [UInt8]) -> (title: String?, detail: String?)? {
-        guard body.count <= 64 * 1024 else { return nil }
-        var scanner = JSONScanner(bytes: body)
-        return scanner.topLevelStrings(["title", "detail"]).map { ($0["title"], $0["detail"]) }
+        guard body.count <= 64 * 1024, case .object(let members)? = try? JSONParser.parse(Substring(decoding: body, as: UTF8.self)) else { return nil }
+        func text(_ name: String) -> String? {
+            guard case .string(let value)? = members.first(where: { $0.0 == name })?.1 else { return nil }
+            return value
+        }
+        return (text("title"), text("detail"))
     }
 
     /// How long a `Retry-After` value asks to wait: delay-seconds, or an IMF-fixdate
@@ -57,151 +62,5 @@ public enum WHEPResponseFields {
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
         let days = era * 146_097 + dayOfEra - 719_468
         return Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second)
-    }
-}
-
-/// A bounded reader of the top level of one JSON object (RFC 8259): the string members asked
-/// for; everything else is skipped. Malformed JSON gives nil.
-struct JSONScanner {
-    let bytes: [UInt8]
-    var position = 0
-    static let maximumDepth = 32
-
-    init(bytes: [UInt8]) { self.bytes = bytes }
-
-    mutating func topLevelStrings(_ names: Set<String>) -> [String: String]? {
-        skipSpace()
-        guard take(UInt8(ascii: "{")) else { return nil }
-        var found: [String: String] = [:]
-        skipSpace()
-        if take(UInt8(ascii: "}")) { return found }
-        while true {
-            skipSpace()
-            guard let key = string() else { return nil }
-            skipSpace()
-            guard take(UInt8(ascii: ":")) else { return nil }
-            skipSpace()
-            if names.contains(key), peek == UInt8(ascii: "\"") {
-                guard let value = string() else { return nil }
-                if found[key] == nil { found[key] = value }
-            } else {
-                guard skipValue(depth: 1) else { return nil }
-            }
-            skipSpace()
-            if take(UInt8(ascii: ",")) { continue }
-            guard take(UInt8(ascii: "}")) else { return nil }
-            return found
-        }
-    }
-
-    private var peek: UInt8? { position < bytes.count ? bytes[position] : nil }
-
-    private mutating func take(_ byte: UInt8) -> Bool {
-        guard peek == byte else { return false }
-        position += 1
-        return true
-    }
-
-    private mutating func skipSpace() {
-        while let byte = peek, byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { position += 1 }
-    }
-
-    /// A string at `position`, with its escapes decoded (`\uXXXX` outside the BMP through
-    /// surrogate pairs; a lone surrogate becomes U+FFFD).
-    private mutating func string() -> String? {
-        guard take(UInt8(ascii: "\"")) else { return nil }
-        var scalars = String.UnicodeScalarView()
-        var run: [UInt8] = []
-        func flush() {
-            scalars.append(contentsOf: String(decoding: run, as: UTF8.self).unicodeScalars)
-            run.removeAll()
-        }
-        while let byte = peek {
-            position += 1
-            switch byte {
-            case UInt8(ascii: "\""):
-                flush()
-                return String(scalars)
-            case UInt8(ascii: "\\"):
-                guard let escape = peek else { return nil }
-                position += 1
-                flush()
-                switch escape {
-                case UInt8(ascii: "\""): scalars.append("\"")
-                case UInt8(ascii: "\\"): scalars.append("\\")
-                case UInt8(ascii: "/"): scalars.append("/")
-                case UInt8(ascii: "b"): scalars.append("\u{08}")
-                case UInt8(ascii: "f"): scalars.append("\u{0C}")
-                case UInt8(ascii: "n"): scalars.append("\n")
-                case UInt8(ascii: "r"): scalars.append("\r")
-                case UInt8(ascii: "t"): scalars.append("\t")
-                case UInt8(ascii: "u"):
-                    guard let unit = hex4() else { return nil }
-                    if (0xD800...0xDBFF).contains(unit), peek == UInt8(ascii: "\\"), position + 1 < bytes.count, bytes[position + 1] == UInt8(ascii: "u") {
-                        position += 2
-                        guard let low = hex4() else { return nil }
-                        if (0xDC00...0xDFFF).contains(low), let scalar = Unicode.Scalar(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)) {
-                            scalars.append(scalar)
-                        } else {
-                            scalars.append("\u{FFFD}")
-                            scalars.append(Unicode.Scalar(low) ?? "\u{FFFD}")
-                        }
-                    } else {
-                        scalars.append(Unicode.Scalar(unit) ?? "\u{FFFD}")
-                    }
-                default: return nil
-                }
-            case 0..<0x20:
-                return nil
-            default:
-                run.append(byte)
-            }
-        }
-        return nil
-    }
-
-    private mutating func hex4() -> UInt32? {
-        guard position + 4 <= bytes.count else { return nil }
-        var value: UInt32 = 0
-        for byte in bytes[position..<position + 4] {
-            guard let digit = Character(Unicode.Scalar(byte)).hexDigitValue else { return nil }
-            value = value * 16 + UInt32(digit)
-        }
-        position += 4
-        return value
-    }
-
-    private mutating func skipValue(depth: Int) -> Bool {
-        guard depth <= Self.maximumDepth, let byte = peek else { return false }
-        switch byte {
-        case UInt8(ascii: "\""):
-            return string() != nil
-        case UInt8(ascii: "{"), UInt8(ascii: "["):
-            let close = byte == UInt8(ascii: "{") ? UInt8(ascii: "}") : UInt8(ascii: "]")
-            position += 1
-            skipSpace()
-            if take(close) { return true }
-            while true {
-                skipSpace()
-                if byte == UInt8(ascii: "{") {
-                    guard string() != nil else { return false }
-                    skipSpace()
-                    guard take(UInt8(ascii: ":")) else { return false }
-                    skipSpace()
-                }
-                guard skipValue(depth: depth + 1) else { return false }
-                skipSpace()
-                if take(UInt8(ascii: ",")) { continue }
-                return take(close)
-            }
-        default:
-            let start = position
-            while let next = peek, !(next == UInt8(ascii: ",") || next == UInt8(ascii: "}") || next == UInt8(ascii: "]") || next == 0x20 || next == 0x0A || next == 0x0D || next == 0x09) {
-                position += 1
-            }
-            let token = bytes[start..<position]
-            if token.elementsEqual("true".utf8) || token.elementsEqual("false".utf8) || token.elementsEqual("null".utf8) { return true }
-            return !token.isEmpty && token.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || "+-.eE".utf8.contains($0) }
-        }
     }
 }

@@ -1,8 +1,10 @@
-/// A small, strict JSON parser for replaying JSON Lines: objects keep their keys' order,
-/// numbers keep whether they were written as integers. Bounded: nesting deeper than
-/// ``maximumDepth`` is an error, never a stack overflow.
-struct TelemetryJSONParser {
-    enum Value: Equatable {
+/// A small, strict JSON parser (RFC 8259), for replaying telemetry JSON Lines and reading a WHEP
+/// server's problem bodies: objects keep their keys' order, numbers keep whether they were
+/// written as integers. Bounded: nesting deeper than ``maximumDepth`` is an error, never a stack
+/// overflow.
+package struct JSONParser {
+    /// A parsed value.
+    package enum Value: Equatable {
         case object([(String, Value)])
         case array([Value])
         case string(String)
@@ -11,7 +13,7 @@ struct TelemetryJSONParser {
         case bool(Bool)
         case null
 
-        static func == (lhs: Value, rhs: Value) -> Bool {
+        package static func == (lhs: Value, rhs: Value) -> Bool {
             switch (lhs, rhs) {
             case (.object(let a), .object(let b)): a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
             case (.array(let a), .array(let b)): a == b
@@ -26,12 +28,15 @@ struct TelemetryJSONParser {
     }
 
     /// Why a line is not JSON: what was wrong and at which byte (1-based).
-    struct Failure: Error, Equatable {
-        var reason: String
-        var column: Int
+    package struct Failure: Error, Equatable {
+        /// What was wrong.
+        package var reason: String
+        /// At which byte (1-based).
+        package var column: Int
     }
 
-    static let maximumDepth = 16
+    /// The deepest nesting parsed.
+    package static let maximumDepth = 16
 
     private let bytes: [UInt8]
     private var index = 0
@@ -41,8 +46,8 @@ struct TelemetryJSONParser {
     }
 
     /// Parses `text` as exactly one JSON value (whitespace around it allowed).
-    static func parse(_ text: Substring) throws(Failure) -> Value {
-        var parser = TelemetryJSONParser(text)
+    package static func parse(_ text: Substring) throws(Failure) -> Value {
+        var parser = JSONParser(text)
         parser.skipWhitespace()
         let value = try parser.value(depth: 0)
         parser.skipWhitespace()

@@ -1,4 +1,6 @@
+import PlayoutCore
 import PlayoutHTTP
+
 /// An `http://HOST[:PORT]/PATH[?QUERY]` URL taken apart, without Foundation: what a network
 /// backend needs to connect (host, port) and what it sends (path and query as given).
 ///
@@ -101,7 +103,7 @@ package struct HTTPEndpoint: Sendable, Hashable {
         var iterator = Array(text.utf8)[...]
         while let byte = iterator.popFirst() {
             if byte == UInt8(ascii: "%"), iterator.count >= 2,
-               let high = hexValue(iterator[iterator.startIndex]), let low = hexValue(iterator[iterator.startIndex + 1]) {
+               let high = iterator[iterator.startIndex].hexDigitValue, let low = iterator[iterator.startIndex + 1].hexDigitValue {
                 bytes.append(high << 4 | low)
                 iterator = iterator.dropFirst(2)
             } else {
@@ -125,14 +127,5 @@ package struct HTTPEndpoint: Sendable, Hashable {
             }
         }
         return result
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

@@ -8,7 +8,7 @@ import Testing
 @Suite("Record columns: compact records read back exactly")
 struct TelemetryRecordColumnsTests {
     /// A reproducible generator (the delivery jitter's SplitMix64).
-    typealias Random = TelemetrySplitMix64
+    typealias Random = SeededRandomNumberGenerator
 
     static func value(_ random: inout Random) -> TelemetryValue {
         switch Int.random(in: 0..<4, using: &random) {

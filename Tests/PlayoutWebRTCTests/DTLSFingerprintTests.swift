@@ -1,3 +1,4 @@
+import PlayoutCore
 import PlayoutWebRTC
 import Testing
 

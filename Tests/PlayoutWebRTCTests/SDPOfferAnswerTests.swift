@@ -1,3 +1,4 @@
+import PlayoutCore
 import PlayoutRTP
 import PlayoutWebRTC
 import Testing
@@ -216,7 +217,7 @@ struct SDPAnswerTests {
         for length in stride(from: 0, through: bytes.count, by: 7) {
             _ = try? WHEPAnswer(parsing: String(decoding: bytes.prefix(length), as: UTF8.self))
         }
-        var generator = WHEPMutationGenerator(seed: 29)
+        var generator = SeededRandomNumberGenerator(seed: 29)
         for _ in 0..<400 {
             var mutated = bytes
             for _ in 0..<(1 + Int(generator.next() % 8)) {
@@ -243,15 +244,3 @@ struct SDPAnswerTests {
     }
 }
 
-/// A small seeded generator (SplitMix64) for reproducible mutations.
-private struct WHEPMutationGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

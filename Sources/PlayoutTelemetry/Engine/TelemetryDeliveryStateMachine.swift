@@ -50,12 +50,12 @@ package struct TelemetryDeliveryStateMachine: Sendable {
     private var draining = false
     private var flushing = false
     private var failedWhileDraining = false  // the last attempt while draining failed
-    private var random: TelemetrySplitMix64
+    private var random: SeededRandomNumberGenerator
 
     /// A machine with `configuration`, its jitter drawn from `seed`.
     init(configuration: Configuration = .init(), seed: UInt64) {
         self.configuration = configuration
-        random = TelemetrySplitMix64(seed: seed)
+        random = SeededRandomNumberGenerator(seed: seed)
     }
 
     /// Records waiting, the batch in flight or backing off included.
@@ -276,19 +276,6 @@ public struct TelemetryBackendStatistics: Sendable, Equatable {
 
     /// Records dropped, every reason.
     public var dropped: Int { drops.values.reduce(0, +) }
-}
-
-/// SplitMix64: a small seeded generator, so retry jitter is deterministic by seed.
-struct TelemetrySplitMix64: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
 
 /// Queue, batching and retry settings, with documented defaults.

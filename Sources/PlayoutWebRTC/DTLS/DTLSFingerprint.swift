@@ -1,4 +1,5 @@
 internal import COpenSSL
+import PlayoutCore
 
 /// A certificate fingerprint as SDP carries it (`a=fingerprint:sha-256 AB:CD:…`, RFC 8122 §5).
 ///
@@ -87,7 +88,7 @@ public struct DTLSFingerprint: Sendable, Hashable, CustomStringConvertible {
                 guard rest[index] == UInt8(ascii: ":") else { throw .badHex(position: byte * 3 - 1) }
                 index += 1
             }
-            guard let high = Self.hexValue(rest[index]), let low = Self.hexValue(rest[index + 1]) else {
+            guard let high = rest[index].hexDigitValue, let low = rest[index + 1].hexDigitValue else {
                 throw .badHex(position: byte * 3)
             }
             digest.append(high << 4 | low)
@@ -135,15 +136,6 @@ public struct DTLSFingerprint: Sendable, Hashable, CustomStringConvertible {
     public var sdpValue: String { algorithm.name + " " + hexDigest }
 
     public var description: String { sdpValue }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
 }
 
 /// Why an `a=fingerprint` value was refused.

@@ -97,7 +97,7 @@ let package = Package(
         // the command-line tool.
         .target(
             name: "Playout",
-            dependencies: ["PlayoutCore", "PlayoutRTP", "PlayoutJitter", "PlayoutCodec", "PlayoutTelemetry", "PlayoutAnalytics", log],
+            dependencies: ["PlayoutCore", "PlayoutRTP", "PlayoutJitter", "PlayoutCodec", "PlayoutTelemetry", "PlayoutAnalytics", "PlayoutWebRTC", log],
             swiftSettings: settings
         ),
         // On the facade, one job each: the test sender (Publisher, its seeded network impairment,

@@ -83,6 +83,9 @@ public final class Renderer: @unchecked Sendable {
             guard kinds.contains(.audio) else { throw SinkError(.sink, "sink \(sink): the stream has no audio to write as .wav (use .y4m for video, or .mkv/.mp4 to remux)") }
             audio.audio = try WAVSink(path: path)
         case .remux(let path):
+            guard !streams.isEmpty else {
+                throw SinkError(.sink, "sink \(sink): the codecs of a WHEP source are known only from its answer, so it cannot be remuxed yet (use .y4m or .wav)")
+            }
             remux = try RemuxSink(path: path, streams: streams)
         }
         self.init(sink: sink, video: video, audio: audio, remux: remux, delayController: delayController, publishedDelay: publishedDelay)

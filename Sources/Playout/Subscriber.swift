@@ -99,6 +99,10 @@ public final class Subscriber: @unchecked Sendable {
         /// the frame size) stay 0 and a `.y4m` or `.wav` sink gets nothing to write (refused):
         /// for many viewers in one process, where decoding each would cost a core apiece.
         public var decoding = true
+        /// How a WHEP source is asked (token, STUN server, interface, TLS checks); a source is a
+        /// WHEP endpoint when it is an `http(s)://` URL whose path says `whep`, or any with
+        /// ``WHEPSourceOptions/always``.
+        public var whep = WHEPSourceOptions()
 
         /// The silence after which a track moves to another valid source: ``sourceSwitchTimeout``,
         /// else ``stallTimeout``.
@@ -149,6 +153,12 @@ public final class Subscriber: @unchecked Sendable {
     /// picture), set when the first frame after the pause is presented (nil: no pause ended yet).
     /// Observers are called on the subscriber's observer thread.
     public var delayPauseEnded: ReadOnlyObservable<MonotonicInstant?> { delivery.delayPauseEnded.readOnly }
+
+    /// How the start-up went, step by step (``StartupTimeline``): published as each step is
+    /// reached — for a WHEP source the offer, the answer, ICE and DTLS, then the first packet, key
+    /// frame and presented frame (nil before the first). Observers are called on the subscriber's
+    /// observer thread.
+    public var startup: ReadOnlyObservable<StartupTimeline?> { delivery.startup.readOnly }
 
     /// An analytics bridge reporting into `instrument` tells this subscriber's view there: when
     /// the subscriber reports into the same instrument (``Options/telemetry``), its own tracker
@@ -213,7 +223,7 @@ public final class Subscriber: @unchecked Sendable {
         if let instrument = options.telemetry {
             telemetry = SubscriberTelemetry(
                 instrument: instrument, name: options.telemetryTrackerName, clock: options.clock, state: delivery.state.readOnly,
-                qos: delivery.qos.readOnly, playoutDelay: delivery.playoutDelay.readOnly)
+                qos: delivery.qos.readOnly, playoutDelay: delivery.playoutDelay.readOnly, startup: delivery.startup.readOnly)
         }
     }
 
@@ -293,17 +303,37 @@ public final class Subscriber: @unchecked Sendable {
         let start = clock.now
         telemetry?.started(at: start)
         let subscription: Subscription
+        let startup = StartupRecorder(start: start, delivery: delivery)
+        let relay = TransportFailureRelay()
+        var connection: WebRTCConnection?
         do {
-            let tracks = try source.makeTracks(
-                delay: delayController.effectiveDelay.value.delay, switchAfterSilence: options.switchAfterSilence, bind: bindingSockets,
-                feedback: options.feedback, feedbackDestinations: options.feedbackDestinations, seed: options.seed
-            )
+            let delay = delayController.effectiveDelay.value.delay
+            let tracks: [SubscribedTrack]
+            if case .whep(let connector) = source {
+                guard bindingSockets else { throw PlayoutError(.invalidState, "a WHEP source connects over real sockets: start() it on the real clock") }
+                connection = try connector.connect(
+                    clock: clock, delay: delay, switchAfterSilence: options.switchAfterSilence, feedback: options.feedback, seed: options.seed
+                ) { event in
+                    switch event {
+                    case .milestone(let milestone, let instant): startup.record(milestone, at: instant)
+                    case .failed(let reason): relay.fail(reason)
+                    }
+                }
+                tracks = connection!.tracks
+            } else {
+                tracks = try source.makeTracks(
+                    delay: delay, switchAfterSilence: options.switchAfterSilence, bind: bindingSockets,
+                    feedback: options.feedback, feedbackDestinations: options.feedbackDestinations, seed: options.seed
+                )
+            }
             bandwidthLimiter.attach(tracks)
             subscription = try Subscription(
                 clock: clock, start: start, options: options, delayController: delayController, delivery: delivery, tracks: tracks,
-                renderer: renderer, bandwidthLimiter: bandwidthLimiter
+                renderer: renderer, bandwidthLimiter: bandwidthLimiter, connection: connection, startup: startup
             ) { [weak self] final in self?.ended(final) }  // weakly: the subscriber holds the subscription; its driver holds the subscriber until the end
+            relay.attach(subscription)
         } catch {
+            connection?.close(now: clock.now)
             delivery.post(.state(.failed(reason: "\(error)")))
             delivery.close()
             ended(SubscriberQoS(elapsed: .zero, state: .failed(reason: "\(error)"), playoutDelay: delayController.effectiveDelay.value))
@@ -334,6 +364,8 @@ public final class Subscriber: @unchecked Sendable {
             return parts.subscription
         }
         subscription?.stop()
+        // A WHEP offer under way is abandoned (its session, if the server made one, deleted).
+        if subscription == nil, case .whep(let connector) = source { connector.cancel() }
     }
 
     /// Blocks until the subscription ends (duration, ``stop()``, the end of a file, or a failure)
@@ -379,6 +411,31 @@ public final class Subscriber: @unchecked Sendable {
     /// The bandwidth limit in effect (nil: none).
     public var bandwidthLimit: UInt64? { bandwidthLimiter.value }
 
+}
+
+/// Hands a WebRTC transport's failure (ICE, consent, DTLS) to its subscription, which exists
+/// only after the transport connected; a failure before that is kept and handed over then.
+private final class TransportFailureRelay: @unchecked Sendable {
+    private let lock = ConditionLock()
+    /// Weakly: the subscription holds the transport, which holds this relay.
+    private weak var subscription: Subscription?  // lock
+    private var failure: String?  // lock
+
+    func attach(_ subscription: Subscription) {
+        let failure = lock.withLock {
+            self.subscription = subscription
+            return self.failure
+        }
+        if let failure { subscription.fail(reason: failure) }
+    }
+
+    func fail(_ reason: String) {
+        let subscription = lock.withLock {
+            if self.subscription == nil, failure == nil { failure = reason }
+            return self.subscription
+        }
+        subscription?.fail(reason: reason)
+    }
 }
 
 /// The ``Subscriber/limitBandwidth(_:)`` holds of one subscriber (last wins) and the video

@@ -49,13 +49,14 @@ extension PlayoutError.Code {
     /// Creates the pipeline for `media` (an SDP media section) as track `track`, with the playout
     /// delay `delay`. SRTP is on when the section has an `a=crypto` line; an `RTP/SAVP` section
     /// without one is an error. The played source gives way to another valid one after a BYE or
-    /// `switchAfterSilence` without packets.
+    /// `switchAfterSilence` without packets. With `keysFromDTLS` the keys come later, from a
+    /// DTLS-SRTP handshake (``TrackReceiver/setKeys(_:)``).
     ///
     /// - Throws: ``PlayoutError`` for media Playout cannot receive, a bad key, or SRTP without one.
     public init(
         track: TrackID, media: MediaDescription, delay: Duration,
         switchAfterSilence: Duration = RTPSourceValidation.Configuration.defaultSwitchAfterSilence,
-        feedback: TrackReceiver.FeedbackSettings? = nil
+        feedback: TrackReceiver.FeedbackSettings? = nil, keysFromDTLS: Bool = false
     ) throws {
         let factory: DepacketizerFactory
         do {
@@ -63,7 +64,9 @@ extension PlayoutError.Code {
         } catch {
             throw PlayoutError(.unsupportedMedia, error.description)
         }
-        receiver = try TrackReceiver(factory: factory, media: media, delay: delay, switchAfterSilence: switchAfterSilence, feedback: feedback)
+        receiver = try TrackReceiver(
+            factory: factory, media: media, delay: delay, switchAfterSilence: switchAfterSilence, feedback: feedback, keysFromDTLS: keysFromDTLS
+        )
         playout = TrackPlayout(track: track, factory: factory, delay: delay)
         released.reserveCapacity(64)
     }
@@ -109,6 +112,11 @@ extension PlayoutError.Code {
     /// Takes one received datagram; see ``TrackReceiver/receive(_:length:arrival:)``.
     public mutating func receive(_ bytes: UnsafeMutableRawBufferPointer, length: Int, arrival: MonotonicInstant) {
         receiver.receive(bytes, length: length, arrival: arrival)
+    }
+
+    /// The keys a DTLS-SRTP handshake exported for what the sender sends (``TrackReceiver/setKeys(_:)``).
+    public mutating func setKeys(_ inbound: SRTPKeyingMaterial) throws {
+        try receiver.setKeys(inbound)
     }
 
     /// Takes one RTCP datagram; see ``TrackReceiver/receiveControl(_:length:arrival:)``.

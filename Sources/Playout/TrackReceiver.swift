@@ -29,6 +29,8 @@ public import PlayoutRTP
         public var packetsWrongPayloadType = 0
         /// RTCP sender reports and BYEs from a source that is not played.
         public var controlPacketsFromOtherSources = 0
+        /// Datagrams that came before the track's keys (DTLS-SRTP still handshaking).
+        public var datagramsBeforeKeys = 0
 
         /// Every undecodable datagram: not RTP, bad version, truncated, bad extension, bad padding.
         public var datagramsUndecodable: Int {
@@ -83,7 +85,10 @@ public import PlayoutRTP
     /// type), if the SDP announces one.
     public let retransmissionPayloadType: UInt8?
     /// The key SRTCP feedback is protected with (the track's SRTP key), when encrypted.
-    public let keyingMaterial: SRTPKeyingMaterial?
+    public private(set) var keyingMaterial: SRTPKeyingMaterial?
+    /// Whether the track waits for keys a DTLS handshake gives (``setKeys(_:)``): until then
+    /// every datagram is dropped and counted in ``IntakeStatistics/datagramsBeforeKeys``.
+    public private(set) var awaitsKeys = false
     /// The RTP clock rate.
     public let clockRate: Int32
     /// The `a=extmap` id of `abs-capture-time` in the track's SDP, if it has one.
@@ -103,6 +108,8 @@ public import PlayoutRTP
     /// subscription fails on these, never on strangers.
     public private(set) var sequencedAuthenticationFailures = 0
     private var failedSources: [(ssrc: UInt32, sequence: UInt16, inRun: Bool)] = []
+    /// When the played source's first packet arrived (nil: none yet).
+    public private(set) var firstPacketArrival: MonotonicInstant?
     /// The latest RTCP sender report.
     public private(set) var senderReport: RTCPSenderReport?
     /// Where capture times come from (see ``captureTime(of:)``), once known.
@@ -126,7 +133,8 @@ public import PlayoutRTP
     private var bandwidthLimit: UInt64?
 
     init(
-        factory: DepacketizerFactory, media: MediaDescription, delay: Duration, switchAfterSilence: Duration, feedback: FeedbackSettings? = nil
+        factory: DepacketizerFactory, media: MediaDescription, delay: Duration, switchAfterSilence: Duration, feedback: FeedbackSettings? = nil,
+        keysFromDTLS: Bool = false
     ) throws {
         payloadType = factory.payloadType
         clockRate = factory.clockRate
@@ -136,7 +144,9 @@ public import PlayoutRTP
             ReceiverFeedback.Configuration(media: media, payloadType: factory.payloadType, clockRate: factory.clockRate, ssrc: $0.ssrc, cname: $0.cname)
         }
         keyingMaterial = try media.crypto.first.map { try SRTPKeyingMaterial(crypto: $0) }
-        if let keyingMaterial {
+        if keysFromDTLS {
+            awaitsKeys = true
+        } else if let keyingMaterial {
             session = try SRTPSession(keyingMaterial: keyingMaterial, direction: .inbound)
         } else if media.proto.isSecure {
             throw PlayoutError(
@@ -147,6 +157,16 @@ public import PlayoutRTP
         validator = RTPSourceValidator(configuration: .init(clockRate: factory.clockRate, switchAfterSilence: switchAfterSilence))
         buffer.configuration.clockRate = Int(clockRate)
         setDelay(delay)
+    }
+
+    /// The keys a DTLS-SRTP handshake exported for what the sender sends (``awaitsKeys``): the
+    /// track takes SRTP from now on.
+    ///
+    /// - Throws: ``SRTPError`` when libsrtp2 refuses the key.
+    public mutating func setKeys(_ inbound: SRTPKeyingMaterial) throws {
+        session = try SRTPSession(keyingMaterial: inbound, direction: .inbound)
+        keyingMaterial = inbound
+        awaitsKeys = false
     }
 
     /// The delay in effect changed: the jitter buffer waits for reordered packets up to it (less
@@ -164,6 +184,11 @@ public import PlayoutRTP
     /// source validation plays it, filed in the jitter buffer; anything else is counted by reason.
     public mutating func receive(_ bytes: UnsafeMutableRawBufferPointer, length: Int, arrival: MonotonicInstant) {
         let length = min(max(length, 0), bytes.count)
+        guard !awaitsKeys else {
+            datagramsIgnored += 1
+            intakeStatistics.datagramsBeforeKeys += 1
+            return
+        }
         switch MultiplexedPacketKind(classifying: UnsafeRawBufferPointer(rebasing: bytes[0..<length])) {
         case .rtcp:
             receiveControl(bytes, length: length, arrival: arrival)
@@ -261,6 +286,7 @@ public import PlayoutRTP
     @discardableResult
     private mutating func file(_ stored: StoredRTPPacket, arrival: MonotonicInstant) -> JitterBuffer<StoredRTPPacket>.InsertResult {
         let header = stored.header
+        if firstPacketArrival == nil { firstPacketArrival = arrival }
         if let id = absoluteCaptureTimeID {
             stored.withPacket { packet in
                 if let capture = packet.absoluteCaptureTime(id: id) {
@@ -367,6 +393,10 @@ public import PlayoutRTP
     /// mapping from RTP time to the sender's wall clock that end-to-end latency is measured with.
     public mutating func receiveControl(_ bytes: UnsafeMutableRawBufferPointer, length: Int, arrival: MonotonicInstant? = nil) {
         var length = min(max(length, 0), bytes.count)
+        guard !awaitsKeys else {
+            controlPacketsIgnored += 1
+            return
+        }
         if let session {
             guard let plain = try? session.unprotectRTCP(bytes, length: length) else {
                 controlPacketsIgnored += 1

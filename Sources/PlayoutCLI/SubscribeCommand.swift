@@ -1,4 +1,7 @@
 import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
 import Playout
 
 /// `playout subscribe <source>`: receive, hold for the playout delay, decode, render on time and
@@ -13,10 +16,15 @@ struct SubscribeCommand: ParsableCommand {
             "summary". Ctrl-C stops cleanly with the summary. With --analytics, an SDK adapter runs over the \
             subscription; the run exits 3 when it broke a rule of the SDK's guide (--analytics-report writes \
             the findings as JUnit XML or JSON).
+
+            A WHEP endpoint (an http:// or https:// URL whose path says whep, or any with --whep) is \
+            subscribed over WebRTC: the offer is posted, ICE and DTLS-SRTP connect, and the start-up \
+            steps (offer, answer, ICE, DTLS, first packet, key frame, frame) are reported; the session is \
+            deleted at every end.
             """
     )
 
-    @Argument(help: "An SDP file (e.g. from ffmpeg -sdp_file or playout publish --sdp), a media file (played in real time), or a URL libavformat opens (rtsp://, srt://, udp://, srtp://, http://, …).")
+    @Argument(help: "An SDP file (e.g. from ffmpeg -sdp_file or playout publish --sdp), a media file (played in real time), a URL libavformat opens (rtsp://, srt://, udp://, srtp://, http://, …), or a WHEP endpoint (https://…/whep/…).")
     var source: String
 
     @OptionGroup var subscription: SubscriptionOptions<SubscribeDefaults>
@@ -24,11 +32,13 @@ struct SubscribeCommand: ParsableCommand {
     @Option(name: .customLong("srtp-key"), help: SRTPKeyArgument.help("SRTP master key and salt, base64 (AES_CM_128_HMAC_SHA1_80, 30 bytes), instead of the SDP's a=crypto; for srtp:// URLs, the key."))
     var srtpKey: SRTPKeyArgument?
 
+    @OptionGroup(title: "WHEP (WebRTC)") var whep: WHEPArguments
+
     func run() throws {
         do {
             let lingering = LingeringEndpoints(linger: subscription.telemetryLinger.duration)
             let telemetry = try subscription.makeTelemetry(lingering: lingering)
-            let subscriber = try Subscriber(source: source, options: subscription.subscriberOptions(srtpKey: srtpKey?.keyingMaterial, telemetry: telemetry))
+            let subscriber = try Subscriber(source: source, options: whep.apply(to: subscription.subscriberOptions(srtpKey: srtpKey?.keyingMaterial, telemetry: telemetry)))
             let renderer = try Renderer(subscriber: subscriber, sink: subscription.sink.spec)
             let analytics = try subscription.analytics.make(subscriber: subscriber, writesJSON: subscription.writesJSON)
             let session = SubscriptionSession(
@@ -41,5 +51,34 @@ struct SubscribeCommand: ParsableCommand {
         } catch {
             throw PlayoutCommand.failure(error)
         }
+    }
+}
+
+/// How `subscribe` asks a WHEP endpoint: token, STUN server, interface, TLS checks.
+struct WHEPArguments: ParsableArguments {
+    @Flag(help: "Take the http(s):// source as a WHEP endpoint even when its path does not say whep.")
+    var whep = false
+
+    @Option(help: "The WHEP bearer token (Authorization: Bearer); default: $PLAYOUT_WHEP_TOKEN.")
+    var token: String?
+
+    @Option(help: "A STUN server, HOST:PORT, to offer a server-reflexive candidate too (TURN is not supported).")
+    var stun: String?
+
+    @Option(name: .customLong("ice-interface"), help: "Gather ICE host candidates on this interface only, e.g. eth0 (default: every interface that is up).")
+    var iceInterface: String?
+
+    @Flag(help: "Do not check the https certificate of the WHEP endpoint (said loudly in the log).")
+    var insecure = false
+
+    /// `options` with these.
+    func apply(to options: Subscriber.Options) -> Subscriber.Options {
+        var options = options
+        options.whep.always = whep
+        options.whep.token = token ?? getenv("PLAYOUT_WHEP_TOKEN").map { String(cString: $0) }
+        options.whep.stunServer = stun
+        options.whep.iceInterface = iceInterface
+        options.whep.insecure = insecure
+        return options
     }
 }

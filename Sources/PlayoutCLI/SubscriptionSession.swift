@@ -101,10 +101,12 @@ final class SubscriptionSession: @unchecked Sendable {
                         ("telemetryRejectedTransitions", Double(statistics.rejectedTransitions)),
                     ]
                 }
-                let objects = analyticsSummary.map { [("analytics", $0.json)] } ?? []
+                var objects = analyticsSummary.map { [("analytics", $0.json)] } ?? []
+                if let startup = subscriber.startup.value { objects.append(("startup", StartupView(startup).json)) }
                 writeOut(output.writer.line(for: final, type: "summary", extra: extra, objects: objects) + "\n")
             } else {
                 var text = SummaryTable(final, title: title).text
+                if let startup = subscriber.startup.value { text += "\n" + StartupView(startup).line }
                 if let analyticsSummary { text += "\n" + AnalyticsView(analyticsSummary).lines.joined(separator: "\n") }
                 if let statistics { text += "\n" + statistics.description }
                 writeOut(text + "\n")
@@ -177,6 +179,26 @@ struct LiveView {
 
     static func bitrate(_ bits: Double) -> String {
         bits >= 1_000_000 ? fixed(bits / 1_000_000, 2) + " Mbit/s" : fixed(bits / 1_000, 0) + " kbit/s"
+    }
+}
+
+/// How the start-up went (``StartupTimeline``), for the summary: each step reached with its time
+/// since the subscription started, in milliseconds.
+struct StartupView {
+    let timeline: StartupTimeline
+
+    init(_ timeline: StartupTimeline) {
+        self.timeline = timeline
+    }
+
+    /// `start-up: offer_sent 0 ms, answer_received 12 ms, …, first_frame 310 ms`.
+    var line: String {
+        "start-up: " + timeline.reached.map { "\($0.milestone.rawValue) \(LiveView.milliseconds($0.elapsed))" }.joined(separator: ", ")
+    }
+
+    /// `{"offer_sent":0.0004,…}`: seconds since the start, for the JSON summary.
+    var json: String {
+        "{" + timeline.reached.map { "\"\($0.milestone.rawValue)\":\(QoSJSONWriter.number($0.elapsed.seconds))" }.joined(separator: ",") + "}"
     }
 }
 

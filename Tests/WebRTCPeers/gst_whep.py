@@ -39,10 +39,9 @@ def emit(**fields):
 VIDEO = {
     "vp8": "vp8enc deadline=1 keyframe-max-dist=60 name=venc ! rtpvp8pay pt=96 picture-id-mode=15-bit ! "
     "application/x-rtp,media=video,encoding-name=VP8,payload=96,clock-rate=90000",
-    "h264": "x264enc tune=zerolatency speed-preset=ultrafast key-int-max=60 name=venc ! "
+    "h264": "video/x-raw,format=I420 ! queue ! x264enc tune=zerolatency speed-preset=ultrafast key-int-max=60 name=venc ! "
     "video/x-h264,profile=constrained-baseline ! rtph264pay pt=100 config-interval=-1 aggregate-mode=zero-latency ! "
-    "application/x-rtp,media=video,encoding-name=H264,payload=100,clock-rate=90000,packetization-mode=(string)1,"
-    "profile-level-id=(string)42e01f",
+    "application/x-rtp,media=video,encoding-name=H264,payload=100,clock-rate=90000,packetization-mode=(string)1",
 }
 
 

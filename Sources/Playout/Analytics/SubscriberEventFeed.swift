@@ -51,6 +51,7 @@ public final class SubscriberEventFeed: Sendable {
         case playoutDelay(EffectivePlayoutDelay)
         case qos(SubscriberQoS)
         case delayPauseEnded(MonotonicInstant)
+        case startup(StartupTimeline)
     }
 
     /// Everything the feed reads updates with, under one lock, sans-IO: the story, the contract
@@ -77,6 +78,8 @@ public final class SubscriberEventFeed: Sendable {
                 return Update(events: events, steps: steps, contractEvents: [contractEvent].compactMap(\.self))
             case .delayPauseEnded:
                 return Update(events: [], steps: story.delayPauseEnded())
+            case .startup(let timeline):
+                return Update(events: [], steps: [], contractEvents: contract?.startup(timeline) ?? [])
             case .qos(let sample):
                 guard sample.state != .idle else { return nil }  // the value before the start
                 let contractEvents = contract?.qos(sample) ?? []
@@ -105,13 +108,14 @@ public final class SubscriberEventFeed: Sendable {
             handle: handle)
     }
 
-    /// Watches the three observables of a subscriber (also from inside its initializer). With
+    /// Watches the observables of a subscriber (also from inside its initializer). With
     /// `contractClock`, each update also carries the contract events timed on it since
     /// ``started(at:)``, every QoS sample is handed on, and the feed ends only at
     /// ``finish(final:)`` (its owner knows the end).
     init(
         state: ReadOnlyObservable<SubscriberState>, qos: ReadOnlyObservable<SubscriberQoS>, playoutDelay: ReadOnlyObservable<EffectivePlayoutDelay>,
-        delayPauseEnded: ReadOnlyObservable<MonotonicInstant?>? = nil, contractClock clock: (any PlayoutClock)? = nil, handle: @escaping @Sendable (Update) -> Void
+        delayPauseEnded: ReadOnlyObservable<MonotonicInstant?>? = nil, startup: ReadOnlyObservable<StartupTimeline?>? = nil,
+        contractClock clock: (any PlayoutClock)? = nil, handle: @escaping @Sendable (Update) -> Void
     ) {
         self.qos = qos
         let reading = LockedValue(Reading(
@@ -129,6 +133,7 @@ public final class SubscriberEventFeed: Sendable {
         state.subscribe { deliver(.state($0)) }.disposed(by: watches)
         qos.subscribe { deliver(.qos($0)) }.disposed(by: watches)
         delayPauseEnded?.subscribe { if let instant = $0 { deliver(.delayPauseEnded(instant)) } }.disposed(by: watches)
+        startup?.subscribe { if let timeline = $0 { deliver(.startup(timeline)) } }.disposed(by: watches)
     }
 
     /// The subscription started at `instant` (the origin of the contract events' `elapsed`).

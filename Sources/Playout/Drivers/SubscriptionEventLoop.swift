@@ -146,7 +146,7 @@ private final class Worker: @unchecked Sendable {
     /// A subscriber the worker drives, with its sockets.
     private struct Member {
         var turns: SubscriptionTurns
-        var sockets: [(track: SubscribedTrack, index: Int, socket: SubscribedTrack.Socket)]
+        var sockets: [Subscription.IntakeSocket]
         /// The subscription's ``Subscription/socketsGeneration`` when `sockets` was read.
         var generation: Int
     }
@@ -308,7 +308,7 @@ private final class Worker: @unchecked Sendable {
                 owners = [(-1, -1)]
                 for (memberIndex, member) in members.enumerated() {
                     for (socketIndex, entry) in member.sockets.enumerated() {
-                        descriptors.append(pollfd(fd: entry.socket.receiver.fileDescriptor, events: Int16(POLLIN), revents: 0))
+                        descriptors.append(pollfd(fd: entry.receiver.fileDescriptor, events: Int16(POLLIN), revents: 0))
                         owners.append((memberIndex, socketIndex))
                     }
                 }
@@ -345,11 +345,15 @@ private final class Worker: @unchecked Sendable {
                 let (memberIndex, socketIndex) = owners[position]
                 let entry = members[memberIndex].sockets[socketIndex]
                 do {
-                    try entry.track.receive(from: entry.socket)
+                    try entry.receive()
                     if received.last != memberIndex { received.append(memberIndex) }
                 } catch {
                     // The decisions say when to bind it again; not waited on meanwhile.
-                    members[memberIndex].turns.subscription.sourceFailed(.socket(track: entry.track.index, socket: entry.index), error: error)
+                    if let source = entry.source {
+                        members[memberIndex].turns.subscription.sourceFailed(source, error: error)
+                    } else {
+                        members[memberIndex].turns.subscription.fail(reason: "receiving on \(entry.receiver.localAddress) failed: \(error)")
+                    }
                     descriptors[position].fd = -1
                     wakes[memberIndex] = now.nanoseconds
                 }

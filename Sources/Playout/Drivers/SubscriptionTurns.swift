@@ -12,6 +12,8 @@ package final class SubscriptionTurns: @unchecked Sendable {
     package let subscription: Subscription
     private var controlWake: MonotonicInstant?
     private var feedbackWake: MonotonicInstant?
+    /// When the WebRTC transport (a WHEP source) has something timed (nil: nothing, or none).
+    private var transportWake: MonotonicInstant?
     private var loopWakes: [PlayoutLoop.Wake]
     /// The final sample, once the subscription ended.
     package private(set) var final: SubscriberQoS?
@@ -34,7 +36,7 @@ package final class SubscriptionTurns: @unchecked Sendable {
     /// The next instant a turn is due (nil: ended).
     package var nextWake: MonotonicInstant? {
         guard final == nil else { return nil }
-        let instants = [controlWake, feedbackWake] + loopWakes.map(Self.instant(of:))
+        let instants = [controlWake, feedbackWake, transportWake] + loopWakes.map(Self.instant(of:))
         return instants.compactMap(\.self).min()
     }
 
@@ -66,6 +68,9 @@ package final class SubscriptionTurns: @unchecked Sendable {
         // The decisions said the end: the loops present no more (``finish()`` drains them).
         guard controlWake != nil else { return true }
         if let due = feedbackWake, due <= now { feedbackWake = subscription.feedback(now: now) }
+        // A receive may have moved the transport's timers (a check answered, a handshake flight).
+        transportWake = subscription.transportWake
+        if let due = transportWake, due <= now { transportWake = subscription.transport(now: now) }
         // Earliest first; each loop told when another presents next, so a decode does not keep
         // an audio frame waiting that is due before the decode would end. A loop whose decode
         // completed on the pool goes too, to start its next one.

@@ -20,6 +20,8 @@ package final class ObserverDelivery: @unchecked Sendable {
         case playoutDelay(EffectivePlayoutDelay)
         /// Rendering resumed after a delay pause at that instant.
         case delayPauseEnded(MonotonicInstant)
+        /// The start-up reached another step.
+        case startup(StartupTimeline)
     }
 
     /// What the queue did.
@@ -40,6 +42,8 @@ package final class ObserverDelivery: @unchecked Sendable {
     let playoutDelay: Observable<EffectivePlayoutDelay>
     /// When rendering last resumed after a delay pause (nil: not yet).
     let delayPauseEnded = Observable<MonotonicInstant?>(nil)
+    /// How the start-up went so far (nil: no step reached yet).
+    let startup = Observable<StartupTimeline?>(nil)
     private let capacity: Int
     private let condition = ConditionLock()
     private var queue: [Update] = []  // condition
@@ -117,6 +121,7 @@ package final class ObserverDelivery: @unchecked Sendable {
         case .qos(let value): qos.value = value
         case .playoutDelay(let value): playoutDelay.value = value
         case .delayPauseEnded(let instant): delayPauseEnded.value = instant
+        case .startup(let timeline): startup.value = timeline
         }
     }
 }

@@ -342,6 +342,7 @@ package final class PlayoutLoop: @unchecked Sendable {
             guard let presented else { return }
             playback.framesPresented += pictures
             playback.lastRender = presented
+            if playback.firstRender == nil { playback.firstRender = presented }
             let error = decoded.renderAt.duration(to: presented)
             playback.renderError.record(error)
             if error > Self.lateThreshold { playback.framesPresentedLate += 1 }

@@ -28,6 +28,10 @@ package final class SubscribedTrack: @unchecked Sendable {
     /// What the playout loop measured (under the lock).
     struct Playback {
         var lastRender: MonotonicInstant?
+        /// When the first frame was presented.
+        var firstRender: MonotonicInstant?
+        /// When the first key frame's last packet arrived (released to the decoder).
+        var firstKeyFrame: MonotonicInstant?
         var framesPresented = 0
         var framesPresentedLate = 0
         var renderError = DurationHistogram()
@@ -62,8 +66,9 @@ package final class SubscribedTrack: @unchecked Sendable {
     private let fixedDestination: Bool
     /// The socket feedback leaves from (the RTCP port, or the RTP port with rtcp-mux).
     private var feedbackSocket: UDPReceiver?
-    /// SRTCP for the feedback, when the track is encrypted (the feedback turns only).
-    private let feedbackSession: SRTPSession?
+    /// SRTCP for the feedback, when the track is encrypted (set under the lock, used by the
+    /// feedback turns).
+    private var feedbackSession: SRTPSession?
     /// RTCP datagrams the feedback turns sent, and could not send (no destination known yet, a
     /// socket error).
     private var feedbackCounters = (sent: 0, unsent: 0)
@@ -71,10 +76,13 @@ package final class SubscribedTrack: @unchecked Sendable {
     /// A track of an SDP media section; `bind` binds its sockets (deterministic tests feed
     /// datagrams by hand instead). Another valid source is played once the played one said BYE
     /// or was silent for `switchAfterSilence`.
+    /// With `keysFromDTLS` (a WebRTC transport), the track binds nothing: the transport hands it
+    /// its datagrams (``deliver(_:length:arrival:control:)``), its keys (``setKeys(inbound:outbound:)``)
+    /// and where its feedback goes (``sendFeedback(from:to:)``).
     init(
         index: Int, kind: MediaKind, media: MediaDescription, session: SessionDescription?, delay: Duration,
         switchAfterSilence: Duration = .seconds(1), feedback: TrackReceiver.FeedbackSettings? = nil, feedbackDestination: SocketAddress? = nil,
-        bind: Bool = true
+        bind: Bool = true, keysFromDTLS: Bool = false
     ) throws {
         self.feedbackDestination = feedbackDestination
         fixedDestination = feedbackDestination != nil
@@ -82,7 +90,8 @@ package final class SubscribedTrack: @unchecked Sendable {
         self.kind = kind
         port = media.port
         let pipeline = try TrackPipeline(
-            track: TrackID(rawValue: UInt32(index)), media: media, delay: delay, switchAfterSilence: switchAfterSilence, feedback: feedback
+            track: TrackID(rawValue: UInt32(index)), media: media, delay: delay, switchAfterSilence: switchAfterSilence, feedback: feedback,
+            keysFromDTLS: keysFromDTLS
         )
         self.pipeline = pipeline
         feedbackSession = try feedback == nil ? nil : pipeline.receiver.keyingMaterial.map { try SRTPSession(keyingMaterial: $0, direction: .outbound) }
@@ -91,7 +100,7 @@ package final class SubscribedTrack: @unchecked Sendable {
         appliedDelay = self.delay
         let map = media.rtpMap(for: pipeline.payloadType)
         decoderSetup = DecoderSetup(codec: pipeline.codec, sampleRate: Int(map?.clockRate ?? 0), channelCount: Int(map?.channels ?? 0))
-        guard bind else { return }
+        guard bind, !keysFromDTLS else { return }
         let host = media.connection?.address ?? session?.connection?.address ?? "0.0.0.0"
         receivers = [Socket(receiver: try Self.bind(host: host, port: media.port), isControl: false)]
         if !media.rtcpMux, media.port < UInt16.max {
@@ -162,6 +171,7 @@ package final class SubscribedTrack: @unchecked Sendable {
     /// Off the media path: the intake lock is held only while the decisions are made.
     func sendFeedback(now: MonotonicInstant) -> MonotonicInstant? {
         let (polled, destination, socket) = lock.withLock { (pipeline.pollFeedback(now: now), feedbackDestination, feedbackSocket) }
+        let protection = lock.withLock { feedbackSession }
         guard let decided = polled else { return nil }
         var (sent, unsent) = (0, 0)
         for compound in decided.packets {
@@ -171,7 +181,7 @@ package final class SubscribedTrack: @unchecked Sendable {
                 continue
             }
             do {
-                if let feedbackSession { bytes = try feedbackSession.protectRTCP(bytes) }
+                if let protection { bytes = try protection.protectRTCP(bytes) }
                 try bytes.withUnsafeBytes { try socket.send($0, to: destination) }
                 sent += 1
             } catch {
@@ -180,6 +190,25 @@ package final class SubscribedTrack: @unchecked Sendable {
         }
         if sent + unsent > 0 { lock.withLock { feedbackCounters = (feedbackCounters.sent + sent, feedbackCounters.unsent + unsent) } }
         return decided.next
+    }
+
+    /// The keys a DTLS-SRTP handshake exported: `inbound` for what the sender sends, `outbound`
+    /// for the feedback (a WebRTC transport, once connected).
+    func setKeys(inbound: SRTPKeyingMaterial, outbound: SRTPKeyingMaterial) throws {
+        let session = try SRTPSession(keyingMaterial: outbound, direction: .outbound)
+        try lock.withLock {
+            try pipeline.setKeys(inbound)
+            feedbackSession = session
+        }
+    }
+
+    /// Sends the feedback from `socket` to `destination` from now on (a WebRTC transport's
+    /// selected pair).
+    func sendFeedback(from socket: UDPReceiver, to destination: SocketAddress) {
+        lock.withLock {
+            feedbackSocket = socket
+            feedbackDestination = destination
+        }
     }
 
     /// Whether the track talks back to its sender.
@@ -254,6 +283,7 @@ package final class SubscribedTrack: @unchecked Sendable {
             loopIdle = false
             switch action {
             case .render(let frame, let renderAt):
+                if frame.isKeyframe, playback.firstKeyFrame == nil { playback.firstKeyFrame = frame.lastArrival }
                 var frameSchedule = pipeline.schedule(of: frame, due: renderAt)
                 frameSchedule.endsDelayPause = pipeline.playout.schedulerStatistics.delayPauseCount > pauses
                 schedule = (frameSchedule, delay.source)
@@ -298,7 +328,8 @@ package final class SubscribedTrack: @unchecked Sendable {
             return SubscriptionStateMachine.TrackStatus(
                 lastRender: playback.lastRender, hasQueuedFrames: buffered > 0,
                 delayPause: pipeline.playout.pendingDelayPause, isDrained: loopIdle && buffered == 0,
-                authenticationFailuresOnly: received == 0 ? failures : 0, port: port
+                authenticationFailuresOnly: received == 0 ? failures : 0, port: port,
+                startup: .init(firstPacket: pipeline.receiver.firstPacketArrival, firstKeyFrame: playback.firstKeyFrame, firstFrame: playback.firstRender)
             )
         }
     }

@@ -35,13 +35,14 @@ final class SubscriberTelemetry: Sendable {
 
     init(
         instrument: TelemetryInstrument, name: String, clock: any PlayoutClock, state: ReadOnlyObservable<SubscriberState>,
-        qos: ReadOnlyObservable<SubscriberQoS>, playoutDelay: ReadOnlyObservable<EffectivePlayoutDelay>
+        qos: ReadOnlyObservable<SubscriberQoS>, playoutDelay: ReadOnlyObservable<EffectivePlayoutDelay>,
+        startup: ReadOnlyObservable<StartupTimeline?>? = nil
     ) {
         let tracker = instrument.makeTracker(name: name)
         self.tracker = tracker
         self.instrument = instrument
         let (lastHeartbeat, phase) = (self.lastHeartbeat, self.phase)
-        feed = SubscriberEventFeed(state: state, qos: qos, playoutDelay: playoutDelay, contractClock: clock) { update in
+        feed = SubscriberEventFeed(state: state, qos: qos, playoutDelay: playoutDelay, startup: startup, contractClock: clock) { update in
             // The final sample (the subscription ended) is sent once, by `finish`, over its own window.
             var sample = update.sample
             if let periodic = sample {

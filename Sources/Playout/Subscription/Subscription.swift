@@ -1,6 +1,7 @@
 import Logging
 import PlayoutCore
 import PlayoutJitter
+import PlayoutRTP
 import PlayoutTelemetry
 
 /// One subscription's parts, wired, on the clock it is handed: the tracks, their playout loops,
@@ -40,6 +41,19 @@ package final class Subscription: @unchecked Sendable {
     private var finishing = false  // waits
     /// Bumped when a track's socket was bound anew: drivers read ``sockets`` again.
     private let socketsChanged = LockedValue(0)
+    /// The WebRTC transport (a WHEP source): its sockets carry every track's packets.
+    let connection: WebRTCConnection?
+    /// How the start-up went so far.
+    let startup: StartupRecorder
+
+    /// A socket a driver waits on, and what takes its datagrams.
+    struct IntakeSocket {
+        var receiver: UDPReceiver
+        /// Receives one batch from it.
+        var receive: () throws -> Void
+        /// What to reopen when it fails (nil: a failure ends the subscription).
+        var source: SubscriptionStateMachine.Source?
+    }
 
     /// Wires `tracks` to playout loops presenting into `renderer`, started at `start`.
     ///
@@ -47,9 +61,11 @@ package final class Subscription: @unchecked Sendable {
     init(
         clock: any PlayoutClock, start: MonotonicInstant, options: Subscriber.Options, delayController: PlayoutDelayController,
         delivery: ObserverDelivery, tracks: [SubscribedTrack], renderer: Renderer, bandwidthLimiter: BandwidthLimiter = BandwidthLimiter(),
-        ended: @escaping @Sendable (SubscriberQoS) -> Void = { _ in }
+        connection: WebRTCConnection? = nil, startup: StartupRecorder? = nil, ended: @escaping @Sendable (SubscriberQoS) -> Void = { _ in }
     ) throws {
         self.ended = ended
+        self.connection = connection
+        self.startup = startup ?? StartupRecorder(start: start, delivery: delivery)
         self.bandwidthLimiter = bandwidthLimiter
         self.clock = clock
         self.options = options
@@ -80,10 +96,19 @@ package final class Subscription: @unchecked Sendable {
         perform(actions, now: start)
     }
 
-    /// Every bound socket of every track, with its track and its place among the track's
-    /// sockets: what a driver waits on. Read again when ``socketsGeneration`` changed.
-    var sockets: [(track: SubscribedTrack, index: Int, socket: SubscribedTrack.Socket)] {
-        tracks.flatMap { track in track.receivers.enumerated().map { (track, $0.offset, $0.element) } }
+    /// Every bound socket — each track's, or the WebRTC transport's — with what takes its
+    /// datagrams: what a driver waits on. Read again when ``socketsGeneration`` changed.
+    var sockets: [IntakeSocket] {
+        if let connection {
+            return connection.sockets.indices.map { index in
+                IntakeSocket(receiver: connection.sockets[index], receive: { try connection.receive(on: index) }, source: nil)
+            }
+        }
+        return tracks.flatMap { track in
+            track.receivers.enumerated().map { index, socket in
+                IntakeSocket(receiver: socket.receiver, receive: { try track.receive(from: socket) }, source: .socket(track: track.index, socket: index))
+            }
+        }
     }
 
     /// Changes whenever a socket was bound anew (a reopen).
@@ -100,6 +125,7 @@ package final class Subscription: @unchecked Sendable {
     package func control(now: MonotonicInstant) -> MonotonicInstant? {
         if let failure = renderer.failure, !isFinished { fail(reason: failure.message) }
         let statuses = tracks.map { $0.status() }
+        startup.record(statuses.map(\.startup))
         let step = machine.withLock { $0.poll(now: now, tracks: statuses) }
         perform(step.actions, now: now)
         return step.wake
@@ -125,6 +151,15 @@ package final class Subscription: @unchecked Sendable {
         guard let next = tracks.compactMap({ $0.sendFeedback(now: now) }).min() else { return nil }
         return min(next, now.advanced(by: sendsFeedbackMessages ? Self.feedbackPollInterval : Self.reportOnlyPollInterval))
     }
+
+    /// What the WebRTC transport has due at `now` (checks, consent, the handshake's timers);
+    /// returns when to call again (nil: nothing is timed, or no transport).
+    package func transport(now: MonotonicInstant) -> MonotonicInstant? {
+        connection?.poll(now: now)
+    }
+
+    /// When the WebRTC transport wants ``transport(now:)`` next (nil: not timed, or none).
+    package var transportWake: MonotonicInstant? { connection?.nextWake }
 
     /// ``Subscriber/stop()``: the next ``control(now:)`` finishes.
     func stop() {
@@ -214,6 +249,8 @@ package final class Subscription: @unchecked Sendable {
     /// waiters); returns the final sample. The one end of every driver.
     @discardableResult
     package func finish() -> SubscriberQoS {
+        // The WebRTC session first: close_notify and the WHEP DELETE go out within 2 s of the end.
+        connection?.close(now: clock.now)
         renderer.finish()
         delayWatch?.dispose()
         // A file that failed only as it was closed (a full disk at the last write) fails the run.

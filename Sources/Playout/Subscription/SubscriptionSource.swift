@@ -14,11 +14,17 @@ enum SubscriptionSource {
     case rtp(session: SessionDescription, media: [(kind: MediaKind, description: MediaDescription)])
     /// A libavformat input.
     case demuxer(DemuxedInput)
+    /// A WHEP endpoint (WebRTC): connected when the subscription opens.
+    case whep(WHEPConnector)
 
     /// The source `text` names: an SDP file, or any input libavformat opens (a media file or a
     /// URL), opened now so a bad one fails before anything starts. Reading an SDP from a FIFO or a
     /// device waits at most `options.duration` (a writer that never comes does not hang the run).
     init(parsing source: String, options: Subscriber.Options) throws {
+        if options.whep.isEndpoint(source) {
+            self = .whep(try WHEPConnector(url: source, options: options))
+            return
+        }
         let isURL = source.contains("://") && !source.hasPrefix("file://")
         let path = source.hasPrefix("file://") ? String(source.dropFirst(7)) : source
         if !isURL, let text = try SDPFile.read(path, timeout: options.duration) {
@@ -91,6 +97,7 @@ enum SubscriptionSource {
         switch self {
         case .rtp(_, let media): Set(media.map(\.kind))
         case .demuxer(let input): Set(input.streams.compactMap(\.kind))
+        case .whep(let connector): connector.mediaKinds
         }
     }
 
@@ -99,6 +106,7 @@ enum SubscriptionSource {
         switch self {
         case .rtp(_, let media): media.count
         case .demuxer(let input): input.streams.count
+        case .whep(let connector): connector.mediaKinds.count
         }
     }
 
@@ -134,6 +142,8 @@ enum SubscriptionSource {
             }
         case .demuxer(let input):
             return try input.streams.enumerated().map { index, stream in try SubscribedTrack(index: index, stream: stream, delay: delay) }
+        case .whep:
+            return []  // made from the answer when the subscription connects
         }
     }
 
@@ -145,7 +155,7 @@ enum SubscriptionSource {
     }
 
     /// The tracks as encoded streams, in track order (for a remux sink): what the SDP or the
-    /// container says of each. H.264/H.265 configuration is left to the first key frame's
+    /// container says of each (nothing for a WHEP source, whose codecs the answer names later). H.264/H.265 configuration is left to the first key frame's
     /// parameter sets (the frames are Annex B, while an MP4's extradata is avcC). Every entry
     /// has a codec (checked when the source was created), so positions match the tracks'.
     var encodedStreams: [EncodedStreamDescription] {
@@ -170,6 +180,8 @@ enum SubscriptionSource {
                     width: stream.width, height: stream.height, sampleRate: stream.sampleRate, channelCount: stream.channelCount
                 )
             }
+        case .whep:
+            return []
         }
     }
 }

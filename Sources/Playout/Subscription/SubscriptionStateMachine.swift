@@ -80,6 +80,8 @@ struct SubscriptionStateMachine {
         var authenticationFailuresOnly = 0
         /// Where the track receives (for the failure message).
         var port: UInt16 = 0
+        /// Its first packet, key frame and presented frame (the start-up's last steps).
+        var startup = StartupTimeline.TrackMilestones()
     }
 
     /// What the driver must do.

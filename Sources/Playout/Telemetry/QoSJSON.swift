@@ -61,6 +61,7 @@ package struct QoSJSONWriter: Sendable {
         "overrideApplied": ["playoutDelay"],
         "overrideReleased": ["playoutDelay"],
         "sourceSwitch": ["track", "fromSSRC", "toSSRC", "sourceSwitches"],
+        "startup": ["step"],
     ]
 
     /// The line a subscriber's telemetry record stands for, or nil: a heartbeat (a QoS sample,

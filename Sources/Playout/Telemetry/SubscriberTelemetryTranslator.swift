@@ -118,11 +118,13 @@ public struct SubscriberTelemetryTranslator: Sendable {
 /// The command line's `"event"` lines as a subscriber's telemetry actions (``QoSJSONWriter/eventFields``),
 /// sans-IO: `stateChanged` for every state after `idle` (with the reason of a failure),
 /// `overrideApplied`/`overrideReleased` when the delay in effect changes after the first,
-/// `sourceSwitch` when a track's played source changed since the previous sample. Every action
-/// carries `elapsed`, seconds since the subscription started.
+/// `sourceSwitch` when a track's played source changed since the previous sample, `startup` for
+/// each start-up step reached (``StartupTimeline``, `step` its name). Every action carries
+/// `elapsed`, seconds since the subscription started (a step's own instant for `startup`).
 struct SubscriberContractEvents: Sendable {
     private var delay: EffectivePlayoutDelay?
     private var playedSources: [MediaKind: UInt32] = [:]
+    private var startupSteps: Set<StartupTimeline.Milestone> = []
 
     /// Nothing seen yet.
     init() {}
@@ -158,6 +160,14 @@ struct SubscriberContractEvents: Sendable {
             ]))
         }
         return events
+    }
+
+    /// `startup` for each step of `timeline` not reported yet, in order.
+    mutating func startup(_ timeline: StartupTimeline) -> [TelemetryEvent] {
+        timeline.reached.compactMap { step in
+            guard startupSteps.insert(step.milestone).inserted else { return nil }
+            return .action("startup", [Self.elapsed(step.elapsed), TelemetryField("step", .string(step.milestone.rawValue))])
+        }
     }
 
     private static func elapsed(_ elapsed: Duration) -> TelemetryField {

@@ -186,6 +186,9 @@ public final class DTLSEndpoint {
         public var retransmissions = 0
         /// Actions dropped because ``Configuration/maximumPendingActions`` were waiting.
         public var actionsDropped = 0
+
+        /// All zero.
+        public init() {}
     }
 
     /// The side this endpoint plays.

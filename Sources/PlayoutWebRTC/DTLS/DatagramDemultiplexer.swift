@@ -45,6 +45,9 @@ public struct DatagramDemultiplexer: Sendable {
 
         /// Every datagram classified.
         public var total: Int { stun + dtls + rtp + rtcp + unknown }
+
+        /// All zero.
+        public init() {}
     }
 
     /// Shortest RTP packet: the fixed header (RFC 3550 §5.1).

@@ -218,5 +218,8 @@ extension ICEAgent {
         public var pairsFailed = 0
         /// Peer checks or candidates not kept because a bound (remote candidates, pairs) was reached.
         public var overLimitDropped = 0
+
+        /// All zero.
+        public init() {}
     }
 }

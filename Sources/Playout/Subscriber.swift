@@ -382,6 +382,11 @@ public final class Subscriber: @unchecked Sendable {
         parts.withLock { $0.subscription?.frameLog }
     }
 
+    /// The WebRTC transport's counters (a WHEP source, once connected; nil otherwise).
+    package var transportStatistics: WebRTCConnection.Statistics? {
+        parts.withLock { $0.subscription?.connection?.snapshot }
+    }
+
     /// A QoS sample now (on demand; rates since the last periodic sample).
     public func sampleQoS() -> SubscriberQoS {
         if let subscription = parts.withLock({ $0.subscription }) { return subscription.sample() }

@@ -8,8 +8,12 @@ DELETE /whep/<id> -> 200 and the session closes. The server sends a generated te
 stdout carries one JSON object per line:
   {"event": "ready", "port": P}                        once listening
   {"event": "created", "id": ID, "codecs": {...}}      per accepted offer
-  {"event": "deleted", "id": ID, "frames": {"video": N, "audio": M}}   per DELETE
+  {"event": "deleted", "id": ID, "frames": {"video": N, "audio": M}, "garbage": G}   per DELETE
   {"event": "error", "status": S, "reason": "..."}     per refused request
+
+--bad-fingerprint answers with a fingerprint that is not its certificate's (the subscriber must
+refuse the session); --garbage N sprays N garbage datagrams a second at the offer's candidates
+while the session lasts (the subscriber must count and drop them, playing on).
 
 Run with Debian's interpreter: /usr/bin/python3 aiortc_whep.py --port 0 --video vp8
 """
@@ -18,6 +22,11 @@ import asyncio
 import fractions
 import json
 import math
+import os
+import random
+import re
+import socket
+import struct
 import sys
 import uuid
 
@@ -81,6 +90,9 @@ def main():
     parser.add_argument("--video", choices=["vp8", "h264"], default="vp8")
     parser.add_argument("--loopback", action="store_true", help="offer 127.0.0.1 host candidates (aioice skips loopback)")
     parser.add_argument("--token", default=None, help="require Authorization: Bearer TOKEN")
+    parser.add_argument("--bad-fingerprint", action="store_true", help="answer with a fingerprint that is not our certificate's")
+    parser.add_argument("--garbage", type=int, default=0, metavar="N",
+                        help="also send N garbage datagrams a second (random, STUN-, DTLS- and RTP-looking) to the offer's candidates")
     arguments = parser.parse_args()
 
     if arguments.loopback:
@@ -88,6 +100,41 @@ def main():
         aioice.ice.get_host_addresses = lambda use_ipv4, use_ipv6: (["127.0.0.1"] if use_ipv4 else []) + original(use_ipv4, use_ipv6)
 
     sessions = {}
+    garbage_tasks = {}
+    garbage_sent = {}
+
+    async def spray(offer_text, per_second, session):
+        """Garbage to every host candidate of the offer, from a socket of its own."""
+        targets = []
+        for line in offer_text.splitlines():
+            words = line.split()
+            if line.startswith("a=candidate:") and len(words) >= 6 and ":" not in words[4]:
+                targets.append((words[4], int(words[5])))
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        sock.setblocking(False)
+        kinds = [
+            lambda: os.urandom(random.randint(1, 1400)),
+            # STUN-looking: a Binding request with the magic cookie, a made-up USERNAME, no valid integrity.
+            lambda: struct.pack("!HHI", 0x0001, 24, 0x2112A442) + os.urandom(12) + struct.pack("!HH", 0x0006, 20) + os.urandom(20),
+            # DTLS-looking: a handshake record header and noise.
+            lambda: bytes([22, 0xFE, 0xFD]) + os.urandom(random.randint(10, 300)),
+            # RTP-looking: version 2, a payload type of ours, a stranger's SSRC.
+            lambda: bytes([0x80, random.choice([96, 100, 111])]) + os.urandom(random.randint(10, 1200)),
+        ]
+        sent = 0
+        try:
+            while True:
+                for target in targets:
+                    try:
+                        sock.sendto(random.choice(kinds)(), target)
+                        sent += 1
+                        garbage_sent[session] = sent
+                    except OSError:
+                        pass
+                await asyncio.sleep(1 / per_second)
+        finally:
+            sock.close()
+
     mime = "video/VP8" if arguments.video == "vp8" else "video/H264"
 
     def refuse(status, reason):
@@ -120,10 +167,15 @@ def main():
         await pc.setLocalDescription(answer)
         session = uuid.uuid4().hex[:12]
         sessions[session] = (pc, video, audio)
+        if arguments.garbage:
+            garbage_tasks[session] = asyncio.ensure_future(spray(text, arguments.garbage, session))
         emit(event="created", id=session, video=arguments.video, kinds=sorted(t.kind for t in pc.getTransceivers()))
+        answer_text = pc.localDescription.sdp
+        if arguments.bad_fingerprint:
+            answer_text = re.sub(r"(a=fingerprint:\S+ )([0-9A-Fa-f]{2})", lambda m: m.group(1) + ("00" if m.group(2) != "00" else "11"), answer_text)
         return web.Response(
             status=201,
-            text=pc.localDescription.sdp,
+            text=answer_text,
             content_type="application/sdp",
             headers={"Location": f"/whep/{session}", "Link": '<stun:stun.l.google.com:19302>; rel="ice-server"'},
         )
@@ -136,8 +188,11 @@ def main():
         if entry is None:
             return refuse(404, f"no session {session}")
         pc, video, audio = entry
+        task = garbage_tasks.pop(session, None)
+        if task is not None:
+            task.cancel()
         await pc.close()
-        emit(event="deleted", id=session, frames={"video": video.frames, "audio": audio.frames})
+        emit(event="deleted", id=session, frames={"video": video.frames, "audio": audio.frames}, garbage=garbage_sent.get(session, 0))
         return web.Response(status=200)
 
     async def start():

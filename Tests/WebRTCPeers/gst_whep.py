@@ -46,10 +46,12 @@ VIDEO = {
 
 
 class Session:
-    """One webrtcbin pipeline: counts the encoded video and audio frames it sends."""
+    """One webrtcbin pipeline: counts the encoded video and audio frames it sends once connected
+    (the frames encoded before DTLS connected never leave)."""
 
     def __init__(self, video):
         self.frames = {"video": 0, "audio": 0}
+        self.connected = False
         self.lock = threading.Lock()
         description = (
             "webrtcbin name=w bundle-policy=max-bundle "
@@ -61,14 +63,21 @@ class Session:
         )
         self.pipeline = Gst.parse_launch(description)
         self.webrtc = self.pipeline.get_by_name("w")
+        self.webrtc.connect("notify::connection-state", self.connection_changed)
         for name, kind in (("venc", "video"), ("aenc", "audio")):
             pad = self.pipeline.get_by_name(name).get_static_pad("src")
             pad.add_probe(Gst.PadProbeType.BUFFER, self.count, kind)
         self.pipeline.set_state(Gst.State.PLAYING)
 
+    def connection_changed(self, webrtc, _):
+        if webrtc.get_property("connection-state") == GstWebRTC.WebRTCPeerConnectionState.CONNECTED:
+            with self.lock:
+                self.connected = True
+
     def count(self, pad, info, kind):
         with self.lock:
-            self.frames[kind] += 1
+            if self.connected:
+                self.frames[kind] += 1
         return Gst.PadProbeReturn.OK
 
     def negotiate(self, text):

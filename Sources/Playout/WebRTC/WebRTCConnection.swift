@@ -1,7 +1,7 @@
 import Logging
 import PlayoutCore
 import PlayoutRTP
-import PlayoutWebRTC
+package import PlayoutWebRTC
 
 /// One WebRTC transport of a subscription (a WHEP session): its UDP sockets (one per local
 /// address, each carrying STUN, DTLS, SRTP and SRTCP, RFC 7983), its ICE agent and DTLS endpoint,
@@ -12,17 +12,21 @@ import PlayoutWebRTC
 ///
 /// One lock guards the ICE agent, the DTLS endpoint and the router; it is taken before a track's
 /// own lock, never the other way round.
-final class WebRTCConnection: @unchecked Sendable {
+package final class WebRTCConnection: @unchecked Sendable {
     /// Counters of what the transport did, for the summary and tests.
-    struct Statistics: Equatable, Sendable {
-        var demultiplexed = DatagramDemultiplexer.Statistics()
-        var routing = BundleRouter.Statistics()
-        var ice = ICEAgent.Statistics()
-        var dtls = DTLSEndpoint.Statistics()
-        /// DTLS datagrams that came before ICE knew the peer, or after the end.
-        var dtlsDropped = 0
+    package struct Statistics: Equatable, Sendable {
+        /// Datagrams by kind (RFC 7983), and those of no kind.
+        package var demultiplexed = DatagramDemultiplexer.Statistics()
+        /// How SRTP and SRTCP found their tracks, and what found none.
+        package var routing = BundleRouter.Statistics()
+        /// The ICE agent's counters (checks, consent, unauthenticated STUN dropped).
+        package var ice = ICEAgent.Statistics()
+        /// The DTLS endpoint's counters.
+        package var dtls = DTLSEndpoint.Statistics()
+        /// DTLS datagrams that came after the end, or had no source address.
+        package var dtlsDropped = 0
         /// Datagrams that could not be sent (a socket error).
-        var sendFailures = 0
+        package var sendFailures = 0
     }
 
     /// What the transport tells its subscription.
@@ -74,7 +78,7 @@ final class WebRTCConnection: @unchecked Sendable {
     }
 
     /// A snapshot of the counters.
-    var snapshot: Statistics {
+    package var snapshot: Statistics {
         lock.withLock {
             var snapshot = statistics
             snapshot.demultiplexed = demultiplexer.statistics

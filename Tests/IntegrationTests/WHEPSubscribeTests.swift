@@ -1,0 +1,172 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Playout
+import PlayoutCore
+import PlayoutRTP
+import PlayoutTesting
+import PlayoutWebRTC
+import RealTimeTesting
+import Testing
+
+/// `Subscriber(source: "http://…/whep")` against two independent WebRTC stacks serving WHEP on
+/// loopback (Tests/WebRTCPeers): the media path end to end — ICE, DTLS-SRTP, BUNDLE — and its
+/// failures. A frame counts as sent while subscribed when the peer sent it after its DTLS
+/// connected and before the DELETE; the frames sent in the last playout delay (and the DELETE's
+/// round trip) were not due before the end, so they are not expected rendered.
+@Suite("Subscribe over WHEP to aiortc and GStreamer webrtcbin", .realTime, .serialized)
+struct WHEPSubscribeTests {
+    /// What is not due at the end: the playout delay, a decode margin and the DELETE's round trip.
+    static let notDueAtEnd: Duration = Subscriber.Options().playoutDelay.delay + .milliseconds(250)
+
+    /// A peer serving WHEP, and its endpoint.
+    static func peer(_ script: String, video: String = "vp8", _ extra: [String] = []) throws -> (WHEPPeerProcess, String) {
+        let arguments = ["--port", "0", "--video", video] + (script.hasPrefix("aiortc") ? ["--loopback"] : []) + extra
+        let peer = try WHEPPeerProcess(script: script, arguments: arguments)
+        guard let port = peer.event("ready")?["port"] as? Int else {
+            peer.stop()
+            throw FFmpeg.Failure(description: "\(script) did not start: is python3-aiortc / gstreamer1.0-nice installed (make setup)?")
+        }
+        return (peer, "http://127.0.0.1:\(port)/whep")
+    }
+
+    /// The frames `deleted` says were sent of `kind`, less those not due at the end at `rate` a second.
+    static func expected(_ deleted: [String: Any], _ kind: String, rate: Double) -> Int {
+        let sent = (deleted["frames"] as? [String: Int])?[kind] ?? 0
+        return max(0, sent - Int((notDueAtEnd.seconds * rate).rounded(.up)))
+    }
+
+    /// Starts `subscriber`, records its start-up steps, waits for the end.
+    static func run(_ subscriber: Subscriber) throws -> (SubscriberQoS, StartupTimeline?) {
+        let timeline = LockedValue<StartupTimeline?>(nil)
+        let watch = subscriber.startup.subscribe { value in timeline.withLock { $0 = value } }
+        defer { watch.dispose() }
+        try subscriber.start()
+        let final = subscriber.waitUntilEnded()
+        return (final, timeline.withLock { $0 })
+    }
+
+    @Test("VP8 and H.264 with Opus: ≥ 99 % of the frames sent while subscribed are rendered; every start-up step; the DELETE", arguments: [
+        ("aiortc_whep.py", "vp8"), ("aiortc_whep.py", "h264"), ("gst_whep.py", "vp8"), ("gst_whep.py", "h264"),
+    ])
+    func media(script: String, video: String) throws {
+        let (peer, url) = try Self.peer(script, video: video)
+        defer { peer.stop() }
+        let subscriber = try Subscriber(source: url, options: .init(duration: .seconds(6)))
+        let (final, timeline) = try Self.run(subscriber)
+        #expect(final.state == .ended)
+        let deleted = try #require(peer.event("deleted", timeout: .seconds(5)), "the peer saw the DELETE")
+        let (expectedVideo, expectedAudio) = (Self.expected(deleted, "video", rate: 30), Self.expected(deleted, "audio", rate: 50))
+        #expect(expectedVideo > 120 && expectedAudio > 200, "\(deleted)")
+        let video = try #require(final.video)
+        let audio = try #require(final.audio)
+        #expect(Double(video.framesRendered) >= 0.99 * Double(expectedVideo), "video \(video.framesRendered) of \(expectedVideo): \(deleted)")
+        #expect(Double(audio.framesRendered) >= 0.99 * Double(expectedAudio), "audio \(audio.framesRendered) of \(expectedAudio): \(deleted)")
+        #expect(video.decodeErrors == 0 && video.frameWidth == 320 && video.frameHeight == 240)
+        let steps = try #require(timeline).reached
+        #expect(steps.map(\.milestone) == StartupTimeline.Milestone.allCases, "\(steps)")
+        #expect(zip(steps, steps.dropFirst()).allSatisfy { $0.elapsed <= $1.elapsed }, "in order: \(steps)")
+        let statistics = try #require(subscriber.transportStatistics)
+        #expect(statistics.ice.unauthenticatedDropped == 0 && statistics.routing.packetsUnrouted == 0, "\(statistics)")
+    }
+
+    @Test("a 45 s run stays up past 30 s on consent, garbage on the socket is counted and dropped, playback unaffected")
+    func consentAndGarbage() throws {
+        let (peer, url) = try Self.peer("aiortc_whep.py", ["--garbage", "100"])
+        defer { peer.stop() }
+        let subscriber = try Subscriber(source: url, options: .init(duration: .seconds(45)))
+        let (final, _) = try Self.run(subscriber)
+        #expect(final.state == .ended)
+        let deleted = try #require(peer.event("deleted", timeout: .seconds(5)))
+        let expectedVideo = Self.expected(deleted, "video", rate: 30)
+        let video = try #require(final.video)
+        #expect(expectedVideo > 1_200)
+        #expect(Double(video.framesRendered) >= 0.99 * Double(expectedVideo), "video \(video.framesRendered) of \(expectedVideo): \(deleted)")
+        #expect(video.freezeCount == 0)
+        let statistics = try #require(subscriber.transportStatistics)
+        #expect(statistics.ice.consentChecksSent >= 6 && statistics.ice.consentResponses >= 6, "\(statistics.ice)")
+        // What the peer sprayed (≈ 4,000 datagrams) was dropped where each kind lands.
+        let garbage = try #require(deleted["garbage"] as? Int)
+        #expect(garbage > 2_000)
+        let stun = statistics.ice.unauthenticatedDropped + statistics.ice.malformedDropped
+        let srtp = (final.video?.authFailures ?? 0) + (final.audio?.authFailures ?? 0) + statistics.routing.packetsUnrouted
+        #expect(stun > 100 && statistics.demultiplexed.unknown > 100 && srtp > 100, "stun \(stun), srtp \(srtp), \(statistics)")
+    }
+
+    @Test("an answer whose fingerprint is not the peer's certificate's is refused, clearly, and the session deleted")
+    func wrongFingerprint() throws {
+        let (peer, url) = try Self.peer("aiortc_whep.py", ["--bad-fingerprint"])
+        defer { peer.stop() }
+        let subscriber = try Subscriber(source: url, options: .init(duration: .seconds(20)))
+        let started = ContinuousClock.now
+        let (final, timeline) = try Self.run(subscriber)
+        guard case .failed(let reason) = final.state else {
+            Issue.record("expected a failure, got \(final.state)")
+            return
+        }
+        #expect(reason.contains("DTLS") && reason.contains("fingerprint"), "\(reason)")
+        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect(timeline?.elapsed(.iceConnected) != nil && timeline?.elapsed(.dtlsConnected) == nil)
+        #expect(final.video?.packetsReceived == 0)
+        #expect(peer.event("deleted", timeout: .seconds(5)) != nil)
+    }
+
+    @Test("consent stops (the peer frozen): the session ends with that reason within 30 s")
+    func consentLost() throws {
+        let (peer, url) = try Self.peer("aiortc_whep.py")
+        defer { peer.stop() }
+        let subscriber = try Subscriber(source: url, options: .init(duration: .seconds(60)))
+        let frozen = LockedValue<ContinuousClock.Instant?>(nil)
+        let watch = subscriber.startup.subscribe { timeline in
+            guard timeline?.elapsed(.firstFrame) != nil, frozen.withLock({ $0 == nil }) else { return }
+            frozen.withLock { $0 = .now }
+            kill(peer.process.processIdentifier, SIGSTOP)
+        }
+        defer { watch.dispose() }
+        try subscriber.start()
+        let final = subscriber.waitUntilEnded()
+        let ended = ContinuousClock.now
+        guard case .failed(let reason) = final.state else {
+            Issue.record("expected a failure, got \(final.state)")
+            return
+        }
+        #expect(reason.contains("consent"), "\(reason)")
+        let since = ended - (try #require(frozen.withLock { $0 }))
+        #expect(since <= .seconds(33) && since >= .seconds(20), "ended \(since) after the peer froze")
+    }
+
+    @Test("checks nobody answers: a clear error within 10 s, and the session deleted")
+    func checksNeverAnswered() throws {
+        // The answer's only candidate is a socket that never reads.
+        let silent = try UDPReceiver(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
+        let fingerprint = (0..<32).map { _ in String(format: "%02X", UInt8.random(in: 0...255)) }.joined(separator: ":")
+        let answer = [
+            "v=0", "o=- 1 2 IN IP4 127.0.0.1", "s=-", "t=0 0", "a=group:BUNDLE 0",
+            "m=video 9 UDP/TLS/RTP/SAVPF 96", "c=IN IP4 0.0.0.0", "a=mid:0", "a=sendonly", "a=rtcp-mux",
+            "a=ice-ufrag:sIlE", "a=ice-pwd:silentsilentsilentsilent", "a=fingerprint:sha-256 \(fingerprint)", "a=setup:passive",
+            "a=rtpmap:96 VP8/90000", "a=candidate:1 1 udp 2130706431 127.0.0.1 \(silent.localAddress.port) typ host", "a=end-of-candidates", "",
+        ].joined(separator: "\r\n")
+        let deletes = LockedValue(0)
+        let server = try ScriptedTCPServer { connection in
+            let request = String(decoding: connection.readRequest(), as: UTF8.self)
+            if request.hasPrefix("DELETE") {
+                deletes.withLock { $0 += 1 }
+                connection.write("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            } else {
+                connection.write("HTTP/1.1 201 Created\r\nContent-Type: application/sdp\r\nLocation: /whep/s1\r\nContent-Length: \(answer.utf8.count)\r\nConnection: close\r\n\r\n\(answer)")
+            }
+        }
+        defer { server.stop() }
+        let subscriber = try Subscriber(source: "http://127.0.0.1:\(server.port)/whep", options: .init(duration: .seconds(30)))
+        let started = ContinuousClock.now
+        let (final, _) = try Self.run(subscriber)
+        guard case .failed(let reason) = final.state else {
+            Issue.record("expected a failure, got \(final.state)")
+            return
+        }
+        #expect(reason.contains("ICE failed"), "\(reason)")
+        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect(deletes.withLock { $0 } == 1)
+    }
+}

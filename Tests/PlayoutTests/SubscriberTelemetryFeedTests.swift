@@ -32,7 +32,7 @@ struct SubscriberTelemetryFeedTests {
         let final = try Self.run(memory)
         #expect(memory.records.map { "\($0.kind) \($0.name)" } == [
             "event viewinit", "event playoutdelaychange", "event stateChanged", "event playerready", "event play", "event stateChanged",
-            "event stateChanged", "event playing", "event overrideApplied", "event playoutdelaychange", "event renditionchange",
+            "event startup", "event startup", "event startup", "event stateChanged", "event playing", "event overrideApplied", "event playoutdelaychange", "event renditionchange",
             "heartbeat heartbeat", "event overrideReleased", "event playoutdelaychange", "heartbeat heartbeat", "event stateChanged",
             "event ended", "heartbeat heartbeat", "event viewend",
         ])
@@ -41,6 +41,11 @@ struct SubscriberTelemetryFeedTests {
         #expect(memory.records.filter { $0.kind == .event }.compactMap(writer.line(for:)) == [
             writer.event("stateChanged", at: .zero, [("state", "connecting")]),
             writer.event("stateChanged", at: .zero, [("state", "buffering")]),
+            // The start-up steps at their own instants: the first packet (and key frame) after the
+            // 10 ms transit, the first frame presented a playout delay later.
+            writer.event("startup", at: .milliseconds(10), [("step", "first_packet")]),
+            writer.event("startup", at: .milliseconds(10), [("step", "first_key_frame")]),
+            writer.event("startup", at: .milliseconds(240), [("step", "first_frame")]),
             writer.event("stateChanged", at: .milliseconds(260), [("state", "playing")]),
             writer.event("overrideApplied", at: .seconds(1), numbers: [("playoutDelay", 1)]),
             writer.event("overrideReleased", at: .seconds(2), numbers: [("playoutDelay", 0.23)]),

@@ -173,6 +173,30 @@ struct TrackPipelineTests {
         #expect(pipeline.datagramsIgnored == datagrams.count)
     }
 
+    @Test("keys from DTLS: what comes before them is counted and dropped; after setKeys the same path decodes every frame")
+    func keysFromDTLS() throws {
+        let key = SRTPKeyingMaterial.random(for: .aesCM128HMACSHA1_80)
+        let datagrams = try Self.send(key: key)
+        var media = Self.section(key: nil)
+        media.proto = TransportProtocol(rawValue: "UDP/TLS/RTP/SAVPF")
+        // Without the DTLS flag, a secure section with no key is refused.
+        #expect(throws: PlayoutError.self) { try TrackPipeline(track: 1, media: media, delay: .milliseconds(230)) }
+        var pipeline = try TrackPipeline(track: 1, media: media, delay: .milliseconds(230), keysFromDTLS: true)
+        for var datagram in datagrams.prefix(20) {
+            datagram.bytes.withUnsafeMutableBytes { pipeline.receive($0, length: $0.count, arrival: datagram.arrival) }
+        }
+        var control: [UInt8] = [0x80, 200, 0, 1, 0, 0, 0, 1]
+        control.withUnsafeMutableBytes { pipeline.receiveControl($0, length: $0.count) }
+        #expect(pipeline.receiver.intakeStatistics.datagramsBeforeKeys == 20 && pipeline.receiver.controlPacketsIgnored == 1)
+        #expect(pipeline.receiver.statistics().packetsReceived == 0 && pipeline.receiver.awaitsKeys)
+        try pipeline.setKeys(key)
+        #expect(!pipeline.receiver.awaitsKeys && pipeline.receiver.keyingMaterial == key)
+        // The rest, through the very path an SDES-keyed track takes: from the next key frame on.
+        let (frames, keyed) = try Self.receive(Array(datagrams.dropFirst(20)), media: Self.section(key: key))
+        #expect(frames.map(\.number) == Array(30..<60))
+        #expect(keyed.srtpStatistics?.authFailures == 0)
+    }
+
     @Test("a media section Playout cannot receive is a clear error before anything starts", arguments: [
         ("H264", UInt32.max), ("H264", UInt32(Int32.max) + 1), ("opus", 20_000_000), ("MP2T", 90_000), ("AV1", 90_000),
     ])

@@ -30,9 +30,9 @@ public struct WHEPOffer: Sendable, Equatable {
     /// The `sdes:mid` header extension (RFC 8843).
     public static let midExtensionURI = "urn:ietf:params:rtp-hdrext:sdes:mid"
     /// The absolute capture time header extension (end-to-end latency).
-    public static let absoluteCaptureTimeExtensionURI = "http://www.webrtc.org/experiments/rtp-hdrext/abs-capture-time"
+    public static let absoluteCaptureTimeExtensionURI = AbsoluteCaptureTime.uri
     /// The playout-delay header extension (the sender's min/max delay hint).
-    public static let playoutDelayExtensionURI = "http://www.webrtc.org/experiments/rtp-hdrext/playout-delay"
+    public static let playoutDelayExtensionURI = PlayoutDelayLimits.uri
     /// The H.264 profile-level-ids offered, in order of preference.
     public static let h264ProfileLevelIDs = ["42e01f", "42001f", "4d001f", "640c1f"]
 

@@ -93,6 +93,11 @@ public import PlayoutRTP
     public let clockRate: Int32
     /// The `a=extmap` id of `abs-capture-time` in the track's SDP, if it has one.
     public let absoluteCaptureTimeID: UInt8?
+    /// The `a=extmap` id of `playout-delay` in the track's SDP, if it has one.
+    public let playoutDelayID: UInt8?
+    /// The played source's latest `playout-delay` extension: the range it asks the receiver to
+    /// hold its frames in (nil: none seen).
+    public private(set) var senderPlayoutDelay: PlayoutDelayLimits?
     private var session: SRTPSession?
     private var pool = RTPPacketPool()
     private var buffer = JitterBuffer<StoredRTPPacket>()
@@ -139,6 +144,7 @@ public import PlayoutRTP
         payloadType = factory.payloadType
         clockRate = factory.clockRate
         absoluteCaptureTimeID = media.extensionID(uri: AbsoluteCaptureTime.uri)
+        playoutDelayID = media.extensionID(uri: PlayoutDelayLimits.uri)
         retransmissionPayloadType = media.retransmissionPayloadTypes.first { $0.original == factory.payloadType }?.rtx
         feedbackConfiguration = feedback.map {
             ReceiverFeedback.Configuration(media: media, payloadType: factory.payloadType, clockRate: factory.clockRate, ssrc: $0.ssrc, cname: $0.cname)
@@ -294,6 +300,7 @@ public import PlayoutRTP
                 }
             }
         }
+        if let id = playoutDelayID, let limits = stored.withPacket({ $0.playoutDelay(id: id) }) { senderPlayoutDelay = limits }
         let result = buffer.insert(
             sequenceNumber: header.sequenceNumber, timestamp: header.timestamp, ssrc: header.ssrc, isFrameEnd: header.marker,
             byteCount: stored.withPacket { $0.payload.count }, payload: stored, now: arrival

@@ -4,13 +4,17 @@ public enum PlayoutDelaySource: String, Sendable, Hashable {
     case configured
     /// An override (`overridePlayoutDelay`) is in effect.
     case override
+    /// The configured delay moved into the range the sender asks for with the RTP
+    /// `playout-delay` header extension (no override in effect).
+    case sender
 }
 
 /// The playout delay in effect and where it comes from.
 public struct EffectivePlayoutDelay: Equatable, Sendable, CustomStringConvertible {
     /// How long content is held before it renders (the target of a gradual transition).
     public var delay: Duration
-    /// Whether it is the configured delay or an override.
+    /// Whether it is the configured delay, an override, or the configured delay moved into the
+    /// sender's range.
     public var source: PlayoutDelaySource
     /// How rendering moves to this delay from the previous one.
     public var transition: PlayoutDelayTransition

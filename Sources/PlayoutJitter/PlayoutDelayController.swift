@@ -11,6 +11,9 @@ public import PlayoutCore
 /// - Negative, NaN and infinite values are refused with an error; values above 10 s are accepted
 ///   with a warning (memory grows with delay × bitrate); values above the configured cap
 ///   (default 30 s) are refused.
+/// - A sender's range (the RTP `playout-delay` extension, ``setSenderRange(_:)``) moves the
+///   configured delay into it (source ``PlayoutDelaySource/sender``, never above the cap); an
+///   override is absolute and wins over it.
 ///
 /// The delay in effect is an ``Observable`` (``effectiveDelay``), so the scheduler, the jitter
 /// buffer's loss deadline, statistics and the CLI all follow it.
@@ -27,6 +30,8 @@ package final class PlayoutDelayController: Sendable {
         var overrides = LastWins<(delay: Duration, transition: PlayoutDelayTransition)>()
         /// How the last change moves rendering (a released gradual override returns gradually).
         var transition: PlayoutDelayTransition = .immediate
+        /// The sender's minimum and maximum (nil: it said none).
+        var senderRange: ClosedRange<Duration>?
     }
 
     /// The cap and the configured delay as given at creation.
@@ -94,6 +99,20 @@ package final class PlayoutDelayController: Sendable {
         publish()
     }
 
+    /// The sender's playout-delay range (its `playout-delay` header extension; nil: none): the
+    /// configured delay is held within it while no override is in effect.
+    public func setSenderRange(_ range: ClosedRange<Duration>?) {
+        let changed = state.withLock { state -> Bool in
+            guard state.senderRange != range else { return false }
+            state.senderRange = range
+            state.transition = .immediate
+            return true
+        }
+        guard changed else { return }
+        publish()
+        logger.info("sender's playout-delay range \(range.map { "\($0.lowerBound.compactDescription)…\($0.upperBound.compactDescription)" } ?? "withdrawn")")
+    }
+
     /// Releases override `id`: returns to the configured delay if it is the one in effect,
     /// otherwise does nothing.
     func release(_ id: UInt64) {
@@ -113,8 +132,14 @@ package final class PlayoutDelayController: Sendable {
     private func publish() {
         effective.update { value in
             value = state.withLock { state in
-                state.overrides.value.map { EffectivePlayoutDelay(delay: $0.delay, source: .override, transition: state.transition) }
-                    ?? EffectivePlayoutDelay(delay: state.configured, source: .configured, transition: state.transition)
+                if let override = state.overrides.value {
+                    return EffectivePlayoutDelay(delay: override.delay, source: .override, transition: state.transition)
+                }
+                if let range = state.senderRange {
+                    let held = min(max(state.configured, range.lowerBound), range.upperBound, configuration.maximum)
+                    if held != state.configured { return EffectivePlayoutDelay(delay: held, source: .sender, transition: state.transition) }
+                }
+                return EffectivePlayoutDelay(delay: state.configured, source: .configured, transition: state.transition)
             }
         }
     }

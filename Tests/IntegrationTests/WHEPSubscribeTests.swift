@@ -73,7 +73,7 @@ struct WHEPSubscribeTests {
 
     @Test("a 45 s run stays up past 30 s on consent, garbage on the socket is counted and dropped, playback unaffected")
     func consentAndGarbage() throws {
-        let (peer, url) = try Self.peer("aiortc_whep.py", ["--garbage", "100"])
+        let (peer, url) = try Self.peer("aiortc_whep.py", ["--garbage", "30"])
         defer { peer.stop() }
         let subscriber = try Subscriber(source: url, options: .init(duration: .seconds(45)))
         let (final, _) = try Self.run(subscriber)
@@ -86,12 +86,12 @@ struct WHEPSubscribeTests {
         #expect(video.freezeCount == 0)
         let statistics = try #require(subscriber.transportStatistics)
         #expect(statistics.ice.consentChecksSent >= 6 && statistics.ice.consentResponses >= 6, "\(statistics.ice)")
-        // What the peer sprayed (≈ 4,000 datagrams) was dropped where each kind lands.
+        // What the peer sprayed (≈ 3,000 datagrams) was dropped where each kind lands.
         let garbage = try #require(deleted["garbage"] as? Int)
-        #expect(garbage > 2_000)
+        #expect(garbage > 1_000)
         let stun = statistics.ice.unauthenticatedDropped + statistics.ice.malformedDropped
         let srtp = (final.video?.authFailures ?? 0) + (final.audio?.authFailures ?? 0) + statistics.routing.packetsUnrouted
-        #expect(stun > 100 && statistics.demultiplexed.unknown > 100 && srtp > 100, "stun \(stun), srtp \(srtp), \(statistics)")
+        #expect(stun > 50 && statistics.demultiplexed.unknown > 50 && srtp > 50, "stun \(stun), srtp \(srtp), \(statistics)")
     }
 
     @Test("an answer whose fingerprint is not the peer's certificate's is refused, clearly, and the session deleted")

@@ -126,4 +126,25 @@ struct PlayoutDelayControllerTests {
         // Every handle has been released (the dropped ones released on deinit).
         #expect(controller.effectiveDelay.value == EffectivePlayoutDelay(delay: .milliseconds(230), source: .configured))
     }
+
+    @Test("the sender's range moves the configured delay into it; an override wins over it; never above the cap")
+    func senderRange() throws {
+        let (controller, _) = try makeController()
+        controller.setSenderRange(.milliseconds(500) ... .seconds(1))
+        #expect(controller.effectiveDelay.value == EffectivePlayoutDelay(delay: .milliseconds(500), source: .sender))
+        controller.setSenderRange(.zero ... .milliseconds(100))
+        #expect(controller.effectiveDelay.value == EffectivePlayoutDelay(delay: .milliseconds(100), source: .sender))
+        // Within the range: the configured delay as it is.
+        controller.setSenderRange(.milliseconds(100) ... .milliseconds(400))
+        #expect(controller.effectiveDelay.value == EffectivePlayoutDelay(delay: .milliseconds(230), source: .configured))
+        controller.setSenderRange(.milliseconds(500) ... .seconds(1))
+        let override = try controller.overridePlayoutDelay(.seconds(2))
+        #expect(controller.effectiveDelay.value == EffectivePlayoutDelay(delay: .seconds(2), source: .override), "absolute, outside the sender's range")
+        override.dispose()
+        #expect(controller.effectiveDelay.value == EffectivePlayoutDelay(delay: .milliseconds(500), source: .sender))
+        controller.setSenderRange(.seconds(40) ... .seconds(40.95))
+        #expect(controller.effectiveDelay.value == EffectivePlayoutDelay(delay: PlayoutDelay.defaultMaximum, source: .sender), "the cap holds")
+        controller.setSenderRange(nil)
+        #expect(controller.effectiveDelay.value == EffectivePlayoutDelay(delay: .milliseconds(230), source: .configured))
+    }
 }

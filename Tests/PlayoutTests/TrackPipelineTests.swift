@@ -197,6 +197,21 @@ struct TrackPipelineTests {
         #expect(keyed.srtpStatistics?.authFailures == 0)
     }
 
+    @Test("the played source's playout-delay extension is read when the SDP maps it")
+    func senderPlayoutDelay() throws {
+        var media = Self.section(key: nil)
+        media.extensionMaps = [ExtensionMap(id: 6, uri: PlayoutDelayLimits.uri)]
+        var pipeline = try TrackPipeline(track: 1, media: media, delay: .milliseconds(230))
+        let limits = PlayoutDelayLimits(minimum: .milliseconds(100), maximum: .milliseconds(800))
+        for index in 0..<5 {
+            var builder = RTPPacketBuilder(marker: true, payloadType: 96, sequenceNumber: SequenceNumber(rawValue: UInt16(index)), ssrc: 9)
+            builder.extensions = [.init(id: 6, bytes: limits.bytes)]
+            var bytes = try builder.serialized(payload: [0x65, 0x88, 0x84])
+            bytes.withUnsafeMutableBytes { pipeline.receive($0, length: $0.count, arrival: MonotonicInstant(nanoseconds: Int64(index) * 33_000_000)) }
+        }
+        #expect(pipeline.receiver.senderPlayoutDelay == limits)
+    }
+
     @Test("a media section Playout cannot receive is a clear error before anything starts", arguments: [
         ("H264", UInt32.max), ("H264", UInt32(Int32.max) + 1), ("opus", 20_000_000), ("MP2T", 90_000), ("AV1", 90_000),
     ])

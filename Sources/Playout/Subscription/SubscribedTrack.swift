@@ -329,7 +329,8 @@ package final class SubscribedTrack: @unchecked Sendable {
                 lastRender: playback.lastRender, hasQueuedFrames: buffered > 0,
                 delayPause: pipeline.playout.pendingDelayPause, isDrained: loopIdle && buffered == 0,
                 authenticationFailuresOnly: received == 0 ? failures : 0, port: port,
-                startup: .init(firstPacket: pipeline.receiver.firstPacketArrival, firstKeyFrame: playback.firstKeyFrame, firstFrame: playback.firstRender)
+                startup: .init(firstPacket: pipeline.receiver.firstPacketArrival, firstKeyFrame: playback.firstKeyFrame, firstFrame: playback.firstRender),
+                senderPlayoutDelay: pipeline.receiver.senderPlayoutDelay.map { $0.minimum...max($0.minimum, $0.maximum) }
             )
         }
     }

@@ -126,6 +126,8 @@ package final class Subscription: @unchecked Sendable {
         if let failure = renderer.failure, !isFinished { fail(reason: failure.message) }
         let statuses = tracks.map { $0.status() }
         startup.record(statuses.map(\.startup))
+        // The sender's playout-delay range (the first track's that has one: video before audio).
+        delayController.setSenderRange(statuses.lazy.compactMap(\.senderPlayoutDelay).first)
         let step = machine.withLock { $0.poll(now: now, tracks: statuses) }
         perform(step.actions, now: now)
         return step.wake

@@ -82,6 +82,8 @@ struct SubscriptionStateMachine {
         var port: UInt16 = 0
         /// Its first packet, key frame and presented frame (the start-up's last steps).
         var startup = StartupTimeline.TrackMilestones()
+        /// The range its sender asks for with the `playout-delay` extension (nil: none).
+        var senderPlayoutDelay: ClosedRange<Duration>?
     }
 
     /// What the driver must do.

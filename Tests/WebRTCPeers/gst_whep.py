@@ -56,9 +56,10 @@ class Session:
         description = (
             "webrtcbin name=w bundle-policy=max-bundle "
             f"videotestsrc is-live=true pattern=ball ! video/x-raw,width=320,height=240,framerate=30/1 ! videoconvert ! "
+            "valve name=vvalve drop=true ! "
             f"{VIDEO[video]} ! w. "
             "audiotestsrc is-live=true wave=sine freq=440 ! audioconvert ! audioresample ! "
-            "audio/x-raw,rate=48000,channels=2 ! opusenc name=aenc ! rtpopuspay pt=111 ! "
+            "audio/x-raw,rate=48000,channels=2 ! valve name=avalve drop=true ! opusenc name=aenc ! rtpopuspay pt=111 ! "
             "application/x-rtp,media=audio,encoding-name=OPUS,payload=111,clock-rate=48000 ! w. "
         )
         self.pipeline = Gst.parse_launch(description)
@@ -70,9 +71,13 @@ class Session:
         self.pipeline.set_state(Gst.State.PLAYING)
 
     def connection_changed(self, webrtc, _):
+        # Nothing is encoded before the connection (the valves drop the raw frames), so no
+        # backlog leaves in a burst when it comes: frames leave as they are captured.
         if webrtc.get_property("connection-state") == GstWebRTC.WebRTCPeerConnectionState.CONNECTED:
             with self.lock:
                 self.connected = True
+            for name in ("vvalve", "avalve"):
+                self.pipeline.get_by_name(name).set_property("drop", False)
 
     def count(self, pad, info, kind):
         with self.lock:

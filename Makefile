@@ -126,7 +126,7 @@ fuzz: setup
 # .build-tsan; TSan's reports go to stderr and fail the target. Under TSan everything runs 5–15×
 # slower, so a real-time test may miss a frame count: such failures are listed, not fatal here
 # (make test holds them to the exact count).
-TSAN_TESTS ?= ObservableTests|DisposableTests|ObserverDeliveryTests|UDPTests|LogCollectorTests|PublishSubscribeTests|PublisherFeedbackHostileTests|BandwidthLimitTests|EventLoopTests
+TSAN_TESTS ?= ObservableTests|DisposableTests|ObserverDeliveryTests|UDPTests|LogCollectorTests|PublishSubscribeTests|PublisherFeedbackHostileTests|BandwidthLimitTests|EventLoopTests|WHEPSubscribeTests|BundleRouterTests|ICERealTimeTests
 tsan: setup
 	@mkdir -p .build-tsan; status=0; \
 	TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1 $${TSAN_OPTIONS:-}" \

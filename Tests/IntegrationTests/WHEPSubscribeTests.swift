@@ -175,4 +175,37 @@ struct WHEPSubscribeTests {
         #expect(ContinuousClock.now - started < .seconds(10))
         #expect(deletes.withLock { $0 } == 1)
     }
+
+    @Test("stop() while playing: the session is deleted within 2 s, the run ends as ended")
+    func stopDeletes() throws {
+        let (peer, url) = try Self.peer("aiortc_whep.py")
+        defer { peer.stop() }
+        let subscriber = try Subscriber(source: url, options: .init(duration: .seconds(60)))
+        let stopped = LockedValue<ContinuousClock.Instant?>(nil)
+        let watch = subscriber.startup.subscribe { timeline in
+            guard timeline?.elapsed(.firstFrame) != nil, stopped.withLock({ $0 == nil }) else { return }
+            stopped.withLock { $0 = .now }
+            subscriber.stop()
+        }
+        defer { watch.dispose() }
+        try subscriber.start()
+        let final = subscriber.waitUntilEnded()
+        #expect(final.state == .ended)
+        let deleted = peer.event("deleted", timeout: .seconds(5))
+        #expect(deleted != nil)
+        let since = ContinuousClock.now - (try #require(stopped.withLock { $0 }))
+        #expect(since < .seconds(3), "ended and deleted \(since) after stop()")
+    }
+
+    @Test("playout subscribe <whep-url>: Ctrl-C and SIGTERM end with the summary and the DELETE", arguments: [SIGINT, SIGTERM])
+    func signalsDelete(signal: Int32) throws {
+        let (peer, url) = try Self.peer("aiortc_whep.py")
+        defer { peer.stop() }
+        let running = try CLISignalTests.Running(["subscribe", url, "--json", "--duration", "60s"])
+        #expect(running.waitFor("\"first_frame\""), "\(running.stderr)")
+        kill(running.process.processIdentifier, signal)
+        #expect(running.waitForExit(within: .seconds(5)))
+        #expect(running.stdout.contains("\"type\":\"summary\"") && running.stdout.contains("\"startup\":{\"offer_sent\""), "\(running.stdout.suffix(400))")
+        #expect(peer.event("deleted", timeout: .seconds(3)) != nil, "\(running.stderr)")
+    }
 }

@@ -15,7 +15,7 @@ import Testing
 /// failures. A frame counts as sent while subscribed when the peer sent it after its DTLS
 /// connected and before the DELETE; the frames sent in the last playout delay (and the DELETE's
 /// round trip) were not due before the end, so they are not expected rendered.
-@Suite("Subscribe over WHEP to aiortc and GStreamer webrtcbin", .realTime, .serialized)
+@Suite("Subscribe over WHEP to aiortc and GStreamer webrtcbin", .realTime)
 struct WHEPSubscribeTests {
     /// What is not due at the end: the playout delay, a decode margin and the DELETE's round trip.
     static let notDueAtEnd: Duration = Subscriber.Options().playoutDelay.delay + .milliseconds(250)

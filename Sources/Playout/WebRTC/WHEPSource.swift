@@ -136,6 +136,10 @@ final class WHEPConnector: @unchecked Sendable {
         events(.milestone(.answerReceived, clock.now))
         do {
             for server in info.unsupportedICEServers { logger.notice("WHEP: ICE server \(server) offered; TURN is not supported (host and STUN candidates only)") }
+            // Vanilla ICE gathered before the offer: a STUN server the answer names comes too late.
+            for server in info.stunServers where options.stunServer == nil {
+                logger.info("WHEP: the server names STUN server \(server); candidates were gathered before the offer: give it with --stun to use it")
+            }
             return try accept(
                 info, agent: agent, sockets: sockets, certificate: certificate, clock: clock, delay: delay, switchAfterSilence: switchAfterSilence,
                 feedback: feedback, random: &random, events: events

@@ -91,7 +91,7 @@ package final class Subscription: @unchecked Sendable {
             frameLog?.record(DelayChangeRecord(at: clock.now, delay: effective))
             for track in tracks { track.setDelay(effective.delay, transition: effective.transition, source: effective.source) }
             delivery.post(.playoutDelay(effective))
-            attention.withLock { $0 }?()
+            attention.call()
         }
         perform(actions, now: start)
     }
@@ -166,7 +166,7 @@ package final class Subscription: @unchecked Sendable {
     /// ``Subscriber/stop()``: the next ``control(now:)`` finishes.
     func stop() {
         machine.withLock { $0.stop() }
-        attention.withLock { $0 }?()
+        attention.call()
     }
 
     /// Has `wake` called whenever something from outside the driver's turns needs a decision
@@ -243,7 +243,7 @@ package final class Subscription: @unchecked Sendable {
     package func fail(reason: String) {
         let actions = machine.withLock { $0.failed(reason: reason) }
         perform(actions, now: clock.now)
-        attention.withLock { $0 }?()
+        attention.call()
     }
 
     /// After the loops ended: closes the sinks, publishes the final state and sample, lets the
@@ -330,5 +330,12 @@ package final class Subscription: @unchecked Sendable {
                 }
             }
         }
+    }
+}
+
+extension LockedValue where Value == (@Sendable () -> Void)? {
+    /// Calls the closure held, if any, after unlocking (the driver's wake-up: ``Subscription/onAttention(_:)``).
+    fileprivate func call() {
+        withLock { $0 }?()
     }
 }

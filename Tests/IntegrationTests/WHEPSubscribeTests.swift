@@ -208,4 +208,41 @@ struct WHEPSubscribeTests {
         #expect(running.stdout.contains("\"type\":\"summary\"") && running.stdout.contains("\"startup\":{\"offer_sent\""), "\(running.stdout.suffix(400))")
         #expect(peer.event("deleted", timeout: .seconds(3)) != nil, "\(running.stderr)")
     }
+
+    @Test("--stun: the STUN server's answer is offered as a server-reflexive candidate (vanilla ICE: before the offer)")
+    func serverReflexive() throws {
+        // A STUN server that says every client is at 203.0.113.7:40000 (a documentation address).
+        nonisolated(unsafe) let stun = try UDPReceiver(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))  // read by the server thread alone
+        let answered = LockedValue(0)
+        let stop = LockedValue(false)
+        let server = Thread {
+            while !stop.withLock({ $0 }) {
+                _ = try? stun.receive(timeout: .milliseconds(20)) { datagram in
+                    guard let source = datagram.source, let request = try? STUNMessage(parsing: datagram.bytes), request.messageClass == .request else { return }
+                    let response = STUNMessage(class: .successResponse, transactionID: request.transactionID, attributes: [
+                        .xorMappedAddress(try! SocketAddress(host: "203.0.113.7", port: 40_000)),
+                    ])
+                    try? response.encoded(integrityKey: nil, fingerprint: true).withUnsafeBytes { try stun.send($0, to: source) }
+                    answered.withLock { $0 += 1 }
+                }
+            }
+        }
+        server.start()
+        defer { stop.withLock { $0 = true } }
+        let offers = LockedValue<[String]>([])
+        let whep = try ScriptedTCPServer { connection in
+            let request = String(decoding: connection.readRequest(), as: UTF8.self)
+            offers.withLock { $0.append(request) }
+            connection.write("HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        }
+        defer { whep.stop() }
+        var options = Subscriber.Options(duration: .seconds(5))
+        options.whep.stunServer = "127.0.0.1:\(stun.localAddress.port)"
+        let subscriber = try Subscriber(source: "http://127.0.0.1:\(whep.port)/whep", options: options)
+        #expect(throws: PlayoutError.self) { try subscriber.start() }
+        #expect(answered.withLock { $0 } >= 1)
+        let offer = try #require(offers.withLock { $0.first })
+        #expect(offer.contains("203.0.113.7 40000 typ srflx raddr "), "\(offer)")
+        #expect(offer.contains("typ host") && offer.contains("a=end-of-candidates"))
+    }
 }

@@ -102,6 +102,11 @@ public final class WHEPSession {
         public var connectTime: Duration?
         /// Why it ended (nil: live).
         public var end: WHEPSessionEnd?
+
+        /// Binding requests answered (``ice``).
+        public var checksAnswered: Int { ice.requestsAnswered }
+        /// STUN datagrams dropped unanswered (``ice``).
+        public var checksDropped: Int { ice.dropped }
     }
 
     private struct Track {

@@ -54,6 +54,22 @@ public struct WHEPLiteNegotiatedTrack: Sendable, Equatable {
     public var ssrc: UInt32
     /// The RTX SSRC, when RTX is agreed.
     public var retransmissionSSRC: UInt32?
+
+    /// What was agreed for one track.
+    public init(
+        track: Int, mid: String, payloadType: UInt8, retransmissionPayloadType: UInt8? = nil, midExtensionID: UInt8? = nil,
+        absoluteCaptureTimeExtensionID: UInt8? = nil, feedback: [RTCPFeedbackCapability] = [], ssrc: UInt32, retransmissionSSRC: UInt32? = nil
+    ) {
+        self.track = track
+        self.mid = mid
+        self.payloadType = payloadType
+        self.retransmissionPayloadType = retransmissionPayloadType
+        self.midExtensionID = midExtensionID
+        self.absoluteCaptureTimeExtensionID = absoluteCaptureTimeExtensionID
+        self.feedback = feedback
+        self.ssrc = ssrc
+        self.retransmissionSSRC = retransmissionSSRC
+    }
 }
 
 /// The answer of an ICE-lite WHEP endpoint to one offer (draft-ietf-wish-whep, RFC 8829's

@@ -1,0 +1,204 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import PlayoutCore
+import PlayoutRTP
+import PlayoutSender
+import RealTimeTesting
+import Synchronization
+import Testing
+
+/// `Tests/WebRTCPeers/aiortc_whep_client.py` run with Debian's Python: its JSON lines collected.
+final class WHEPClientProcess: Sendable {
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("WebRTCPeers").appendingPathComponent("aiortc_whep_client.py")
+    let process: Process
+    private let output = Lines()
+
+    /// The client's whole lines so far.
+    private final class Lines: Sendable {
+        let value = Mutex<[String]>([])
+    }
+
+    init(url: String, arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [Self.script.path, url, "--loopback"] + arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        self.process = process
+        try process.run()
+        let reader = Thread { [output, handle = pipe.fileHandleForReading] in
+            var pending: [UInt8] = []
+            while true {
+                let data = handle.availableData
+                if data.isEmpty { return }
+                pending.append(contentsOf: data)
+                while let end = pending.firstIndex(of: 0x0A) {
+                    let line = String(decoding: pending[..<end], as: UTF8.self)
+                    pending.removeSubrange(...end)
+                    output.value.withLock { $0.append(line) }
+                }
+            }
+        }
+        reader.start()
+    }
+
+    /// The first JSON line whose `event` is `name`, waiting up to `timeout` (nil when the client
+    /// ended without it, or printed an error line).
+    func event(_ name: String, timeout: Duration = .seconds(40)) -> [String: Any]? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            for line in output.value.withLock({ $0 }) {
+                guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { continue }
+                if object["event"] as? String == name { return object }
+                if object["event"] as? String == "error" {
+                    Issue.record("aiortc client: \(object["reason"] ?? "?")")
+                    return nil
+                }
+            }
+            if !process.isRunning, !output.value.withLock({ $0 }).contains(where: { $0.contains("\"\(name)\"") }) { return nil }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return nil
+    }
+
+    /// Ends the client with SIGKILL (a child of the test process inherits its blocked SIGTERM).
+    func stop() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+}
+
+/// The built-in publisher as an ICE-lite WHEP endpoint, subscribed to by an independent WebRTC
+/// stack (aiortc: full ICE, DTLS client, SRTP, its own H.264 and Opus decoders).
+@Suite("WHEP publisher against aiortc", .serialized, .realTime(weight: 2))
+struct WHEPAiortcTests {
+    static let frameRate = 30
+    static let seconds = 6.0
+
+    /// The publisher with its defaults (the test pattern, 720p30 H.264 at 2.5 Mbit/s, and Opus).
+    static func publisher(loss: Double = 0) throws -> Publisher {
+        let options = Publisher.Options(
+            destination: try SocketAddress(host: "127.0.0.1", port: 9),
+            impairment: .init(loss: loss), duration: .seconds(40),
+            whep: .init(listen: try SocketAddress(host: "127.0.0.1", port: 0))
+        )
+        let publisher = try Publisher(options: options)
+        try publisher.start()
+        return publisher
+    }
+
+    /// What one client decoded, checked against what the publisher sent meanwhile.
+    struct Outcome {
+        var video: Int
+        var audio: Int
+        var expectedVideo: Double
+        var expectedAudio: Double
+        var framesAfterDelete: Int
+        var deleteStatus: Int
+    }
+
+    static func outcome(of client: WHEPClientProcess) throws -> Outcome {
+        let answered = try #require(client.event("answered"))
+        #expect(answered["status"] as? Int == 201)
+        let codecs = answered["codecs"] as? [String: Any]
+        #expect(codecs?["video"] as? String == "video/H264")
+        #expect(codecs?["audio"] as? String == "audio/opus")
+        let result = try #require(client.event("result"))
+        let frames = try #require(result["frames"] as? [String: Int])
+        let first = try #require(result["firstFrame"] as? [String: Double])
+        let after = result["framesAfterDelete"] as? [String: Int] ?? [:]
+        // Frames due from the first decoded one to the DELETE.
+        let videoWindow = seconds - (first["video"] ?? seconds)
+        let audioWindow = seconds - (first["audio"] ?? seconds)
+        return Outcome(
+            video: frames["video"] ?? 0, audio: frames["audio"] ?? 0, expectedVideo: videoWindow * Double(frameRate),
+            expectedAudio: audioWindow * 50, framesAfterDelete: (after["video"] ?? 0) + (after["audio"] ?? 0),
+            deleteStatus: result["deleteStatus"] as? Int ?? 0
+        )
+    }
+
+    /// Waits until the endpoint has counted `count` sessions ended by `reason`.
+    static func waitForEnds(_ publisher: Publisher, _ reason: WHEPSessionEnd, count: Int) -> WHEPEndpoint.Statistics {
+        let deadline = MonotonicClock().now.advanced(by: .seconds(3))
+        while MonotonicClock().now < deadline, (publisher.whepEndpoint?.statistics.sessionsEnded[reason] ?? 0) < count {
+            sleepUntil(MonotonicClock().now.advanced(by: .milliseconds(50)))
+        }
+        return publisher.whepEndpoint!.statistics
+    }
+
+    @Test("aiortc subscribes over WHEP: it decodes the video and audio sent while subscribed; DELETE ends the session and its media")
+    func one() throws {
+        let publisher = try Self.publisher()
+        defer {
+            publisher.stop()
+            _ = try? publisher.waitUntilEnded()
+        }
+        let url = try #require(publisher.whepEndpoint?.url)
+        let client = try WHEPClientProcess(url: url, arguments: ["--duration", String(Self.seconds)])
+        defer { client.stop() }
+        let outcome = try Self.outcome(of: client)
+        #expect(Double(outcome.video) >= 0.95 * outcome.expectedVideo, "video \(outcome.video) of \(outcome.expectedVideo)")
+        #expect(Double(outcome.video) <= 1.05 * outcome.expectedVideo + 3)
+        #expect(Double(outcome.audio) >= 0.9 * outcome.expectedAudio, "audio \(outcome.audio) of \(outcome.expectedAudio)")
+        #expect(outcome.deleteStatus == 200)
+        #expect(outcome.framesAfterDelete <= 3)
+        let statistics = Self.waitForEnds(publisher, .deleted, count: 1)
+        #expect(statistics.sessionsOpened == 1)
+        #expect(statistics.sessionsEnded == [.deleted: 1])
+        let session = try #require(statistics.sessions.first)
+        #expect(session.end == .deleted)
+        #expect((session.tracks[.video]?.packetsSent ?? 0) > 0)
+        #expect((session.tracks[.video]?.feedback.receiverReportsReceived ?? 0) > 0)
+        #expect((session.tracks[.audio]?.packetsSent ?? 0) > 0)
+        #expect(session.checksAnswered > 0)
+    }
+
+    @Test("two concurrent aiortc subscribers: two sessions on the one socket, each decodes the whole stream")
+    func two() throws {
+        let publisher = try Self.publisher()
+        defer {
+            publisher.stop()
+            _ = try? publisher.waitUntilEnded()
+        }
+        let url = try #require(publisher.whepEndpoint?.url)
+        let clients = try (0..<2).map { _ in try WHEPClientProcess(url: url, arguments: ["--duration", String(Self.seconds)]) }
+        defer { for client in clients { client.stop() } }
+        for client in clients {
+            let outcome = try Self.outcome(of: client)
+            #expect(Double(outcome.video) >= 0.95 * outcome.expectedVideo, "video \(outcome.video) of \(outcome.expectedVideo)")
+            #expect(Double(outcome.audio) >= 0.9 * outcome.expectedAudio, "audio \(outcome.audio) of \(outcome.expectedAudio)")
+            #expect(outcome.deleteStatus == 200)
+        }
+        let statistics = Self.waitForEnds(publisher, .deleted, count: 2)
+        #expect(statistics.sessionsOpened == 2)
+        #expect(statistics.sessionsEnded[.deleted] == 2)
+        #expect(Set(statistics.sessions.map(\.id)).count == 2)
+        #expect(statistics.sessions.allSatisfy { ($0.tracks[.video]?.packetsSent ?? 0) > 0 })
+    }
+
+    @Test("5 % loss on the session's link: aiortc's NACKs are answered with RTX per session, and its video stays whole")
+    func loss() throws {
+        let publisher = try Self.publisher(loss: 0.05)
+        defer {
+            publisher.stop()
+            _ = try? publisher.waitUntilEnded()
+        }
+        let url = try #require(publisher.whepEndpoint?.url)
+        let client = try WHEPClientProcess(url: url, arguments: ["--duration", String(Self.seconds)])
+        defer { client.stop() }
+        let outcome = try Self.outcome(of: client)
+        #expect(Double(outcome.video) >= 0.95 * outcome.expectedVideo, "video \(outcome.video) of \(outcome.expectedVideo)")
+        let statistics = Self.waitForEnds(publisher, .deleted, count: 1)
+        let session = try #require(statistics.sessions.first)
+        let video = try #require(session.tracks[.video])
+        #expect(session.network.datagramsLost > 0)
+        #expect(video.feedback.nacksReceived > 0)
+        #expect(video.retransmittedPacketsSent > 0)
+    }
+}

@@ -75,8 +75,11 @@ public final class WHEPEndpoint: @unchecked Sendable {
         public var datagramsWithoutSession = 0
         /// Datagrams on the media socket of no RFC 7983 kind, or RTP from a subscriber: dropped.
         public var datagramsDropped = 0
-        /// Per session, in the order they were opened (ended ones included).
+        /// Per session, in the order they were opened (ended ones included, the oldest ended
+        /// ones forgotten past ``WHEPEndpoint/maximumSessionRecords``).
         public var sessions: [WHEPSession.Statistics] = []
+        /// Ended sessions' records forgotten to keep ``sessions`` bounded.
+        public var sessionRecordsForgotten = 0
 
         /// Every rejected request.
         public var requestsRejected: Int { rejected.values.reduce(0, +) }
@@ -84,6 +87,8 @@ public final class WHEPEndpoint: @unchecked Sendable {
 
     /// The path prefix of session URLs.
     public static let sessionPathPrefix = "/whep/session/"
+    /// Per-session records kept at most (live ones always; the oldest ended ones go first).
+    public static let maximumSessionRecords = 10_000
 
     /// The configuration.
     public let configuration: Configuration
@@ -415,6 +420,10 @@ public final class WHEPEndpoint: @unchecked Sendable {
                 values.sessions[index] = statistics
             } else {
                 values.sessions.append(statistics)
+            }
+            while values.sessions.count > Self.maximumSessionRecords, let oldest = values.sessions.firstIndex(where: { $0.end != nil }) {
+                values.sessions.remove(at: oldest)
+                values.sessionRecordsForgotten += 1
             }
         }
         logger.info("WHEP session \(statistics.id) ended: \(statistics.end?.rawValue ?? "?")")

@@ -186,8 +186,10 @@ public final class WHEPRouter {
             nextPublish = now.advanced(by: .seconds(1))
             let snapshot = sessions.values.map(\.statistics)
             endpoint.statisticsValue.withLock { values in
+                var positions: [String: Int] = [:]
+                for (index, session) in values.sessions.enumerated() { positions[session.id] = index }
                 for statistics in snapshot {
-                    if let index = values.sessions.firstIndex(where: { $0.id == statistics.id }) {
+                    if let index = positions[statistics.id] {
                         values.sessions[index] = statistics
                     } else {
                         values.sessions.append(statistics)

@@ -243,9 +243,12 @@ public final class WHEPSession {
                     guard stores.indices.contains(canonical), stores[canonical] != nil else { continue }
                     retransmit(lost, track: index, from: &stores[canonical]!, now: now)
                 case .keyFrame:
-                    if tracks[index].kind == .video { keyFrameWanted = true }
+                    // Only the kinds the answer agreed are acted on.
+                    let agreed = tracks[index].agreed.feedback
+                    if tracks[index].kind == .video, agreed.contains(where: { $0.parameter == "pli" || $0.parameter == "fir" }) { keyFrameWanted = true }
                 case .bitrateLimit(let limit):
-                    guard tracks[index].kind == .video else { continue }
+                    let agreed = tracks[index].agreed.feedback
+                    guard tracks[index].kind == .video, agreed.contains(where: { $0.type == "goog-remb" || $0.parameter == "tmmbr" }) else { continue }
                     bitrateLimit = limit
                     bitrateLimitChanged = true
                 }

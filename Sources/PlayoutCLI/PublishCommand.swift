@@ -182,8 +182,11 @@ extension Publisher.Statistics {
             }
             return line
         }
+        if let whep {
+            // Each session has its own link and feedback: they are in the WHEP lines.
+            return (lines + whep.lines).joined(separator: "\n")
+        }
         lines.append(feedbackLine)
-        if let whep { lines += whep.lines }
         lines.append("network: \(network.datagramsSent) sent, \(network.datagramsLost) lost, \(network.datagramsDroppedByBandwidth) over the bandwidth cap, \(network.datagramsDuplicated) duplicated, \(network.datagramsReordered) reordered")
         return lines.joined(separator: "\n")
     }
@@ -221,7 +224,8 @@ extension WHEPEndpoint.Statistics {
             let tracks = session.tracks.sorted { $0.key.rawValue > $1.key.rawValue }.map { kind, track in
                 "\(kind.rawValue) \(track.packetsSent) packets, \(track.feedback.nacksReceived) NACKs → \(track.retransmittedPacketsSent) RTX"
             }
-            lines.append("  session \(session.id) (\(session.end?.rawValue ?? "live")): \(tracks.joined(separator: "; "))")
+            let link = "link \(session.network.datagramsSent) sent, \(session.network.datagramsLost) lost"
+            lines.append("  session \(session.id) (\(session.end?.rawValue ?? "live")): \(tracks.joined(separator: "; ")); \(link)")
         }
         if sessions.count > 20 { lines.append("  … \(sessions.count - 20) more sessions (all of them with --json)") }
         return lines

@@ -370,7 +370,9 @@ public final class WHEPEndpoint: @unchecked Sendable {
             return refuse(400, error.description)
         }
         let id = (0..<4).map { _ in String(UInt32.random(in: 0...UInt32.max, using: &system), radix: 16) }.joined()
-        let admitted = liveSessions.withLock { live -> Bool in
+        // The media thread drains the inbox every turn; a full one means it is not running.
+        let backlog = inbox.withLock { $0.count }
+        let admitted = backlog < 2 * configuration.maximumSessions && liveSessions.withLock { live -> Bool in
             guard live.count < configuration.maximumSessions else { return false }
             live.insert(id)
             return true

@@ -182,6 +182,25 @@ struct WHEPAiortcTests {
         #expect(statistics.sessions.allSatisfy { ($0.tracks[.video]?.packetsSent ?? 0) > 0 })
     }
 
+    @Test("a 36 s session outlives the 30 s consent timeout: aiortc's consent checks (RFC 7675) are answered", .realTime(weight: 2))
+    func consent() throws {
+        let publisher = try Self.publisher()
+        defer {
+            publisher.stop()
+            _ = try? publisher.waitUntilEnded()
+        }
+        let url = try #require(publisher.whepEndpoint?.url)
+        let client = try WHEPClientProcess(url: url, arguments: ["--duration", "36", "--no-audio"])
+        defer { client.stop() }
+        let result = try #require(client.event("result", timeout: .seconds(60)))
+        #expect(result["deleteStatus"] as? Int == 200)
+        let frames = try #require(result["frames"] as? [String: Int])
+        #expect((frames["video"] ?? 0) >= Int(0.9 * 35 * Double(Self.frameRate)))
+        let statistics = Self.waitForEnds(publisher, .deleted, count: 1)
+        #expect(statistics.sessionsEnded == [.deleted: 1])  // not consentExpired
+        #expect((statistics.sessions.first?.checksAnswered ?? 0) >= 6)
+    }
+
     @Test("5 % loss on the session's link: aiortc's NACKs are answered with RTX per session, and its video stays whole")
     func loss() throws {
         let publisher = try Self.publisher(loss: 0.05)

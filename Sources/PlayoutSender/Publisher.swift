@@ -335,6 +335,7 @@ public final class Publisher: @unchecked Sendable {
                 kinds: tracks.map(\.kind), codecs: tracks.map(\.sender.codec), impairment: options.impairment,
                 retransmission: tracks.map { options.feedback && options.retransmission && $0.kind == .video }
             )
+            router?.captureTimeID = Self.absoluteCaptureTimeID
         } else {
             whepEndpoint = nil
             router = nil

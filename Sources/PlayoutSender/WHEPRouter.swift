@@ -43,8 +43,8 @@ public final class WHEPRouter {
     private var byAddress: [SocketAddress: String] = [:]
     private var nextPublish: MonotonicInstant?
 
-    /// The `abs-capture-time` id of the canonical packets.
-    public var captureTimeID: UInt8? = 1
+    /// The `abs-capture-time` id of the canonical packets (nil: they carry none).
+    public var captureTimeID: UInt8?
 
     init(endpoint: WHEPEndpoint, socket: UDPReceiver, kinds: [MediaKind], codecs: [Codec], impairment: NetworkImpairment.Configuration, retransmission: [Bool]) {
         self.endpoint = endpoint

@@ -283,3 +283,108 @@ struct WHEPSessionTests {
         #expect(harness.session.statistics.network.datagramsLost == 200 - count)
     }
 }
+
+/// Playout's own subscriber parts — its WHEP offer, its full controlling ICE agent, a DTLS client —
+/// against the endpoint's answer and a session, all in memory on instants we choose: the
+/// halves of issue 29 meet before any socket does.
+@Suite("WHEP session against Playout's own offer, ICE agent and DTLS client (sans-IO)")
+struct WHEPOwnSubscriberTests {
+    @Test("offer → answer → ICE (controlling, lite peer, nomination, consent) → DTLS → SRTP media with the mid extension")
+    func ownSubscriber() throws {
+        var now = MonotonicInstant(nanoseconds: 1_000_000_000)
+        let subscriberAddress = try SocketAddress(host: "127.0.0.1", port: 42_000)
+        let mediaAddress = try SocketAddress(host: "127.0.0.1", port: 43_000)
+        let clientCertificate = try DTLSCertificate()
+        let serverCertificate = try DTLSCertificate.shared()
+        var agent = ICEAgent(credentials: .generate())
+        agent.addLocalCandidate(.host(subscriberAddress), socket: ICESocketID(0))
+        let offer = WHEPOffer(
+            iceUsernameFragment: agent.localCredentials.ufrag, icePassword: agent.localCredentials.password,
+            candidates: [ICECandidate.host(subscriberAddress).sdpAttribute], fingerprint: clientCertificate.fingerprint
+        ).serialized()
+        // The endpoint's side of the POST.
+        let reader = try WHEPOfferReader(parsing: offer)
+        let credentials = ICECredentials.generate()
+        let built = try WHEPAnswerBuilder(
+            offer: reader, tracks: [WHEPLiteTrack(codec: .h264, clockRate: 90_000, feedback: [.nack(nil), .pictureLoss(nil)], retransmission: true, ssrc: 0xABCD, retransmissionSSRC: 0xBCDE)],
+            credentials: credentials, fingerprint: serverCertificate.fingerprint, candidates: [mediaAddress], h264ProfileLevelID: "640c1f"
+        ).build()
+        let plan = WHEPSessionPlan(
+            id: "own", number: 1, credentials: credentials, remoteUsernameFragment: reader.iceUsernameFragment,
+            remoteFingerprint: reader.fingerprint, tracks: built.tracks
+        )
+        let session = try WHEPSession(plan: plan, kinds: [.video], codecs: [.h264], certificate: serverCertificate, impairment: .init(), now: now)
+        // The subscriber's side of the answer.
+        let answer = try WHEPAnswer(parsing: built.sessionDescription.serialized())
+        #expect(answer.iceLite)
+        agent.setRemote(
+            credentials: ICECredentials(ufrag: answer.iceUsernameFragment, password: answer.icePassword),
+            candidates: answer.candidates.compactMap { try? ICECandidate(sdp: $0) }, isLite: true
+        )
+        agent.gather(now: now)
+        agent.start(now: now)
+        let dtls = try DTLSEndpoint(role: try DTLSEndpoint.Role(answerSetup: answer.setup.rawValue), certificate: clientCertificate, remoteFingerprint: answer.fingerprint)
+        var keys: DTLSSRTPKeys?
+        var media: [[UInt8]] = []
+        var connectedICE = false
+        // A few seconds of both sides exchanging datagrams.
+        for _ in 0..<4_000 {
+            while let action = agent.poll(now: now) {
+                switch action {
+                case .send(let transmit):
+                    #expect(transmit.destination == mediaAddress)
+                    transmit.bytes.withUnsafeBytes { session.receiveSTUN($0, from: subscriberAddress, now: now) }
+                case .selectedPair:
+                    connectedICE = true
+                    dtls.start(now: now)
+                case .failed(let error), .consentLost(let error):
+                    Issue.record("ICE: \(error)")
+                default: break
+                }
+            }
+            while let action = dtls.poll(now: now) {
+                switch action {
+                case .send(let datagram): datagram.withUnsafeBytes { session.receiveDTLS($0, now: now) }
+                case .connected(let negotiated): keys = negotiated
+                case .failed(let error): Issue.record("DTLS: \(error)")
+                case .closed: break
+                }
+            }
+            if keys != nil, media.count < 5 {
+                let canonical = try RTPPacketBuilder(payloadType: 96, sequenceNumber: SequenceNumber(rawValue: UInt16(media.count)), ssrc: 1)
+                    .serialized(payload: [0x65, 1, 2, 3])
+                canonical.withUnsafeBytes { session.send(canonical: $0, track: 0, captureTimeID: nil, now: now) }
+            }
+            _ = session.poll(now: now) { bytes, address in
+                #expect(address == subscriberAddress)
+                let datagram = Array(bytes)
+                switch DatagramDemultiplexer.kind(of: bytes) {
+                case .stun: agent.receive(datagram, from: mediaAddress, on: ICESocketID(0), now: now)
+                case .dtls: dtls.receive(datagram, now: now)
+                case .rtp: media.append(datagram)
+                default: break
+                }
+            }
+            now = now.advanced(by: .milliseconds(10))
+        }
+        #expect(connectedICE)
+        #expect(agent.state == .connected)
+        #expect(session.state == .connected)
+        #expect(session.mediaAddress == subscriberAddress)
+        let inbound = try SRTPSession(keyingMaterial: try #require(keys).inbound, direction: .inbound)
+        #expect(media.count == 5)
+        for datagram in media {
+            let plain = try inbound.unprotectRTP(datagram)
+            try plain.withUnsafeBytes { raw in
+                let packet = try RTPPacket(parsing: raw)
+                #expect(packet.ssrc == 0xABCD)
+                #expect(packet.payloadType == 106)  // the offer's 640c1f payload type
+                let mid = try #require(answer.media.first?.extensionID(WHEPOffer.midExtensionURI))
+                #expect(packet.headerExtension(id: UInt8(mid)).map(Array.init) == Array("0".utf8))
+            }
+        }
+        // 40 s of consent checks (every 4–6 s) keep the session alive past the 30 s timeout.
+        #expect(session.ice.statistics.requestsAnswered >= 6)
+        #expect(!session.hasEnded)
+    }
+}

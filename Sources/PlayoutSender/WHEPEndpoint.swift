@@ -87,6 +87,9 @@ public final class WHEPEndpoint: @unchecked Sendable {
 
     /// The path prefix of session URLs.
     public static let sessionPathPrefix = "/whep/session/"
+    /// Commands (opens and closes) the media thread may fall behind by, past the session limit,
+    /// before offers are refused with 503: it drains them every turn (≤ 20 ms).
+    static let inboxHeadroom = 256
     /// Per-session records kept at most (live ones always; the oldest ended ones go first).
     public static let maximumSessionRecords = 10_000
 
@@ -372,7 +375,7 @@ public final class WHEPEndpoint: @unchecked Sendable {
         let id = (0..<4).map { _ in String(UInt32.random(in: 0...UInt32.max, using: &system), radix: 16) }.joined()
         // The media thread drains the inbox every turn; a full one means it is not running.
         let backlog = inbox.withLock { $0.count }
-        let admitted = backlog < 2 * configuration.maximumSessions && liveSessions.withLock { live -> Bool in
+        let admitted = backlog < configuration.maximumSessions + Self.inboxHeadroom && liveSessions.withLock { live -> Bool in
             guard live.count < configuration.maximumSessions else { return false }
             live.insert(id)
             return true

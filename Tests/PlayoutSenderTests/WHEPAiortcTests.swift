@@ -21,10 +21,16 @@ final class WHEPClientProcess: Sendable {
         let value = Mutex<[String]>([])
     }
 
-    init(url: String, arguments: [String]) throws {
+    /// The aiortc client subscribing to `url`.
+    convenience init(url: String, arguments: [String]) throws {
+        try self.init(executable: "/usr/bin/python3", arguments: [Self.script.path, url, "--loopback"] + arguments)
+    }
+
+    /// Any program printing JSON lines (the `playout` binary).
+    init(executable: String, arguments: [String]) throws {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [Self.script.path, url, "--loopback"] + arguments
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
@@ -60,6 +66,19 @@ final class WHEPClientProcess: Sendable {
                 }
             }
             if !process.isRunning, !output.value.withLock({ $0 }).contains(where: { $0.contains("\"\(name)\"") }) { return nil }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return nil
+    }
+
+    /// The first JSON line for which `matches` holds, waiting up to `timeout`.
+    func object(timeout: Duration = .seconds(30), where matches: ([String: Any]) -> Bool) -> [String: Any]? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            for line in output.value.withLock({ $0 }) {
+                guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { continue }
+                if matches(object) { return object }
+            }
             Thread.sleep(forTimeInterval: 0.05)
         }
         return nil
@@ -199,6 +218,29 @@ struct WHEPAiortcTests {
         let statistics = Self.waitForEnds(publisher, .deleted, count: 1)
         #expect(statistics.sessionsEnded == [.deleted: 1])  // not consentExpired
         #expect((statistics.sessions.first?.checksAnswered ?? 0) >= 6)
+    }
+
+    @Test("the playout binary: publish --whep-listen 127.0.0.1:0 --json prints the URL at once, and its summary has the session")
+    func binary() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let binary = root.appendingPathComponent(".build/debug/playout").path
+        let publisher = try WHEPClientProcess(executable: binary, arguments: ["publish", "testsrc", "--whep-listen", "127.0.0.1:0", "--duration", "8s", "--json", "--loss", "1%"])
+        defer { publisher.stop() }
+        let announced = try #require(publisher.object(timeout: .seconds(10)) { $0["type"] as? String == "whep" })
+        let url = try #require(announced["url"] as? String)
+        #expect(url.hasPrefix("http://127.0.0.1:") && url.hasSuffix("/whep"))
+        let client = try WHEPClientProcess(url: url, arguments: ["--duration", "3"])
+        defer { client.stop() }
+        let result = try #require(client.event("result"))
+        #expect(result["deleteStatus"] as? Int == 200)
+        let summary = try #require(publisher.object(timeout: .seconds(20)) { $0["type"] as? String == "publisher" })
+        let whep = try #require(summary["whep"] as? [String: Any])
+        #expect(whep["sessionsOpened"] as? Int == 1)
+        #expect((whep["sessionsEnded"] as? [String: Int])?["deleted"] == 1)
+        let session = try #require((whep["sessions"] as? [[String: Any]])?.first)
+        #expect(session["end"] as? String == "deleted")
+        #expect(((session["video"] as? [String: Any])?["packetsSent"] as? Int ?? 0) > 0)
+        #expect(((session["network"] as? [String: Any])?["datagramsLost"] as? Int ?? 0) > 0)
     }
 
     @Test("5 % loss on the session's link: aiortc's NACKs are answered with RTX per session, and its video stays whole")

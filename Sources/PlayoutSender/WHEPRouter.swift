@@ -154,7 +154,10 @@ public final class WHEPRouter {
             packet.withUnsafeBytes { stores[track]!.store($0, sequenceNumber: parsed, now: now) }
         }
         packet.withUnsafeBytes { bytes in
-            for session in sessions.values { session.send(canonical: bytes, track: track, captureTimeID: captureTimeID, now: now) }
+            // Parsed once for every session.
+            guard let parsed = try? RTPPacket(parsing: bytes) else { return }
+            let captureTime = captureTimeID.flatMap { parsed.headerExtension(id: $0) }
+            for session in sessions.values { session.send(canonical: parsed, track: track, captureTime: captureTime, now: now) }
         }
     }
 

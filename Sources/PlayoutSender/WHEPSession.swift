@@ -118,6 +118,9 @@ public final class WHEPSession {
         var retransmissionSequence: UInt16
         var feedback: SenderFeedback
         var limiter = RetransmissionLimiter()
+        /// The mid as the `sdes:mid` element carries it (empty: longer than the one-byte form's
+        /// 16 bytes, so not sent).
+        var midBytes: [UInt8]
         var statistics: Statistics.Track
         /// The canonical timestamp and wall clock of the latest packet (for sender reports).
         var packetsSent = 0
@@ -172,6 +175,7 @@ public final class WHEPSession {
                 canonical: agreed.track, kind: kinds[agreed.track], agreed: agreed,
                 sequenceOffset: .random(in: 0...UInt16.max, using: &system), timestampOffset: .random(in: 0...UInt32.max, using: &system),
                 retransmissionSequence: .random(in: 0...UInt16.max, using: &system), feedback: SenderFeedback(ssrc: agreed.ssrc),
+                midBytes: agreed.mid.utf8.count <= 16 ? Array(agreed.mid.utf8) : [],
                 statistics: Statistics.Track(codec: codecs.indices.contains(agreed.track) ? codecs[agreed.track].rawValue : "")
             )
         }
@@ -275,18 +279,22 @@ public final class WHEPSession {
     /// `abs-capture-time` under `captureTimeID`) as this session's packet, into its simulated
     /// network. Nothing before DTLS connected.
     public func send(canonical packet: UnsafeRawBufferPointer, track canonical: Int, captureTimeID: UInt8?, now: MonotonicInstant) {
+        guard state == .connected, let parsed = try? RTPPacket(parsing: packet) else { return }
+        send(canonical: parsed, track: canonical, captureTime: captureTimeID.flatMap { parsed.headerExtension(id: $0) }, now: now)
+    }
+
+    /// As ``send(canonical:track:captureTimeID:now:)`` with the packet parsed once for every
+    /// session (``WHEPRouter``), and its `abs-capture-time` value (nil: none).
+    public func send(canonical parsed: RTPPacket, track canonical: Int, captureTime: UnsafeRawBufferPointer?, now: MonotonicInstant) {
         guard state == .connected, let outbound, let index = tracks.firstIndex(where: { $0.canonical == canonical }) else { return }
-        guard let parsed = try? RTPPacket(parsing: packet) else { return }
-        var track = tracks[index]
-        let sequence = parsed.sequenceNumber.rawValue &+ track.sequenceOffset
-        let length = rewrite(parsed, track: track, captureTimeID: captureTimeID)
+        let length = rewrite(parsed, track: index, captureTime: captureTime)
         guard length > 0 else { return }
-        track.limiter.mediaSent(sequenceNumber: sequence, bytes: length, now: now)
-        track.statistics.packetsSent += 1
-        track.statistics.payloadBytesSent += parsed.payload.count
-        track.packetsSent += 1
-        track.payloadBytesSent += parsed.payload.count
-        tracks[index] = track
+        // In place: the track's feedback and limiter are not copied per packet.
+        tracks[index].limiter.mediaSent(sequenceNumber: parsed.sequenceNumber.rawValue &+ tracks[index].sequenceOffset, bytes: length, now: now)
+        tracks[index].statistics.packetsSent += 1
+        tracks[index].statistics.payloadBytesSent += parsed.payload.count
+        tracks[index].packetsSent += 1
+        tracks[index].payloadBytesSent += parsed.payload.count
         guard let protected = scratch.withUnsafeMutableBytes({ try? outbound.protectRTP($0, length: length) }) else { return }
         impairment.submit(Array(scratch[0..<protected]), label: canonical, now: now)
     }
@@ -377,18 +385,66 @@ public final class WHEPSession {
         }
     }
 
-    /// Writes the session's version of canonical packet `parsed` into ``scratch``; its length.
-    private func rewrite(_ parsed: RTPPacket, track: Track, captureTimeID: UInt8?) -> Int {
-        var header = RTPPacketBuilder(
-            marker: parsed.marker, payloadType: track.agreed.payloadType,
-            sequenceNumber: SequenceNumber(rawValue: parsed.sequenceNumber.rawValue &+ track.sequenceOffset),
-            timestamp: RTPTimestamp(rawValue: parsed.timestamp.rawValue &+ track.timestampOffset), ssrc: track.agreed.ssrc
-        )
-        if let id = track.agreed.midExtensionID { header.extensions.append(.init(id: id, bytes: Array(track.agreed.mid.utf8.prefix(16)))) }
-        if let id = track.agreed.absoluteCaptureTimeExtensionID, let captureTimeID, let value = parsed.headerExtension(id: captureTimeID) {
-            header.extensions.append(.init(id: id, bytes: Array(value)))
+    /// Writes the session's version of canonical packet `parsed` into ``scratch``: the header
+    /// by hand (the session's payload type, offsets and SSRC; a one-byte-form extension block
+    /// with `sdes:mid` and `abs-capture-time` under the offer's ids), then the payload. Returns
+    /// its length (0 when it does not fit). Allocates nothing.
+    private func rewrite(_ parsed: RTPPacket, track index: Int, captureTime: UnsafeRawBufferPointer?) -> Int {
+        let track = tracks[index]
+        let mid = track.midBytes
+        let midID = mid.isEmpty ? nil : track.agreed.midExtensionID
+        let captureID = captureTime.flatMap { (1...16).contains($0.count) ? track.agreed.absoluteCaptureTimeExtensionID : nil }
+        let elements = (midID == nil ? 0 : 1 + mid.count) + (captureID == nil ? 0 : 1 + (captureTime?.count ?? 0))
+        let padded = (elements + 3) & ~3
+        let headerLength = 12 + (elements > 0 ? 4 + padded : 0)
+        let payload = parsed.payload
+        // Room for the SRTP tag after the packet.
+        guard headerLength + payload.count + 32 <= scratch.count else { return 0 }
+        let sequence = parsed.sequenceNumber.rawValue &+ track.sequenceOffset
+        let timestamp = parsed.timestamp.rawValue &+ track.timestampOffset
+        let ssrc = track.agreed.ssrc
+        return scratch.withUnsafeMutableBytes { out in
+            out[0] = 0x80 | (elements > 0 ? 0x10 : 0)
+            out[1] = (parsed.marker ? 0x80 : 0) | (track.agreed.payloadType & 0x7F)
+            out[2] = UInt8(sequence >> 8)
+            out[3] = UInt8(truncatingIfNeeded: sequence)
+            for shift in 0..<4 {
+                out[4 + shift] = UInt8(truncatingIfNeeded: timestamp >> UInt32(24 - 8 * shift))
+                out[8 + shift] = UInt8(truncatingIfNeeded: ssrc >> UInt32(24 - 8 * shift))
+            }
+            var offset = 12
+            if elements > 0 {
+                out[12] = 0xBE
+                out[13] = 0xDE
+                out[14] = UInt8((padded / 4) >> 8)
+                out[15] = UInt8(truncatingIfNeeded: padded / 4)
+                offset = 16
+                if let midID {
+                    out[offset] = midID << 4 | UInt8(mid.count - 1)
+                    for byte in mid {
+                        offset += 1
+                        out[offset] = byte
+                    }
+                    offset += 1
+                }
+                if let captureID, let captureTime {
+                    out[offset] = captureID << 4 | UInt8(captureTime.count - 1)
+                    offset += 1
+                    for byte in captureTime {
+                        out[offset] = byte
+                        offset += 1
+                    }
+                }
+                while offset < headerLength {
+                    out[offset] = 0
+                    offset += 1
+                }
+            }
+            if let source = payload.baseAddress, !payload.isEmpty {
+                (out.baseAddress! + offset).copyMemory(from: source, byteCount: payload.count)
+            }
+            return headerLength + payload.count
         }
-        return scratch.withUnsafeMutableBytes { raw in (try? header.write(payload: parsed.payload, into: raw)) ?? 0 }
     }
 
     /// Answers a NACK on session track `index` from the canonical `store`.
@@ -405,7 +461,7 @@ public final class WHEPSession {
             var written = 0
             store.withPacket(canonical, now: now) { packet in
                 guard let parsed = try? RTPPacket(parsing: packet) else { return }
-                written = rewrite(parsed, track: tracks[index], captureTimeID: nil)
+                written = rewrite(parsed, track: index, captureTime: nil)
             }
             guard written > 0 else { continue }
             let rtxLength = scratch.withUnsafeBytes { session in

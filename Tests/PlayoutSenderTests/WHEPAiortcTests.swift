@@ -54,7 +54,7 @@ final class WHEPClientProcess: Sendable {
 
     /// The first JSON line whose `event` is `name`, waiting up to `timeout` (nil when the client
     /// ended without it, or printed an error line).
-    func event(_ name: String, timeout: Duration = .seconds(40)) -> [String: Any]? {
+    func event(_ name: String, timeout: Duration = .seconds(60)) -> [String: Any]? {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             for line in output.value.withLock({ $0 }) {
@@ -112,34 +112,55 @@ struct WHEPAiortcTests {
         return publisher
     }
 
-    /// What one client decoded, checked against what the publisher sent meanwhile.
+    /// What one client decoded and received. Frames are checked against their media-time
+    /// span (no frame missing between the first and the last decoded), not against wall time:
+    /// on a loaded machine aiortc decodes late, but it must decode every frame.
     struct Outcome {
         var video: Int
         var audio: Int
-        var expectedVideo: Double
-        var expectedAudio: Double
-        var framesAfterDelete: Int
+        var videoSpan: Double
+        var audioSpan: Double
+        var rtpReceived: Int
+        var rtpLost: Int
+        var packetsAfterDelete: Int
         var deleteStatus: Int
+
+        /// Video frames due in the span at 30 fps.
+        var expectedVideo: Double { videoSpan * Double(WHEPAiortcTests.frameRate) + 1 }
+        /// Opus frames due in the span (20 ms each).
+        var expectedAudio: Double { audioSpan * 50 + 1 }
+        /// Packets a second while subscribed.
+        var packetRate: Double { Double(rtpReceived) / max(videoSpan, 0.1) }
     }
 
-    static func outcome(of client: WHEPClientProcess) throws -> Outcome {
+    static func outcome(of client: WHEPClientProcess, audio: Bool = true) throws -> Outcome {
         let answered = try #require(client.event("answered"))
         #expect(answered["status"] as? Int == 201)
         let codecs = answered["codecs"] as? [String: Any]
         #expect(codecs?["video"] as? String == "video/H264")
-        #expect(codecs?["audio"] as? String == "audio/opus")
+        if audio { #expect(codecs?["audio"] as? String == "audio/opus") }
         let result = try #require(client.event("result"))
         let frames = try #require(result["frames"] as? [String: Int])
-        let first = try #require(result["firstFrame"] as? [String: Double])
-        let after = result["framesAfterDelete"] as? [String: Int] ?? [:]
-        // Frames due from the first decoded one to the DELETE.
-        let videoWindow = seconds - (first["video"] ?? seconds)
-        let audioWindow = seconds - (first["audio"] ?? seconds)
+        let span = try #require(result["span"] as? [String: Double])
+        let rtp = result["rtp"] as? [String: [String: Int]] ?? [:]
         return Outcome(
-            video: frames["video"] ?? 0, audio: frames["audio"] ?? 0, expectedVideo: videoWindow * Double(frameRate),
-            expectedAudio: audioWindow * 50, framesAfterDelete: (after["video"] ?? 0) + (after["audio"] ?? 0),
-            deleteStatus: result["deleteStatus"] as? Int ?? 0
+            video: frames["video"] ?? 0, audio: frames["audio"] ?? 0, videoSpan: span["video"] ?? 0, audioSpan: span["audio"] ?? 0,
+            rtpReceived: rtp.values.reduce(0) { $0 + ($1["packetsReceived"] ?? 0) }, rtpLost: rtp.values.reduce(0) { $0 + ($1["packetsLost"] ?? 0) },
+            packetsAfterDelete: result["packetsAfterDelete"] as? Int ?? 0, deleteStatus: result["deleteStatus"] as? Int ?? 0
         )
+    }
+
+    /// What every subscriber must show: (nearly) the whole session received, no frame missing,
+    /// the DELETE answered and the media stopped after it.
+    static func check(_ outcome: Outcome, duration: Double = seconds, audio: Bool = true, lossless: Bool = true) {
+        #expect(outcome.videoSpan >= duration - 2.5, "subscribed for \(outcome.videoSpan) s of \(duration)")
+        #expect(Double(outcome.video) >= 0.97 * outcome.expectedVideo, "video \(outcome.video) of \(outcome.expectedVideo)")
+        #expect(Double(outcome.video) <= outcome.expectedVideo + 1)
+        if audio { #expect(Double(outcome.audio) >= 0.9 * outcome.expectedAudio, "audio \(outcome.audio) of \(outcome.expectedAudio)") }
+        if lossless { #expect(Double(outcome.rtpLost) <= 0.01 * Double(outcome.rtpReceived), "\(outcome.rtpLost) of \(outcome.rtpReceived) RTP packets lost") }
+        #expect(outcome.deleteStatus == 200)
+        // A stream that went on would bring about packetRate packets in the second after the DELETE.
+        #expect(Double(outcome.packetsAfterDelete) < 0.25 * outcome.packetRate, "\(outcome.packetsAfterDelete) packets after the DELETE")
     }
 
     /// Waits until the endpoint has counted `count` sessions ended by `reason`.
@@ -161,12 +182,7 @@ struct WHEPAiortcTests {
         let url = try #require(publisher.whepEndpoint?.url)
         let client = try WHEPClientProcess(url: url, arguments: ["--duration", String(Self.seconds)])
         defer { client.stop() }
-        let outcome = try Self.outcome(of: client)
-        #expect(Double(outcome.video) >= 0.95 * outcome.expectedVideo, "video \(outcome.video) of \(outcome.expectedVideo)")
-        #expect(Double(outcome.video) <= 1.05 * outcome.expectedVideo + 3)
-        #expect(Double(outcome.audio) >= 0.9 * outcome.expectedAudio, "audio \(outcome.audio) of \(outcome.expectedAudio)")
-        #expect(outcome.deleteStatus == 200)
-        #expect(outcome.framesAfterDelete <= 3)
+        Self.check(try Self.outcome(of: client))
         let statistics = Self.waitForEnds(publisher, .deleted, count: 1)
         #expect(statistics.sessionsOpened == 1)
         #expect(statistics.sessionsEnded == [.deleted: 1])
@@ -189,10 +205,7 @@ struct WHEPAiortcTests {
         let clients = try (0..<2).map { _ in try WHEPClientProcess(url: url, arguments: ["--duration", String(Self.seconds)]) }
         defer { for client in clients { client.stop() } }
         for client in clients {
-            let outcome = try Self.outcome(of: client)
-            #expect(Double(outcome.video) >= 0.95 * outcome.expectedVideo, "video \(outcome.video) of \(outcome.expectedVideo)")
-            #expect(Double(outcome.audio) >= 0.9 * outcome.expectedAudio, "audio \(outcome.audio) of \(outcome.expectedAudio)")
-            #expect(outcome.deleteStatus == 200)
+            Self.check(try Self.outcome(of: client))
         }
         let statistics = Self.waitForEnds(publisher, .deleted, count: 2)
         #expect(statistics.sessionsOpened == 2)
@@ -211,10 +224,7 @@ struct WHEPAiortcTests {
         let url = try #require(publisher.whepEndpoint?.url)
         let client = try WHEPClientProcess(url: url, arguments: ["--duration", "36", "--no-audio"])
         defer { client.stop() }
-        let result = try #require(client.event("result", timeout: .seconds(60)))
-        #expect(result["deleteStatus"] as? Int == 200)
-        let frames = try #require(result["frames"] as? [String: Int])
-        #expect((frames["video"] ?? 0) >= Int(0.9 * 35 * Double(Self.frameRate)))
+        Self.check(try Self.outcome(of: client, audio: false), duration: 36, audio: false)
         let statistics = Self.waitForEnds(publisher, .deleted, count: 1)
         #expect(statistics.sessionsEnded == [.deleted: 1])  // not consentExpired
         #expect((statistics.sessions.first?.checksAnswered ?? 0) >= 6)
@@ -253,8 +263,8 @@ struct WHEPAiortcTests {
         let url = try #require(publisher.whepEndpoint?.url)
         let client = try WHEPClientProcess(url: url, arguments: ["--duration", String(Self.seconds)])
         defer { client.stop() }
-        let outcome = try Self.outcome(of: client)
-        #expect(Double(outcome.video) >= 0.95 * outcome.expectedVideo, "video \(outcome.video) of \(outcome.expectedVideo)")
+        // RTX repairs the losses: no video frame is missing (audio has no RTX: it may miss some).
+        Self.check(try Self.outcome(of: client), audio: false, lossless: false)
         let statistics = Self.waitForEnds(publisher, .deleted, count: 1)
         let session = try #require(statistics.sessions.first)
         let video = try #require(session.tracks[.video])

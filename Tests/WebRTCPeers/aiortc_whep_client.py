@@ -9,8 +9,13 @@ session URL, and reports what it decoded.
 stdout carries one JSON object per line:
   {"event": "answered", "status": 201, "location": "/whep/session/…", "codecs": {...}}
   {"event": "connected", "after": 0.31}                     ICE and DTLS up (seconds after the POST)
-  {"event": "result", "frames": {"video": N, "audio": M}, "firstFrame": {"video": s, "audio": s},
-   "width": W, "height": H, "deleteStatus": 200, "state": "closed"}
+  {"event": "result", "frames": {"video": N, "audio": M}, "span": {"video": s, "audio": s},
+   "firstFrame": {"video": s, "audio": s}, "rtp": {"video": {"packetsReceived": P, "packetsLost": L}, ...},
+   "packetsAfterDelete": K, "width": W, "height": H, "deleteStatus": 200, "state": "closed"}
+"frames" counts every frame decoded (a loaded machine decodes some after the DELETE: they were
+received before it); "span" is the media time from the first to the last decoded frame, so
+frames / (span x rate) tells whether any are missing; "rtp" is aiortc's inbound-rtp at the
+DELETE, and "packetsAfterDelete" what arrived in the --after-delete seconds after it.
   {"event": "error", "reason": "..."}                       and exit status 1
 
 Run with Debian's interpreter: /usr/bin/python3 aiortc_whep_client.py http://127.0.0.1:8889/whep --duration 5
@@ -32,8 +37,8 @@ def emit(**fields):
     print(json.dumps(fields), flush=True)
 
 
-async def consume(track, counts, first, sizes, started):
-    """Counts the decoded frames of one track until it ends."""
+async def consume(track, counts, first, sizes, started, times):
+    """Counts the decoded frames of one track until it ends, and their media time span."""
     kind = track.kind
     while True:
         try:
@@ -43,6 +48,10 @@ async def consume(track, counts, first, sizes, started):
         counts[kind] += 1
         if kind not in first:
             first[kind] = round(time.monotonic() - started, 3)
+        if frame.pts is not None and frame.time_base is not None:
+            seconds = float(frame.pts * frame.time_base)
+            low, high = times.get(kind, (seconds, seconds))
+            times[kind] = (min(low, seconds), max(high, seconds))
         if kind == "video":
             sizes["width"], sizes["height"] = frame.width, frame.height
 
@@ -56,12 +65,13 @@ async def run(arguments):
     counts = {"video": 0, "audio": 0}
     first = {}
     sizes = {}
+    times = {}
     consumers = []
     connected = asyncio.Event()
 
     @pc.on("track")
     def on_track(track):
-        consumers.append(asyncio.ensure_future(consume(track, counts, first, sizes, started)))
+        consumers.append(asyncio.ensure_future(consume(track, counts, first, sizes, started, times)))
 
     @pc.on("connectionstatechange")
     async def on_state():
@@ -95,20 +105,33 @@ async def run(arguments):
         except asyncio.TimeoutError:
             emit(event="error", reason=f"not connected within 10 s (state {pc.connectionState})")
         await asyncio.sleep(max(0.0, arguments.duration - (time.monotonic() - started)))
-        received = dict(counts)
         async with http.delete(session_url) as response:
             delete_status = response.status
+        rtp = await inbound(pc)
         # After DELETE the endpoint stops the session's media: count what still arrives.
         await asyncio.sleep(arguments.after_delete)
-        after = {kind: counts[kind] - received[kind] for kind in counts}
+        later = await inbound(pc)
+        after = sum(later[kind]["packetsReceived"] - rtp[kind]["packetsReceived"] for kind in rtp if kind in later)
     await pc.close()
     for consumer in consumers:
         consumer.cancel()
+    span = {kind: round(high - low, 3) for kind, (low, high) in times.items()}
     emit(
-        event="result", frames=received, framesAfterDelete=after, firstFrame=first, width=sizes.get("width"),
-        height=sizes.get("height"), deleteStatus=delete_status, state=pc.connectionState,
+        event="result", frames=counts, span=span, firstFrame=first, rtp=rtp, packetsAfterDelete=after,
+        width=sizes.get("width"), height=sizes.get("height"), deleteStatus=delete_status, state=pc.connectionState,
     )
     return 0
+
+
+async def inbound(pc):
+    """aiortc's inbound-rtp counters per kind."""
+    counters = {}
+    for transceiver in pc.getTransceivers():
+        report = await transceiver.receiver.getStats()
+        for stats in report.values():
+            if stats.type == "inbound-rtp":
+                counters[transceiver.kind] = {"packetsReceived": stats.packetsReceived, "packetsLost": stats.packetsLost}
+    return counters
 
 
 def main():

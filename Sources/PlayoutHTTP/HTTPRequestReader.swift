@@ -79,6 +79,7 @@ package struct HTTPRequestReader {
             }
         }
 
+        /// The short text of the refusal's body.
         package var description: String {
             switch self {
             case .malformed(let why): "bad request: \(why)"

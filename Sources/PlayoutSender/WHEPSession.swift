@@ -93,8 +93,9 @@ public final class WHEPSession {
         public var ice = ICELiteResponder.Statistics()
         /// DTLS datagrams taken and sent.
         public var dtlsReceived = 0
-        /// SRTCP datagrams taken, and those that failed to unprotect or parse.
+        /// SRTCP datagrams taken.
         public var rtcpReceived = 0
+        /// Of those, the ones that failed to unprotect or parse (dropped).
         public var rtcpUndecodable = 0
         /// What the session's simulated network did.
         public var network = NetworkImpairment.Statistics()

@@ -230,6 +230,41 @@ struct WHEPAiortcTests {
         #expect((statistics.sessions.first?.checksAnswered ?? 0) >= 6)
     }
 
+    @Test("garbage on the media socket (STUN, DTLS, SRTCP-shaped, random) is counted and dropped; the session plays on")
+    func garbage() throws {
+        let publisher = try Self.publisher()
+        defer {
+            publisher.stop()
+            _ = try? publisher.waitUntilEnded()
+        }
+        let endpoint = try #require(publisher.whepEndpoint)
+        let client = try WHEPClientProcess(url: endpoint.url, arguments: ["--duration", String(Self.seconds)])
+        defer { client.stop() }
+        _ = try #require(client.event("answered"))
+        let attacker = try UDPSender(to: endpoint.mediaAddress)
+        var random = SeededRandomNumberGenerator(seed: 29)
+        let deadline = MonotonicClock().now.advanced(by: .seconds(4))
+        var sent = 0
+        while MonotonicClock().now < deadline {
+            // A STUN request for no session, a DTLS record, an SRTCP-looking packet, random bytes.
+            let kinds: [[UInt8]] = [
+                [0x00, 0x01, 0x00, 0x00, 0x21, 0x12, 0xA4, 0x42] + (0..<12).map { _ in UInt8.random(in: 0...255, using: &random) },
+                [0x16, 0xFE, 0xFD] + (0..<40).map { _ in UInt8.random(in: 0...255, using: &random) },
+                [0x81, 0xC9, 0x00, 0x07] + (0..<28).map { _ in UInt8.random(in: 0...255, using: &random) },
+                (0..<Int.random(in: 1...1_400, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) },
+            ]
+            for datagram in kinds { try attacker.send(datagram) }
+            sent += kinds.count
+            sleepUntil(MonotonicClock().now.advanced(by: .milliseconds(5)))
+        }
+        Self.check(try Self.outcome(of: client))
+        let statistics = Self.waitForEnds(publisher, .deleted, count: 1)
+        // Each datagram was dropped, counted (random ones of a STUN-looking first byte reach a
+        // session's responder only by its ufrag, which they do not have).
+        #expect(statistics.datagramsWithoutSession + statistics.datagramsDropped >= sent * 3 / 4)
+        #expect(statistics.sessionsEnded == [.deleted: 1])
+    }
+
     @Test("the playout binary: publish --whep-listen 127.0.0.1:0 --json prints the URL at once, and its summary has the session")
     func binary() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -29,10 +29,10 @@ struct WHEPSessionTests {
         var received: [[UInt8]] = []
         var stores: [RetransmissionBuffer?] = [RetransmissionBuffer(minimumResendInterval: .zero)]
 
-        init(impairment: NetworkImpairment.Configuration = .init()) throws {
+        init(impairment: NetworkImpairment.Configuration = .init(), agreed: WHEPLiteNegotiatedTrack = WHEPSessionTests.mid) throws {
             plan = WHEPSessionPlan(
                 id: "s1", number: 1, credentials: ICECredentials(ufrag: "srv1", password: "0123456789abcdefghijklmn"),
-                remoteUsernameFragment: "peer", remoteFingerprint: WHEPSessionTests.clientCertificate.fingerprint, tracks: [WHEPSessionTests.mid]
+                remoteUsernameFragment: "peer", remoteFingerprint: WHEPSessionTests.clientCertificate.fingerprint, tracks: [agreed]
             )
             session = try WHEPSession(
                 plan: plan, kinds: [.video], codecs: [.h264], certificate: WHEPSessionTests.serverCertificate, impairment: impairment, now: now
@@ -205,6 +205,24 @@ struct WHEPSessionTests {
         try harness.rtcp([.nack([lost])])
         harness.pump()
         #expect(try harness.decrypted().isEmpty)
+    }
+
+    @Test("REMB limits the bit rate only where the answer agreed goog-remb; PLI asks a key frame only where it agreed nack pli")
+    func agreedFeedbackOnly() throws {
+        var withREMB = Self.mid
+        withREMB.feedback = [.nack(102), .receiverEstimatedMaximumBitrate(102)]
+        let agreed = try Harness(agreed: withREMB)
+        try agreed.connect()
+        _ = agreed.session.takeKeyFrameRequest()
+        try agreed.rtcp([.receiverEstimatedMaximumBitrate(bitrate: 800_000, ssrcs: [Self.mid.ssrc]), .pictureLoss])
+        #expect(agreed.session.takeBitrateLimitChange())
+        #expect(agreed.session.bitrateLimit == 800_000)
+        #expect(!agreed.session.takeKeyFrameRequest())  // no nack pli agreed
+        let plain = try Harness()
+        try plain.connect()
+        try plain.rtcp([.receiverEstimatedMaximumBitrate(bitrate: 800_000, ssrcs: [Self.mid.ssrc])])
+        #expect(!plain.session.takeBitrateLimitChange())
+        #expect(plain.session.bitrateLimit == nil)
     }
 
     @Test("RTCP that fails SRTCP authentication is counted and not acted on")

@@ -431,7 +431,7 @@ public final class WHEPEndpoint: @unchecked Sendable {
                 values.sessionRecordsForgotten += 1
             }
         }
-        logger.info("WHEP session \(statistics.id) ended: \(statistics.end?.rawValue ?? "?")")
+        logger.debug("WHEP session \(statistics.id) ended: \(statistics.end?.rawValue ?? "?")")  // on the media thread
     }
 }
 

@@ -28,8 +28,14 @@ struct WHEPSessionTests {
         var keys: DTLSSRTPKeys?
         var received: [[UInt8]] = []
         var stores: [RetransmissionBuffer?] = [RetransmissionBuffer(minimumResendInterval: .zero)]
+        /// Whether the client's DTLS may fail (a refused handshake), and how it did.
+        var toleratesClientFailure = false
+        var clientFailure: DTLSError?
 
-        init(impairment: NetworkImpairment.Configuration = .init(), agreed: WHEPLiteNegotiatedTrack = WHEPSessionTests.mid) throws {
+        init(
+            impairment: NetworkImpairment.Configuration = .init(), agreed: WHEPLiteNegotiatedTrack = WHEPSessionTests.mid,
+            clientCertificate: DTLSCertificate = WHEPSessionTests.clientCertificate
+        ) throws {
             plan = WHEPSessionPlan(
                 id: "s1", number: 1, credentials: ICECredentials(ufrag: "srv1", password: "0123456789abcdefghijklmn"),
                 remoteUsernameFragment: "peer", remoteFingerprint: WHEPSessionTests.clientCertificate.fingerprint, tracks: [agreed]
@@ -37,7 +43,7 @@ struct WHEPSessionTests {
             session = try WHEPSession(
                 plan: plan, kinds: [.video], codecs: [.h264], certificate: WHEPSessionTests.serverCertificate, impairment: impairment, now: now
             )
-            client = try DTLSEndpoint(role: .client, certificate: WHEPSessionTests.clientCertificate, remoteFingerprint: WHEPSessionTests.serverCertificate.fingerprint)
+            client = try DTLSEndpoint(role: .client, certificate: clientCertificate, remoteFingerprint: WHEPSessionTests.serverCertificate.fingerprint)
         }
 
         /// The subscriber's nominating check.
@@ -68,7 +74,9 @@ struct WHEPSessionTests {
                 switch action {
                 case .send(let datagram): datagram.withUnsafeBytes { session.receiveDTLS($0, now: now) }
                 case .connected(let keys): self.keys = keys
-                case .failed(let error): Issue.record("client DTLS failed: \(error)")
+                case .failed(let error):
+                    clientFailure = error
+                    if !toleratesClientFailure { Issue.record("client DTLS failed: \(error)") }
                 case .closed: break
                 }
             }
@@ -77,16 +85,21 @@ struct WHEPSessionTests {
 
         /// ICE, then the DTLS handshake, until both sides are connected.
         func connect() throws {
+            handshake()
+            #expect(session.state == .connected)
+            _ = try #require(keys)
+            received.removeAll()  // the STUN answer
+        }
+
+        /// ICE, then the DTLS handshake, for at most 20 rounds.
+        func handshake() {
             check()
             client.start(now: now)
-            for _ in 0..<20 where session.state != .connected || keys == nil {
+            for _ in 0..<20 where session.state == .connecting || keys == nil {
                 pump()
                 now = now.advanced(by: .milliseconds(5))
             }
             pump()
-            #expect(session.state == .connected)
-            _ = try #require(keys)
-            received.removeAll()  // the STUN answer
         }
 
         /// A canonical packet as the publisher's track sender writes it (plain RTP).
@@ -131,6 +144,19 @@ struct WHEPSessionTests {
         #expect(harness.session.takeKeyFrameRequest())
         #expect(!harness.session.takeKeyFrameRequest())
         #expect(harness.session.statistics.connectTime != nil)
+    }
+
+    @Test("a DTLS client whose certificate is not the offer's fingerprint is refused: the session ends dtlsFailed, no media")
+    func wrongFingerprint() throws {
+        let harness = try Harness(clientCertificate: try DTLSCertificate())
+        harness.toleratesClientFailure = true
+        harness.handshake()
+        #expect(harness.session.state == .ended(.dtlsFailed))
+        #expect(harness.session.statistics.end == .dtlsFailed)
+        harness.received.removeAll()
+        harness.send(harness.canonical(sequence: 1))
+        harness.pump()
+        #expect(harness.received.allSatisfy { DatagramDemultiplexer.kind(of: $0.withUnsafeBytes { $0 }) != .rtp })
     }
 
     @Test("nothing is sent before DTLS connects, nor to a peer that never nominated")

@@ -6,15 +6,19 @@ import Glibc
 import Playout
 import PlayoutSender
 
-/// `playout publish <media|testsrc> --to HOST:PORT`: the built-in test sender.
+/// `playout publish <media|testsrc> --to HOST:PORT` (or `--whep-listen HOST:PORT`): the built-in
+/// test sender.
 struct PublishCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "publish",
         abstract: "Send the test pattern (or a file's H.264/VP8/Opus streams) as RTP or SRTP in real time, through a simulated network.",
         discussion: """
             Video goes to PORT, audio to PORT+2, RTCP sender reports to the odd ports above them. Write the SDP a \
-            subscriber needs with --sdp. At the end, what was sent and what the simulated network did is printed \
-            (as one JSON object with --json).
+            subscriber needs with --sdp. With --whep-listen instead of --to, it serves WHEP subscribers (ICE-lite, \
+            DTLS-SRTP, one UDP socket for all sessions): the URL to POST offers to is printed at once (a \
+            {"type":"whep","url":…} line with --json), and every session gets the same frames in its own SRTP \
+            stream through its own simulated network. At the end, what was sent and what the simulated network \
+            did is printed (as one JSON object with --json).
             """
     )
 
@@ -22,7 +26,10 @@ struct PublishCommand: ParsableCommand {
     var source: String
 
     @Option(help: DestinationArgument.help("Destination, HOST:PORT: video on PORT, audio on PORT+2, RTCP on PORT+1 and PORT+3."))
-    var to: DestinationArgument
+    var to: DestinationArgument?
+
+    @Option(name: .customLong("whep-listen"), help: DestinationArgument.help("Serve WHEP (ICE-lite) on HOST:PORT instead of sending to --to, e.g. 127.0.0.1:8889 (port 0: a free one, printed)."))
+    var whepListen: DestinationArgument?
 
     @Option(name: .customLong("srtp-key"), help: SRTPKeyArgument.help("Send SRTP (AES_CM_128_HMAC_SHA1_80) with this base64 master key and salt (30 bytes)."))
     var srtpKey: SRTPKeyArgument?
@@ -51,7 +58,20 @@ struct PublishCommand: ParsableCommand {
     var json = false
 
     func validate() throws {
-        try Publisher.Options.validatePort(of: to.address, option: "--to \(to.defaultValueDescription)", example: "127.0.0.1:5004")
+        switch (to, whepListen) {
+        case (let to?, nil):
+            try Publisher.Options.validatePort(of: to.address, option: "--to \(to.defaultValueDescription)", example: "127.0.0.1:5004")
+        case (nil, let listen?):
+            if srtp || srtpKey != nil { throw ValidationError("--whep-listen: WHEP sessions key SRTP with DTLS; leave out --srtp and --srtp-key") }
+            if sdp != nil { throw ValidationError("--whep-listen: subscribers get their SDP from the endpoint (POST an offer); leave out --sdp") }
+            if ["0.0.0.0", "::"].contains(listen.address.host) {
+                throw ValidationError("--whep-listen \(listen.defaultValueDescription): name the address to serve on (it is the answers' host candidate), e.g. 127.0.0.1:8889")
+            }
+        case (nil, nil):
+            throw ValidationError("name where to send: --to HOST:PORT (RTP/SRTP), or --whep-listen HOST:PORT to serve WHEP, e.g. --to 127.0.0.1:5004")
+        case (_?, _?):
+            throw ValidationError("--to and --whep-listen: choose one (--whep-listen serves subscribers instead of sending to one)")
+        }
         if let limit = duration.duration, limit <= .zero {
             throw ValidationError("--duration \(duration.limit?.text ?? ""): must be more than 0s, e.g. 20s")
         }
@@ -64,6 +84,11 @@ struct PublishCommand: ParsableCommand {
                 guard writeFile(sdp, publisher.sessionDescription.serialized()) else {
                     throw PlayoutError(.invalidOption, "cannot write the SDP to \(sdp): \(String(cString: strerror(errno)))")
                 }
+            }
+            if let endpoint = publisher.whepEndpoint {
+                // At once, so a script (or a test) can start its subscribers.
+                writeError("serving WHEP at \(endpoint.url) (media on udp \(endpoint.mediaAddress))\n")
+                if json { writeOut("{\"type\":\"whep\",\"url\":\"\(endpoint.url)\",\"port\":\(endpoint.port),\"mediaPort\":\(endpoint.mediaAddress.port)}\n") }
             }
             let interrupt = onInterrupt { publisher.stop() }
             try publisher.start()
@@ -78,13 +103,18 @@ struct PublishCommand: ParsableCommand {
     /// The publisher's options: `--srtp-key`, else a random key with `--srtp`, else plain RTP.
     func options() -> Publisher.Options {
         Publisher.Options(
-            source: source == "testsrc" ? .testPattern : .file(path: source), destination: to.address,
+            source: source == "testsrc" ? .testPattern : .file(path: source),
+            destination: to?.address ?? whepListen?.address ?? Self.unusedDestination,
             video: video.settings(), sendsAudio: !noAudio,
             keyingMaterial: srtpKey?.keyingMaterial ?? (srtp ? .random(for: .aesCM128HMACSHA1_80) : nil),
             impairment: network.configuration(), duration: duration.duration,
-            feedback: !noFeedback, retransmission: !feedback.noRetransmission
+            feedback: !noFeedback, retransmission: !feedback.noRetransmission,
+            whep: whepListen.map { WHEPEndpoint.Configuration(listen: $0.address) }
         )
     }
+
+    /// The destination of a publisher that serves WHEP (not sent to).
+    private static let unusedDestination = try! SocketAddress(host: "127.0.0.1", port: 9)
 }
 
 extension Publisher.Statistics {
@@ -118,6 +148,7 @@ extension Publisher.Statistics {
             "\"network\":{\"datagramsSubmitted\":\(network.datagramsSubmitted),\"datagramsSent\":\(network.datagramsSent),\"datagramsLost\":\(network.datagramsLost),\"datagramsDroppedByBandwidth\":\(network.datagramsDroppedByBandwidth),\"datagramsDuplicated\":\(network.datagramsDuplicated),\"datagramsReordered\":\(network.datagramsReordered)}"
         )
         fields.append("\"senderReportsSent\":\(senderReportsSent)")
+        if let whep { fields.append("\"whep\":\(whep.json)") }
         fields.append("\"rtcp\":{\"accepted\":\(rtcpAccepted),\"refused\":\(rtcpRefused),\"undecodable\":\(rtcpUndecodable),\"ignored\":\(rtcpIgnored)}")
         return "{" + fields.joined(separator: ",") + "}"
     }
@@ -151,8 +182,52 @@ extension Publisher.Statistics {
             }
             return line
         }
+        if let whep {
+            // Each session has its own link and feedback: they are in the WHEP lines.
+            return (lines + whep.lines).joined(separator: "\n")
+        }
         lines.append(feedbackLine)
         lines.append("network: \(network.datagramsSent) sent, \(network.datagramsLost) lost, \(network.datagramsDroppedByBandwidth) over the bandwidth cap, \(network.datagramsDuplicated) duplicated, \(network.datagramsReordered) reordered")
         return lines.joined(separator: "\n")
+    }
+}
+
+extension WHEPEndpoint.Statistics {
+    /// One JSON object: the requests, the sessions opened and ended (by reason), and per session
+    /// what it sent and what its subscriber asked.
+    var json: String {
+        let ended = WHEPSessionEnd.allCases.map { "\"\($0.rawValue)\":\(sessionsEnded[$0] ?? 0)" }.joined(separator: ",")
+        let rejected = self.rejected.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ",")
+        let perSession = sessions.map { session -> String in
+            var fields = ["\"id\":\"\(session.id)\"", "\"end\":\(session.end.map { "\"\($0.rawValue)\"" } ?? "null")"]
+            fields.append("\"connectTime\":\(session.connectTime.map { String($0.seconds) } ?? "null")")
+            for (kind, track) in session.tracks.sorted(by: { $0.key.rawValue > $1.key.rawValue }) {
+                fields.append(
+                    "\"\(kind.rawValue)\":{\"codec\":\"\(track.codec)\",\"packetsSent\":\(track.packetsSent),\"payloadBytesSent\":\(track.payloadBytesSent),\"nacksReceived\":\(track.feedback.nacksReceived),\"retransmittedPacketsSent\":\(track.retransmittedPacketsSent),\"pliReceived\":\(track.feedback.pliReceived),\"firReceived\":\(track.feedback.firReceived),\"rembReceived\":\(track.feedback.rembReceived),\"receiverReportsReceived\":\(track.feedback.receiverReportsReceived)}"
+                )
+            }
+            fields.append("\"network\":{\"datagramsSent\":\(session.network.datagramsSent),\"datagramsLost\":\(session.network.datagramsLost)}")
+            fields.append("\"ice\":{\"checksAnswered\":\(session.checksAnswered),\"checksDropped\":\(session.checksDropped)}")
+            return "{" + fields.joined(separator: ",") + "}"
+        }
+        return "{\"requests\":\(requests),\"sessionsOpened\":\(sessionsOpened),\"sessionsEnded\":{\(ended)},\"rejected\":{\(rejected)},"
+            + "\"connectionsTimedOut\":\(connectionsTimedOut),\"connectionsEvicted\":\(connectionsEvicted),"
+            + "\"datagramsWithoutSession\":\(datagramsWithoutSession),\"datagramsDropped\":\(datagramsDropped),"
+            + "\"sessions\":[\(perSession.joined(separator: ","))]}"
+    }
+
+    /// The WHEP lines of the human summary.
+    var lines: [String] {
+        let ended = sessionsEnded.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.value) \($0.key.rawValue)" }.joined(separator: ", ")
+        var lines = ["whep: \(sessionsOpened) sessions opened, ended: \(ended.isEmpty ? "none" : ended); \(requestsRejected) requests refused"]
+        for session in sessions.prefix(20) {
+            let tracks = session.tracks.sorted { $0.key.rawValue > $1.key.rawValue }.map { kind, track in
+                "\(kind.rawValue) \(track.packetsSent) packets, \(track.feedback.nacksReceived) NACKs → \(track.retransmittedPacketsSent) RTX"
+            }
+            let link = "link \(session.network.datagramsSent) sent, \(session.network.datagramsLost) lost"
+            lines.append("  session \(session.id) (\(session.end?.rawValue ?? "live")): \(tracks.joined(separator: "; ")); \(link)")
+        }
+        if sessions.count > 20 { lines.append("  … \(sessions.count - 20) more sessions (all of them with --json)") }
+        return lines
     }
 }

@@ -6,6 +6,7 @@ import Playout
 public import PlayoutCodec
 public import PlayoutCore
 public import PlayoutRTP
+import PlayoutWebRTC
 
 /// The built-in test sender: streams a synthetic moving test pattern (H.264 or VP8, with the
 /// frame number and capture time drawn into each picture) and a tone (Opus), or a file's
@@ -60,14 +61,20 @@ public final class Publisher: @unchecked Sendable {
         /// (default true; needs ``feedback``). False: no `nack` and no RTX payload type in the SDP,
         /// so a receiver repairs a loss with a key-frame request.
         public var retransmission: Bool
+        /// Serve WHEP subscribers (ICE-lite, DTLS-SRTP) on this endpoint instead of sending to
+        /// ``destination`` (which is then unused): see ``WHEPEndpoint`` and ``Publisher/whepEndpoint``.
+        /// The impairment applies to each session's media on its own (seeds: seed + session number).
+        public var whep: WHEPEndpoint.Configuration?
 
         /// Options with the documented defaults: the test pattern (720p30 H.264 + Opus), plain RTP, no impairment, until stopped, a sender report every second.
         public init(
             source: Source = .testPattern, destination: SocketAddress, video: FFmpegEncoder.VideoSettings = .init(),
             sendsAudio: Bool = true, keyingMaterial: SRTPKeyingMaterial? = nil,
             impairment: NetworkImpairment.Configuration = .init(), duration: Duration? = nil,
-            senderReportInterval: Duration = .seconds(1), feedback: Bool = true, retransmission: Bool = true
+            senderReportInterval: Duration = .seconds(1), feedback: Bool = true, retransmission: Bool = true,
+            whep: WHEPEndpoint.Configuration? = nil
         ) {
+            self.whep = whep
             self.feedback = feedback
             self.retransmission = retransmission
             self.source = source
@@ -90,7 +97,7 @@ public final class Publisher: @unchecked Sendable {
         /// - Throws: ``PlayoutError`` with code `invalidAddress` when the destination's port is
         ///   outside ``destinationPorts`` (0, or so high that PORT+3 passes 65535).
         public func validate() throws(PlayoutError) {
-            guard Self.destinationPorts.contains(destination.port) else {
+            guard whep != nil || Self.destinationPorts.contains(destination.port) else {
                 throw PlayoutError(
                     .invalidAddress,
                     "Publisher.Options.destination \(destination): the publisher sends to PORT (video), PORT+1 (its RTCP), PORT+2 (audio) and PORT+3 (its RTCP), so the port must be from \(Self.destinationPorts.lowerBound) to \(Self.destinationPorts.upperBound); Publisher.freeLoopbackDestination() gives four free ones on 127.0.0.1"
@@ -151,6 +158,10 @@ public final class Publisher: @unchecked Sendable {
         /// RTCP datagrams refused unread because they came from another address or port than the
         /// stream's destination (``Publisher/acceptsFeedback(from:destinations:)``).
         public var rtcpRefused = 0
+        /// The WHEP endpoint's sessions and requests (nil: not serving WHEP). With WHEP,
+        /// ``tracks`` count the frames encoded and the packets packetized once; each session's
+        /// packets, NACKs and RTX are in ``WHEPEndpoint/Statistics/sessions``.
+        public var whep: WHEPEndpoint.Statistics?
     }
 
     /// The options it was created with.
@@ -161,9 +172,11 @@ public final class Publisher: @unchecked Sendable {
     private struct OutTrack {
         var kind: MediaKind
         var sender: TrackSender
-        var rtp: UDPSender
-        /// Sends the sender reports and takes the receivers' RTCP (symmetric RTCP, RFC 4961).
-        var rtcp: UDPReceiver
+        /// Where packets go (nil: WHEP, where the router sends them).
+        var rtp: UDPSender?
+        /// Sends the sender reports and takes the receivers' RTCP (symmetric RTCP, RFC 4961);
+        /// nil with WHEP.
+        var rtcp: UDPReceiver?
         var rtcpDestination: SocketAddress
         /// Where RTCP is taken from: the track's RTP and RTCP destinations (normalized).
         var feedbackSources: Set<SocketAddress>
@@ -185,6 +198,9 @@ public final class Publisher: @unchecked Sendable {
     private let audioEncoder: FFmpegEncoder?
     private let demuxer: FFmpegDemuxer?
     private var impairment: NetworkImpairment
+    /// The WHEP endpoint (nil: sending to the destination) and its media side.
+    public let whepEndpoint: WHEPEndpoint?
+    private let router: WHEPRouter?
 
     /// The payload types and extension id the publisher uses.
     static let videoPayloadType: UInt8 = 96
@@ -263,10 +279,13 @@ public final class Publisher: @unchecked Sendable {
                 absoluteCaptureTimeID: Self.absoluteCaptureTimeID
             )
             let answersFeedback = options.feedback && stream.kind == .video
-            if answersFeedback, options.retransmission { sender.enableRetransmission(payloadType: Self.retransmissionPayloadType) }
-            let rtcp = try UDPReceiver(bindingTo: SocketAddress(host: options.destination.isIPv6 ? "::" : "0.0.0.0", port: 0))
+            let serves = options.whep != nil
+            // With WHEP the track's packets are canonical (plain RTP): the router keeps them for NACKs
+            // and rewrites them per session.
+            if answersFeedback, options.retransmission, !serves { sender.enableRetransmission(payloadType: Self.retransmissionPayloadType) }
+            let rtcp = serves ? nil : try UDPReceiver(bindingTo: SocketAddress(host: options.destination.isIPv6 ? "::" : "0.0.0.0", port: 0))
             tracks.append(OutTrack(
-                kind: stream.kind, sender: sender, rtp: try UDPSender(to: address), rtcp: rtcp,
+                kind: stream.kind, sender: sender, rtp: serves ? nil : try UDPSender(to: address), rtcp: rtcp,
                 rtcpDestination: try SocketAddress(host: options.destination.host, port: port &+ 1),
                 feedbackSources: Set([address, try SocketAddress(host: options.destination.host, port: port &+ 1)].map(\.normalized)),
                 rtcpSession: try options.keyingMaterial.map { try SRTPSession(keyingMaterial: $0, direction: .inbound) },
@@ -298,6 +317,29 @@ public final class Publisher: @unchecked Sendable {
             }
             media.append(section)
         }
+        if let configuration = options.whep {
+            let liteTracks = tracks.map { track in
+                let answers = options.feedback && track.kind == .video
+                let encodes = options.source == .testPattern
+                var feedback: [RTCPFeedbackCapability] = []
+                if answers, options.retransmission { feedback.append(.nack(nil)) }
+                if answers, encodes { feedback += [.pictureLoss(nil), .fullIntraRequest(nil), .receiverEstimatedMaximumBitrate(nil), .temporaryMaximumBitrate(nil)] }
+                return WHEPLiteTrack(
+                    codec: track.sender.codec, clockRate: UInt32(track.sender.clockRate), channels: track.kind == .audio ? 2 : nil,
+                    feedback: feedback, retransmission: answers && options.retransmission, ssrc: track.sender.ssrc
+                )
+            }
+            let endpoint = try WHEPEndpoint(configuration: configuration, tracks: liteTracks, h264ProfileLevelID: "640c1f")
+            whepEndpoint = endpoint
+            router = endpoint.makeRouter(
+                kinds: tracks.map(\.kind), codecs: tracks.map(\.sender.codec), impairment: options.impairment,
+                retransmission: tracks.map { options.feedback && options.retransmission && $0.kind == .video }
+            )
+            router?.captureTimeID = Self.absoluteCaptureTimeID
+        } else {
+            whepEndpoint = nil
+            router = nil
+        }
         sessionDescription = SessionDescription(
             sessionName: "playout publish",
             connection: ConnectionData(addressType: options.destination.isIPv6 ? .ip6 : .ip4, address: options.destination.host),
@@ -327,12 +369,16 @@ public final class Publisher: @unchecked Sendable {
     }
 
     /// What was sent so far.
-    public var statistics: Statistics { statisticsValue.withLock { $0 } }
+    public var statistics: Statistics {
+        var statistics = statisticsValue.withLock { $0 }
+        statistics.whep = whepEndpoint?.statistics
+        return statistics
+    }
 
     /// Where each track takes its receivers' RTCP (an ephemeral port on every interface; its
     /// sender reports leave from it, so a receiver that answers where reports come from finds it).
     public var controlPorts: [MediaKind: UInt16] {
-        Dictionary(tracks.map { ($0.kind, $0.rtcp.localAddress.port) }, uniquingKeysWith: { first, _ in first })
+        Dictionary(tracks.compactMap { track in track.rtcp.map { (track.kind, $0.localAddress.port) } }, uniquingKeysWith: { first, _ in first })
     }
 
     /// Starts sending on a thread of its own.
@@ -455,11 +501,15 @@ public final class Publisher: @unchecked Sendable {
                 // milliseconds): a receiver's RTT is measured against these instants.
                 let sent = clock.now
                 let wall = wallStart + start.duration(to: sent).nanoseconds
-                for index in tracks.indices {
+                router?.sendReports(wallClock: wall, canonicalTimestamp: { index in
+                    guard tracks.indices.contains(index) else { return nil }
+                    return tracks[index].sender.rtpTimestamp(ticks: start.duration(to: sent).nanoseconds * Int64(tracks[index].sender.clockRate) / 1_000_000_000)
+                }, now: sent)
+                for index in tracks.indices where router == nil {
                     let ticks = start.duration(to: sent).nanoseconds * Int64(tracks[index].sender.clockRate) / 1_000_000_000
                     let extras = tracks[index].feedback.senderReportExtras(now: sent)
                     if let report = try? tracks[index].sender.senderReport(wallClock: wall, ticks: ticks, extras: extras) {
-                        try? report.withUnsafeBytes { try tracks[index].rtcp.send($0, to: tracks[index].rtcpDestination) }
+                        try? report.withUnsafeBytes { try tracks[index].rtcp?.send($0, to: tracks[index].rtcpDestination) }
                     }
                 }
                 statisticsValue.withLock { $0.senderReportsSent += tracks.count }
@@ -478,11 +528,16 @@ public final class Publisher: @unchecked Sendable {
     /// Sleeps until `wake`, or until a receiver's RTCP arrives (at most ``feedbackWait`` at a
     /// time, so a stop is seen soon).
     private func waitForFeedback(until wake: MonotonicInstant) {
+        if let router {
+            // STUN, DTLS and RTCP of every WHEP session arrive on the one socket.
+            router.wait(until: wake, now: clock.now, limit: Self.feedbackWait)
+            return
+        }
         guard options.feedback else {
             lifecycle.sleep(until: wake)
             return
         }
-        var descriptors = tracks.map { pollfd(fd: $0.rtcp.fileDescriptor, events: Int16(POLLIN), revents: 0) }
+        var descriptors = tracks.compactMap { $0.rtcp.map { pollfd(fd: $0.fileDescriptor, events: Int16(POLLIN), revents: 0) } }
         let wait = min(clock.now.duration(to: wake), Self.feedbackWait)
         guard wait > .zero else { return }
         _ = poll(&descriptors, nfds_t(descriptors.count), Int32(clamping: (wait.nanoseconds + 999_999) / 1_000_000))
@@ -495,13 +550,14 @@ public final class Publisher: @unchecked Sendable {
     /// the simulated network), the video bit rate for REMB/TMMBR. Returns whether a receiver
     /// asked for a key frame.
     private func receiveFeedback(now: MonotonicInstant, wallStart: Int64, start: MonotonicInstant) -> Bool {
+        if let router { return serveWHEP(router, now: now, wallStart: wallStart, start: start) }
         var keyFrame = false
         for index in tracks.indices {
             var actions: [SenderFeedback.Action] = []
             var undecodable = 0
             var (accepted, refused) = (0, 0)
             while true {
-                let received = (try? tracks[index].rtcp.receive(timeout: .zero) { datagram in
+                let received = (try? tracks[index].rtcp?.receive(timeout: .zero) { datagram in
                     guard Self.acceptsFeedback(from: datagram.source, destinations: tracks[index].feedbackSources) else {
                         refused += 1
                         return
@@ -560,11 +616,31 @@ public final class Publisher: @unchecked Sendable {
         return keyFrame
     }
 
+    /// The WHEP side of a loop turn: new sessions and DELETEs, every datagram on the media
+    /// socket, then what the subscribers asked for — a key frame, or the video bit rate under the
+    /// lowest of their limits (one encode serves them all). Returns whether a key frame is due.
+    private func serveWHEP(_ router: WHEPRouter, now: MonotonicInstant, wallStart: Int64, start: MonotonicInstant) -> Bool {
+        let requests = router.service(now: now, wallClock: wallStart + start.duration(to: now).nanoseconds)
+        if let limit = requests.bitrateLimit, let encoder = videoEncoder {
+            let target = Self.videoTarget(configured: options.video.bitrate, limit: limit)
+            encoder.setBitrate(target)
+            logger.info("video bit rate \(target) bit/s (the lowest WHEP subscriber's limit: \(limit.map(String.init) ?? "none"))")
+            statisticsValue.withLock { $0.tracks[.video]?.targetBitrate = target }
+        }
+        router.poll(now: now)
+        return requests.keyFrame
+    }
+
     /// The end of a run: delivers what the simulated network still holds for at most its
     /// ``NetworkImpairment/Configuration/drainLimit`` (1–2 s), then drops the rest, counted in
     /// ``NetworkImpairment/Statistics/datagramsDroppedAtEnd`` — so `--duration` bounds the run
     /// whatever the jitter. A stop (Ctrl-C, ``stop()``) ends the drain at once.
     private func drainNetwork() {
+        if let router {
+            // Every session ends (close_notify); HTTP stops taking offers.
+            router.endAll(now: clock.now)
+            whepEndpoint?.stop()
+        }
         let limit = impairment.configuration.drainLimit
         let deadline = clock.now.advanced(by: limit)
         while let next = flushNetwork(now: clock.now, drainDeadline: deadline), lifecycle.sleep(until: next) {}
@@ -585,7 +661,11 @@ public final class Publisher: @unchecked Sendable {
         // Each datagram is labelled with its track and packet number, to count what arrives.
         var number = tracks[index].sender.packetsSent
         try tracks[index].sender.send(frame, captureTime: captureTime, now: now) { datagram in
-            impairment.submit(datagram, label: number << 8 | index, now: now)
+            if let router {
+                router.distribute(datagram, track: index, now: now)
+            } else {
+                impairment.submit(datagram, label: number << 8 | index, now: now)
+            }
             number += 1
         }
         let sender = tracks[index].sender
@@ -606,6 +686,7 @@ public final class Publisher: @unchecked Sendable {
             let network = impairment.statistics
             statisticsValue.withLock { $0.network = network }
         }
+        if let router { return router.poll(now: now) }
         while true {
             let output = drainDeadline.map { impairment.drain(now: now, deadline: $0) } ?? impairment.poll(now: now)
             switch output {
@@ -617,9 +698,9 @@ public final class Publisher: @unchecked Sendable {
                     }
                 }
                 do {
-                    try track.rtp.send(datagram)
+                    try track.rtp?.send(datagram)
                 } catch {
-                    logger.debug("sending to \(track.rtp.destination) failed: \(error)")  // e.g. nobody listens yet
+                    logger.debug("sending to \(track.rtp?.destination.description ?? "-") failed: \(error)")  // e.g. nobody listens yet
                 }
             case .wait(let instant):
                 return instant

@@ -1,5 +1,6 @@
 @testable import PlayoutTelemetry
 @testable import PlayoutTelemetryBackends
+import PlayoutHTTP
 import PlayoutTesting
 import Testing
 

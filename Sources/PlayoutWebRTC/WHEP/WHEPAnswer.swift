@@ -201,7 +201,7 @@ public struct WHEPAnswer: Sendable, Equatable {
         }
     }
 
-    private static func readMedia(_ section: MediaDescription) -> Media {
+    static func readMedia(_ section: MediaDescription) -> Media {
         let feedback = section.rtcpFeedback
         let rtx = section.retransmissionPayloadTypes
         var codecs: [Codec] = []

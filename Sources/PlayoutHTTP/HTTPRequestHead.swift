@@ -1,5 +1,6 @@
 /// The request line of an HTTP/1.x request, read from the bytes received so far: what the
-/// Prometheus endpoint needs to answer (method and path), with the size bounded.
+/// Prometheus endpoint needs to answer (method and path), with the size bounded. The WHEP
+/// endpoint reads the header fields and body after it with ``HTTPRequestReader``.
 ///
 /// ```swift
 /// HTTPRequestHead.parse(Array("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n".utf8), limit: 8192)
@@ -10,6 +11,12 @@ package struct HTTPRequestHead: Sendable, Hashable {
     package var method: String
     /// The path without the query.
     package var path: String
+
+    /// A request line's method and path.
+    package init(method: String, path: String) {
+        self.method = method
+        self.path = path
+    }
 
     /// What the bytes received so far hold.
     package enum Parsed: Sendable, Hashable {
@@ -43,7 +50,7 @@ package struct HTTPRequestHead: Sendable, Hashable {
     }
 
     /// The index of the empty line that ends the head (after CRLF CRLF or LF LF), if any.
-    private static func headEnd(_ bytes: ArraySlice<UInt8>) -> Int? {
+    package static func headEnd(_ bytes: ArraySlice<UInt8>) -> Int? {
         var previousWasLineEnd = false
         var index = bytes.startIndex
         while index < bytes.endIndex {

@@ -131,6 +131,14 @@ let package = Package(
         ),
 
         .executableTarget(
+            name: "SubscribeOverWHEP",
+            dependencies: ["Playout", "PlayoutSender"],
+            path: "Samples/SubscribeOverWHEP",
+            exclude: ["README.md"],
+            swiftSettings: settings
+        ),
+
+        .executableTarget(
             name: "SubscribeFromCode",
             dependencies: ["Playout", "PlayoutSender"],
             path: "Samples/SubscribeFromCode",

@@ -9,7 +9,9 @@ struct DemoCommand: ParsableCommand {
         abstract: "Publish and subscribe on loopback: synthetic 720p30 H.264 + Opus over SRTP, 230 ms delay, null sink, 20 s.",
         discussion: """
             Impairment options apply to the publisher's output; the playout delay, overrides and sink to the \
-            subscriber. What the publisher sent is one line on stderr at the end.
+            subscriber. What the publisher sent is one line on stderr at the end. With --whep the publisher serves \
+            WHEP on loopback (ICE-lite, DTLS-SRTP, BUNDLE) and the subscriber connects over WebRTC, reporting \
+            its start-up step by step.
             """
     )
 
@@ -20,6 +22,9 @@ struct DemoCommand: ParsableCommand {
 
     @Option(help: "The loopback port: video on PORT, audio on PORT+2, RTCP on PORT+1 and PORT+3.")
     var port = Self.defaultPort
+
+    @Flag(help: "Over WebRTC: the publisher serves WHEP on 127.0.0.1 (a free port) and the subscriber posts its offer there.")
+    var whep = false
 
     @OptionGroup var video: VideoOptions
     @OptionGroup var network: ImpairmentOptions
@@ -37,12 +42,16 @@ struct DemoCommand: ParsableCommand {
             if let limit = subscription.duration.duration { sendFor = limit + .milliseconds(500) }
             let publisher = try Publisher(options: .init(
                 destination: try SocketAddress(host: "127.0.0.1", port: port), video: video.settings(),
-                keyingMaterial: .random(for: .aesCM128HMACSHA1_80), impairment: network.configuration(),
-                duration: sendFor, retransmission: !senderFeedback.noRetransmission
+                keyingMaterial: whep ? nil : .random(for: .aesCM128HMACSHA1_80), impairment: network.configuration(),
+                duration: sendFor, retransmission: !senderFeedback.noRetransmission,
+                whep: whep ? WHEPEndpoint.Configuration(listen: try SocketAddress(host: "127.0.0.1", port: 0)) : nil
             ))
             let lingering = LingeringEndpoints(linger: subscription.telemetryLinger.duration)
             let telemetry = try subscription.makeTelemetry(lingering: lingering)
-            let subscriber = try Subscriber(sessionDescription: publisher.sessionDescription, options: subscription.subscriberOptions(telemetry: telemetry))
+            let options = subscription.subscriberOptions(telemetry: telemetry)
+            // Over WHEP the endpoint serves once started: the subscriber posts its offer when it starts.
+            let subscriber = try publisher.whepEndpoint.map { try Subscriber(source: $0.url, options: options) }
+                ?? Subscriber(sessionDescription: publisher.sessionDescription, options: options)
             let renderer = try Renderer(subscriber: subscriber, sink: subscription.sink.spec)
             let analytics = try subscription.analytics.make(subscriber: subscriber, writesJSON: subscription.writesJSON)
             let session = SubscriptionSession(

@@ -17,7 +17,8 @@ public import PlayoutWebRTC
 /// - `POST <any path>` with `Content-Type: application/sdp` → `201 Created`, the answer,
 ///   `Location: /whep/session/<id>`; a bad offer → 400 with a short text; not SDP → 415;
 ///   a body over 64 KiB → 413; as many sessions as ``Configuration/maximumSessions`` → 503.
-/// - `DELETE /whep/session/<id>` → 200 and the session ends (its media stops); unknown → 404.
+/// - `DELETE /whep/session/<id>` → 200 and the session ends (its media stops), or 200 for a
+///   session that ended before its DELETE (a close_notify first); unknown → 404.
 /// - `OPTIONS` → 204 with CORS headers (a browser's preflight); any other method → 405.
 /// Connections are bounded in number (``Configuration/maximumConnections``: the oldest one still
 /// sending its request is closed for a new one) and in time (``Configuration/requestTimeout``),
@@ -111,6 +112,10 @@ public final class WHEPEndpoint: @unchecked Sendable {
     let statisticsValue = LockedValue(Statistics())
     /// Sessions agreed over HTTP and not ended: what DELETE finds.
     let liveSessions = LockedValue(Set<String>())
+    /// Sessions that ended before their DELETE (the subscriber's close_notify came first, or
+    /// consent ran out), oldest first: their DELETE still answers 200. Bounded by
+    /// ``maximumSessionRecords``.
+    private let endedSessions = LockedValue((ids: Set<String>(), order: [String]()))
     /// What the HTTP thread hands the media thread, bounded by ``Configuration/maximumSessions``.
     let inbox = LockedValue([Command]())
     private let logger = Logger(label: "playout.publisher.whep")
@@ -334,8 +339,13 @@ public final class WHEPEndpoint: @unchecked Sendable {
         case "DELETE":
             guard request.path.hasPrefix(Self.sessionPathPrefix) else { return refuse(404, "no session at \(request.path.prefix(80)): sessions are at \(Self.sessionPathPrefix)<id>") }
             let id = String(request.path.dropFirst(Self.sessionPathPrefix.count))
-            guard liveSessions.withLock({ $0.remove(id) != nil }) else { return refuse(404, "no session \(id.prefix(40))") }
-            inbox.withLock { $0.append(.close(id)) }
+            if liveSessions.withLock({ $0.remove(id) != nil }) {
+                inbox.withLock { $0.append(.close(id)) }
+                return Self.response(status: "200 OK", body: [])
+            }
+            // Ended already (a close_notify comes before the DELETE when a subscriber closes its
+            // DTLS session first): deleting it is still fine, once.
+            guard endedSessions.withLock({ $0.ids.remove(id) != nil }) else { return refuse(404, "no session \(id.prefix(40))") }
             return Self.response(status: "200 OK", body: [])
         case "OPTIONS":
             return Self.response(status: "204 No Content", extraHeaders: "Access-Control-Allow-Methods: POST, DELETE, OPTIONS\r\nAccess-Control-Allow-Headers: Content-Type, Authorization\r\n", body: [])
@@ -418,7 +428,13 @@ public final class WHEPEndpoint: @unchecked Sendable {
 
     /// Called by the media side when a session ends.
     func sessionEnded(_ statistics: WHEPSession.Statistics) {
-        liveSessions.withLock { _ = $0.remove(statistics.id) }
+        if liveSessions.withLock({ $0.remove(statistics.id) != nil }) {
+            endedSessions.withLock { ended in
+                ended.ids.insert(statistics.id)
+                ended.order.append(statistics.id)
+                if ended.order.count > Self.maximumSessionRecords { ended.ids.remove(ended.order.removeFirst()) }
+            }
+        }
         statisticsValue.withLock { values in
             if let end = statistics.end { values.sessionsEnded[end, default: 0] += 1 }
             if let index = values.sessions.firstIndex(where: { $0.id == statistics.id }) {

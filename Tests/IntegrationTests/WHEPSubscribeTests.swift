@@ -5,6 +5,7 @@ import Glibc
 import Playout
 import PlayoutCore
 import PlayoutRTP
+import PlayoutSender
 import PlayoutTesting
 import PlayoutWebRTC
 import RealTimeTesting
@@ -244,5 +245,39 @@ struct WHEPSubscribeTests {
         let offer = try #require(offers.withLock { $0.first })
         #expect(offer.contains("203.0.113.7 40000 typ srflx raddr "), "\(offer)")
         #expect(offer.contains("typ host") && offer.contains("a=end-of-candidates"))
+    }
+
+    @Test("the built-in publisher over WHEP with 1 % and 5 % loss: NACK and RTX per session keep ≥ 99 % and ≥ 97 % of the video", arguments: [
+        (0.01, 0.99, UInt64(11)), (0.05, 0.97, UInt64(12)),
+    ])
+    func publisherUnderLoss(loss: Double, share: Double, seed: UInt64) throws {
+        let publisher = try Publisher(options: .init(
+            destination: try SocketAddress(host: "127.0.0.1", port: 5_004),
+            video: .init(codec: .h264, width: 640, height: 360, frameRate: 30, bitrate: 1_000_000, keyframeInterval: 60), sendsAudio: false,
+            impairment: .init(loss: loss, seed: seed), duration: .seconds(8), whep: .init(listen: try SocketAddress(host: "127.0.0.1", port: 0))
+        ))
+        try publisher.start()
+        defer { publisher.stop() }
+        let url = try #require(publisher.whepEndpoint?.url)
+        let subscriber = try Subscriber(source: url, options: .init(duration: .seconds(6), frameLogCapacity: 4_096))
+        let (final, _) = try Self.run(subscriber)
+        #expect(final.state == .ended)
+        // The test pattern's frames are 1/30 s apart: those between the first and the last
+        // rendered are the frames sent while subscribed that had their time to render.
+        let rendered = try #require(subscriber.frameLog).snapshot().frames.filter { $0.kind == .video && !$0.skipped }
+        let span = try #require(rendered.last).mediaTime - (try #require(rendered.first)).mediaTime
+        let expected = Int((span.seconds * 30).rounded()) + 1
+        let video = try #require(final.video)
+        #expect(expected > 120)
+        #expect(Double(rendered.count) >= share * Double(expected), "\(rendered.count) of \(expected) rendered: \(Self.describe(video))")
+        #expect(video.nackCount > 0 && video.retransmittedPacketsReceived > 0, "\(Self.describe(video))")
+        publisher.stop()
+        let served = try #require(try publisher.waitUntilEnded().whep)
+        let sessions = served.sessions
+        #expect(sessions.count == 1)
+        // Our close_notify ends the session before the DELETE arrives: the DELETE is still a 200.
+        #expect(served.rejected.isEmpty, "\(served.rejected)")
+        #expect((sessions.first?.tracks[.video]?.retransmittedPacketsSent ?? 0) >= video.retransmittedPacketsReceived)
+        #expect(sessions.first?.end != nil, "the session ended (DELETE)")
     }
 }

@@ -161,8 +161,10 @@ struct WHEPAiortcTests {
         if audio { #expect(Double(outcome.audio) >= 0.9 * outcome.expectedAudio, "audio \(outcome.audio) of \(outcome.expectedAudio)") }
         if lossless { #expect(Double(outcome.rtpLost) <= 0.01 * Double(outcome.rtpReceived), "\(outcome.rtpLost) of \(outcome.rtpReceived) RTP packets lost") }
         #expect(outcome.deleteStatus == 200)
-        // A stream that went on would bring about packetRate packets in the second after the DELETE.
-        #expect(Double(outcome.packetsAfterDelete) < 0.25 * outcome.packetRate, "\(outcome.packetsAfterDelete) packets after the DELETE")
+        // A stream that went on would bring about packetRate packets in the second after the DELETE;
+        // what was in flight (RTX under loss, the media thread's next turn, a late getStats on a
+        // busy machine) stays well under half of that.
+        #expect(Double(outcome.packetsAfterDelete) < 0.5 * outcome.packetRate, "\(outcome.packetsAfterDelete) packets after the DELETE")
     }
 
     /// Waits until the endpoint has counted `count` sessions ended by `reason`.

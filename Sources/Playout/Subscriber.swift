@@ -4,7 +4,8 @@ public import PlayoutJitter
 public import PlayoutRTP
 public import PlayoutTelemetry
 
-/// Subscribes to a stream — RTP/SRTP described by an SDP file, or anything libavformat opens —
+/// Subscribes to a stream — RTP/SRTP described by an SDP file, a WHEP endpoint (WebRTC: ICE,
+/// DTLS-SRTP, BUNDLE; see ``Options/whep``), or anything libavformat opens —
 /// holds it for the playout delay, decodes it and renders each frame at its render time (into the
 /// null sink, or the sink of a ``Renderer``), on the real monotonic clock; reports `state`, `qos`
 /// and the playout delay in effect as observables.
@@ -189,10 +190,12 @@ public final class Subscriber: @unchecked Sendable {
     /// The bandwidth limits held (last wins), applied to the video tracks once started.
     private let bandwidthLimiter = BandwidthLimiter()
 
-    /// Subscribes to `source`: an SDP file (RTP/SRTP on its ports), or any input libavformat
-    /// opens — a media file (played in real time, like ffmpeg's `-re`), or a URL (`rtsp://`,
-    /// `srt://`, `udp://`, `rtp://`, `srtp://`, `http://` …), which is reopened with backoff when it
-    /// fails or ends.
+    /// Subscribes to `source`: an SDP file (RTP/SRTP on its ports); a WHEP endpoint — an
+    /// `http(s)://` URL whose path says `whep`, or any with ``WHEPSourceOptions/always`` — which is
+    /// connected over WebRTC when the subscription starts and deleted when it ends; or any input
+    /// libavformat opens — a media file (played in real time, like ffmpeg's `-re`), or a URL
+    /// (`rtsp://`, `srt://`, `udp://`, `rtp://`, `srtp://`, `http://` …), which is reopened with
+    /// backoff when it fails or ends.
     ///
     /// - Throws: ``PlayoutError`` for an unreadable or invalid source, a bad key, or media
     ///   Playout cannot receive; ``PlayoutDelayError`` for an invalid playout delay.

@@ -152,7 +152,7 @@ public struct BundleRouter: Sendable {
 
     /// The big-endian 32-bit word at `offset` (in bounds: checked by the callers).
     private static func word(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UInt32 {
-        UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 8 | UInt32(bytes[offset + 3])
+        UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
     }
 
     /// Where the header of an RTP `datagram` (at least 12 bytes) ends: after its CSRCs and header
@@ -167,8 +167,10 @@ public struct BundleRouter: Sendable {
     }
 
     private func find(_ ssrc: UInt32) -> Int? {
-        for entry in learned where entry.ssrc == ssrc { return entry.route }
-        return nil
+        learned.withUnsafeBufferPointer { entries in
+            for entry in entries where entry.ssrc == ssrc { return entry.route }
+            return nil
+        }
     }
 
     private mutating func learn(_ ssrc: UInt32, _ route: Int) -> Int {

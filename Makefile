@@ -98,7 +98,7 @@ bench: setup
 # the unit tests replay it forever after.
 # `pipeline` drives one track's whole receive path (TrackPipeline and a real H.264 decoder), so
 # the binary also links Playout's modules and FFmpeg.
-FUZZ_HARNESSES ?= rtp rtcp rtx sdp sdp-answer h264 h265 vp8 vp9 opus g711 aac http-response http-request influx-line graphite pipeline publisher-rtcp dtls stun
+FUZZ_HARNESSES ?= rtp rtcp rtx sdp sdp-answer h264 h265 vp8 vp9 opus g711 aac http-response http-request influx-line graphite pipeline publisher-rtcp dtls stun bundle
 FUZZ_RUNS ?= 1000000
 # (An object file name may hold a space, as swift-atomics' "Unmanaged extensions.swift.o" does, and
 # a C target keeps its objects in a subfolder.)

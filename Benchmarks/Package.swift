@@ -74,7 +74,7 @@ let package = Package(
             name: "StreamFixtures",
             dependencies: [
                 .product(name: "PlayoutCore", package: root), .product(name: "PlayoutRTP", package: root),
-                .product(name: "PlayoutTesting", package: root),
+                .product(name: "PlayoutTesting", package: root), .product(name: "PlayoutWebRTC", package: root),
             ],
             path: "Sources/StreamFixtures",
             swiftSettings: settings
@@ -92,19 +92,20 @@ let package = Package(
             swiftSettings: settings,
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
-        // The receive paths Receive compares, and one run of either for callgrind.
+        // The receive paths Receive compares (plain SRTP, Intake's, WHEP-shaped), and one run of
+        // any for callgrind.
         .target(
             name: "ReceivePaths",
             dependencies: [
                 .product(name: "Playout", package: root), .product(name: "PlayoutCore", package: root),
-                .product(name: "PlayoutRTP", package: root), "StreamFixtures",
+                .product(name: "PlayoutRTP", package: root), .product(name: "PlayoutWebRTC", package: root), "StreamFixtures",
             ],
             path: "Sources/ReceivePaths",
             swiftSettings: settings
         ),
         .executableTarget(
             name: "ReceiveOnce",
-            dependencies: ["ReceivePaths", "StreamFixtures", .product(name: "Playout", package: root)],
+            dependencies: ["ReceivePaths", "StreamFixtures", .product(name: "Playout", package: root), .product(name: "PlayoutRTP", package: root)],
             path: "Sources/ReceiveOnce",
             swiftSettings: settings
         ),

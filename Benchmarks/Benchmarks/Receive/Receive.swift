@@ -12,6 +12,11 @@
 // interleaved benchmark's ratio is the one to read on a busy machine; `ReceiveOnce` under
 // callgrind counts instructions and cache misses (see Sources/ReceiveOnce).
 //
+// The WHEP-shaped variant (BundlePaths.swift): the same video plus 20 ms Opus audio on one socket,
+// BUNDLE-routed by sdes:mid with abs-capture-time on every packet and DTLS-exported keys, against
+// the same media over plain SRTP (a socket and an SDES key per m-line). Budget: ≤ 1.05× per
+// packet, 0 allocations per packet added.
+//
 // Each iteration handles the next 1,000 packets of a stream that goes on (scalingFactor .kilo:
 // scaled results are per packet); each receiver persists across iterations, so the numbers are
 // steady state. The batch is generated (packetized and protected) before the measurement starts.
@@ -144,6 +149,82 @@ let benchmarks: @Sendable () -> Void = {
             benchmark.measurement(PairMetric.ratio, Int(pipelineCost * 1_000 / max(1, intakeCost)))
         }
     }
+
+    // WHEP-shaped: the same media as plain SRTP — 720p30 H.264 and 20 ms Opus — on one socket,
+    // every packet with `sdes:mid` and `abs-capture-time`, under keys DTLS exported, received as
+    // WebRTCConnection.take receives a datagram (RFC 7983 demultiplexer → BundleRouter → the
+    // m-line's TrackPipeline, keyed by setKeys); against plain SRTP, the same two m-lines each on
+    // its own socket with its a=crypto key and no extensions. Budget: ≤ 1.05× plain SRTP per
+    // packet, and 0 allocations per packet added (SRTP's own aside).
+    for suite in [SRTPCryptoSuite.aesCM128HMACSHA1_80, .aeadAES128GCM] where suite.isSupported {
+        for shape in [BundleShape.plain, .bundle] {
+            let run = BundleRun(shape: shape, suite: suite, batchSize: packets)
+            for _ in 0..<warmUpBatches {
+                run.stream.next()
+                run.feed()
+            }
+            let path = shape == .bundle
+                ? "WHEP-shaped (BUNDLE, sdes:mid + abs-capture-time, DTLS keys): demultiplex + BundleRouter + TrackPipeline"
+                : "plain SRTP, the same video + audio (a socket and an a=crypto key each): TrackPipeline"
+            Benchmark("receive, \(suite): \(path) (poll when due + recycle)") { benchmark in
+                run.stream.next()
+                let before = run.buffersCreated
+                benchmark.startMeasurement()
+                run.feed()
+                benchmark.stopMeasurement()
+                precondition(run.buffersCreated == before, "the packet pools grew in steady state")
+                precondition(run.isClean, "a datagram was dropped, ignored or lost")
+            }
+        }
+
+        // Both on their own streams in each iteration, in alternating order, each timed by this
+        // thread's CPU time: the ratio to read on a machine whose speed drifts.
+        let plain = BundleRun(shape: .plain, suite: suite, batchSize: packets)
+        let bundle = BundleRun(shape: .bundle, suite: suite, batchSize: packets)
+        for _ in 0..<warmUpBatches {
+            plain.stream.next()
+            plain.feed()
+            bundle.stream.next()
+            bundle.feed()
+        }
+        Benchmark(
+            "receive, \(suite): WHEP-shaped vs plain SRTP, interleaved",
+            configuration: .init(
+                metrics: BundlePairMetric.all, units: Dictionary(uniqueKeysWithValues: BundlePairMetric.all.map { ($0, .count) }),
+                scalingFactor: .one, maxDuration: .seconds(6), maxIterations: 300
+            )
+        ) { benchmark in
+            var iteration = 0
+            for _ in benchmark.scaledIterations {
+                plain.stream.next()
+                bundle.stream.next()
+                var plainCost: Int64 = 0
+                var bundleCost: Int64 = 0
+                for turn in 0..<2 {
+                    let start = threadCPUNanoseconds()
+                    if (turn + iteration) % 2 == 0 {
+                        bundle.feed()
+                        bundleCost = threadCPUNanoseconds() - start
+                    } else {
+                        plain.feed()
+                        plainCost = threadCPUNanoseconds() - start
+                    }
+                }
+                iteration += 1
+                precondition(plain.isClean && bundle.isClean, "a datagram was dropped, ignored or lost")
+                benchmark.measurement(BundlePairMetric.bundle, Int(bundleCost) / packets)
+                benchmark.measurement(BundlePairMetric.plain, Int(plainCost) / packets)
+                benchmark.measurement(BundlePairMetric.ratio, Int(bundleCost * 1_000 / max(1, plainCost)))
+            }
+        }
+    }
+}
+
+enum BundlePairMetric {
+    static let bundle = BenchmarkMetric.custom("WHEP-shaped CPU (ns/packet)", useScalingFactor: false)
+    static let plain = BenchmarkMetric.custom("plain SRTP CPU (ns/packet)", useScalingFactor: false)
+    static let ratio = BenchmarkMetric.custom("WHEP-shaped / plain SRTP CPU (‰)", useScalingFactor: false)
+    static let all = [bundle, plain, ratio]
 }
 
 enum PairMetric {

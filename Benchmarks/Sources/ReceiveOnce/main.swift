@@ -3,7 +3,11 @@
 // feeds BATCHES more; compare the inclusive cost of the two `feed()` functions, e.g.
 //   valgrind --tool=callgrind --callgrind-out-file=pipeline.out .build/release/ReceiveOnce pipeline 5
 //   callgrind_annotate --inclusive=yes pipeline.out | grep feed
+// `ReceiveOnce bundle|bundle-plain BATCHES [gcm]` runs the WHEP-shaped path (demultiplex, BUNDLE
+// router, two pipelines) or plain SRTP on the same video + audio (BundlePaths.swift), with
+// AES_CM_128_HMAC_SHA1_80 or, with `gcm`, AEAD_AES_128_GCM.
 @_spi(Pipeline) import Playout
+import PlayoutRTP
 @_spi(Pipeline) import ReceivePaths
 import StreamFixtures
 
@@ -21,6 +25,19 @@ case "generate":  // the stream alone: what the other two spend besides receivin
     var stream = ContinuousProtectedStream(suite: .aesCM128HMACSHA1_80, batchSize: 1_000)
     for _ in 0..<warmUp + batches { stream.next() }
     print("generate: \(stream.frames) frames")
+case "bundle", "bundle-plain":
+    let suite: SRTPCryptoSuite = arguments.count > 3 && arguments[3] == "gcm" ? .aeadAES128GCM : .aesCM128HMACSHA1_80
+    let run = BundleRun(shape: path == "bundle" ? .bundle : .plain, suite: suite, batchSize: 1_000)
+    for _ in 0..<warmUp {
+        run.stream.next()
+        run.feed()
+    }
+    for _ in 0..<batches {
+        run.stream.next()
+        measuredFeed(run)
+    }
+    precondition(run.isClean, "a datagram was dropped, ignored or lost")
+    print("\(path) (\(suite)): \(run.frames[0]) video and \(run.frames[1]) audio frames, \(run.buffersCreated) packet buffers")
 case "intake":
     let run = Run<IntakePath>(batchSize: 1_000)
     for _ in 0..<warmUp {
@@ -48,3 +65,4 @@ default:
 /// The measured batches, in functions of their own so callgrind separates them from the warm-up.
 @inline(never) func measuredFeed(_ run: Run<IntakePath>) { run.feed() }
 @inline(never) func measuredFeed(_ run: Run<TrackPipeline>) { run.feed(pollEveryPacket: pollEveryPacket) }
+@inline(never) func measuredFeed(_ run: BundleRun) { run.feed() }

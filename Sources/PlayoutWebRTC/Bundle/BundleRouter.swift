@@ -7,6 +7,13 @@ import PlayoutRTP
 /// first packet's sender (bytes 4–8, which SRTCP leaves in the clear). What cannot be placed is
 /// counted and dropped.
 ///
+/// SRTP encrypts an RTP packet's padding count and appends the authentication tag after it, so
+/// a packet with the P bit set (a sender's padding-only probe, typically on its RTX SSRC) is
+/// placed by its header alone: the last byte it ends with says nothing here.
+///
+/// - Complexity: a known SSRC is a scan of at most ``maximumSources`` entries, no parse, no
+///   allocation (the `Receive` benchmark's WHEP-shaped stream holds it to that).
+///
 /// ```swift
 /// var router = BundleRouter(routes: [.init(mid: "0", payloadTypes: [96, 97]), .init(mid: "1", payloadTypes: [111])], midExtensionID: 1)
 /// if let mline = router.route(rtp: datagram) { tracks[mline].deliver(datagram) }
@@ -31,7 +38,8 @@ public struct BundleRouter: Sendable {
 
     /// How packets were placed.
     public struct Statistics: Sendable, Equatable {
-        /// New SSRCs placed by their `sdes:mid`, their announced SSRC, their payload type.
+        /// New SSRCs placed by their `sdes:mid`, their announced SSRC (from RTP or RTCP), their
+        /// payload type.
         public var sourcesByMid = 0
         public var sourcesBySSRC = 0
         public var sourcesByPayloadType = 0
@@ -75,10 +83,32 @@ public struct BundleRouter: Sendable {
         }
         let ssrc = Self.word(datagram, at: 8)
         if let known = find(ssrc) { return known }
-        guard let packet = try? RTPPacket(parsing: datagram) else {
+        guard datagram[0] & 0x20 != 0 else {
+            guard let packet = try? RTPPacket(parsing: datagram) else {
+                statistics.packetsUnrouted += 1
+                return nil
+            }
+            return place(ssrc, packet)
+        }
+        // Padded: the header alone, copied without its P bit (see the type's notes on SRTP).
+        guard let end = Self.headerEnd(datagram) else {
             statistics.packetsUnrouted += 1
             return nil
         }
+        return withUnsafeTemporaryAllocation(byteCount: end, alignment: 1) { header in
+            header.copyMemory(from: UnsafeRawBufferPointer(rebasing: datagram[0..<end]))
+            header[0] &= ~0x20
+            guard let packet = try? RTPPacket(parsing: UnsafeRawBufferPointer(header)) else {
+                statistics.packetsUnrouted += 1
+                return nil
+            }
+            return place(ssrc, packet)
+        }
+    }
+
+    /// Places the new source `ssrc` by `packet` (its first packet seen): by mid, then announced
+    /// SSRC, then payload type; nil (counted) when none says.
+    private mutating func place(_ ssrc: UInt32, _ packet: RTPPacket) -> Int? {
         if let id = midExtensionID, let mid = packet.headerExtension(id: id), let route = mids.firstIndex(where: { $0.map { mid.elementsEqual($0) } ?? false }) {
             statistics.sourcesByMid += 1
             return learn(ssrc, route)
@@ -87,13 +117,20 @@ public struct BundleRouter: Sendable {
             statistics.sourcesBySSRC += 1
             return learn(ssrc, route)
         }
-        let byType = routes.indices.filter { routes[$0].payloadTypes.contains(packet.payloadType) }
-        if byType.count == 1 {
-            statistics.sourcesByPayloadType += 1
-            return learn(ssrc, byType[0])
+        var byType: Int?
+        for index in routes.indices where routes[index].payloadTypes.contains(packet.payloadType) {
+            guard byType == nil else {
+                byType = nil  // two m-lines have it: it says nothing
+                break
+            }
+            byType = index
         }
-        statistics.packetsUnrouted += 1
-        return nil
+        guard let byType else {
+            statistics.packetsUnrouted += 1
+            return nil
+        }
+        statistics.sourcesByPayloadType += 1
+        return learn(ssrc, byType)
     }
 
     /// The m-line of an RTCP (or SRTCP) compound datagram: its first packet's sender SSRC's,
@@ -105,19 +142,35 @@ public struct BundleRouter: Sendable {
         }
         let ssrc = Self.word(datagram, at: 4)
         if let known = find(ssrc) { return known }
-        if let route = routes.firstIndex(where: { $0.ssrcs.contains(ssrc) }) { return learn(ssrc, route) }
+        if let route = routes.firstIndex(where: { $0.ssrcs.contains(ssrc) }) {
+            statistics.sourcesBySSRC += 1
+            return learn(ssrc, route)
+        }
         statistics.controlPacketsUnrouted += 1
         return nil
     }
 
     /// The big-endian 32-bit word at `offset` (in bounds: checked by the callers).
     private static func word(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UInt32 {
-        UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 8 | UInt32(bytes[offset + 3])
+        UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+    }
+
+    /// Where the header of an RTP `datagram` (at least 12 bytes) ends: after its CSRCs and header
+    /// extension; nil when they run past its end.
+    private static func headerEnd(_ datagram: UnsafeRawBufferPointer) -> Int? {
+        var end = RTPPacket.fixedHeaderLength + 4 * Int(datagram[0] & 0x0F)
+        if datagram[0] & 0x10 != 0 {
+            guard end + 4 <= datagram.count else { return nil }
+            end += 4 + 4 * (Int(datagram[end + 2]) << 8 | Int(datagram[end + 3]))
+        }
+        return end <= datagram.count ? end : nil
     }
 
     private func find(_ ssrc: UInt32) -> Int? {
-        for entry in learned where entry.ssrc == ssrc { return entry.route }
-        return nil
+        learned.withUnsafeBufferPointer { entries in
+            for entry in entries where entry.ssrc == ssrc { return entry.route }
+            return nil
+        }
     }
 
     private mutating func learn(_ ssrc: UInt32, _ route: Int) -> Int {

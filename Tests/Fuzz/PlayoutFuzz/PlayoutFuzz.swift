@@ -32,6 +32,8 @@ public let fuzzHarnesses: [String: @Sendable (UnsafeRawBufferPointer) -> Void] =
     "publisher-rtcp": fuzzPublisherFeedback,
     "dtls": fuzzDTLS,
     "stun": fuzzSTUN,
+    // BUNDLE routing of SRTP and SRTCP to m-lines after a few learned sources (BundleHarness.swift).
+    "bundle": fuzzBundle,
 ]
 
 /// RTP parsing, RFC 8285 elements and the typed extensions.

@@ -100,4 +100,13 @@ struct BundleRouterTests {
         #expect(router.statistics.packetsUnrouted + router.statistics.sourcesByMid + router.statistics.sourcesByPayloadType
             + router.statistics.sourcesBySSRC <= 2_002)
     }
+
+    @Test("a new source whose first SRTP packet is padded is placed by its header (its last byte is the auth tag's)")
+    func paddedFirstPacket() {
+        var router = BundleRouter(routes: Self.routes, midExtensionID: 1)
+        var bytes = Self.packet(pt: 96, ssrc: 7, mid: "0")
+        bytes[0] |= 0x20  // padding, as libwebrtc's padding-only probes are
+        bytes += [0xAB, 0xCD, 0xEF, 0x01, 0x23, 0x45, 0x67, 0x89, 0xFF, 0xFF]  // an auth tag whose last byte is no count
+        #expect(Self.route(&router, bytes) == 0)
+    }
 }

@@ -119,9 +119,9 @@ public final class WHEPEndpoint: @unchecked Sendable {
     /// What the HTTP thread hands the media thread, bounded by ``Configuration/maximumSessions``.
     let inbox = LockedValue([Command]())
     private let logger = Logger(label: "playout.publisher.whep")
-    private let listener: Int32
-    private let stopping = LockedValue(false)
-    private let thread = LockedValue<pthread_t?>(nil)
+    /// The HTTP side: PlayoutHTTP's server (as the Prometheus endpoint's), answering through
+    /// ``respond(to:now:)``.
+    private let server: HTTPServer
     private let socketBox: LockedValue<UDPReceiver?>
     private let sessionCounter = LockedValue(0)
 
@@ -155,9 +155,29 @@ public final class WHEPEndpoint: @unchecked Sendable {
         }
         mediaAddress = socket.localAddress
         socketBox = LockedValue(socket)
-        (listener, port) = try Self.listen(on: configuration.listen)
+        // The server answers through the endpoint, which owns it: weakly (an answer while the
+        // endpoint goes away is a 503).
+        let answering = Answering()
+        let httpConfiguration = HTTPServer.Configuration(
+            maximumConnections: configuration.maximumConnections, requestTimeout: configuration.requestTimeout,
+            limits: .init(bodyBytes: configuration.maximumBodyBytes), threadName: "playout-whep"
+        )
+        do throws(NetworkError) {
+            server = try HTTPServer(host: host, port: configuration.listen.port, configuration: httpConfiguration) { request, now in
+                guard let endpoint = answering.endpoint else { return HTTPServer.response(status: 503, body: []) }
+                return endpoint.answer(request, now: now)
+            }
+        } catch {
+            throw PlayoutError(.invalidAddress, "--whep-listen \(configuration.listen): \(error.message)")
+        }
+        port = server.port
         url = "http://\(host.contains(":") ? "[\(host)]" : host):\(port)/whep"
-        try start()
+        answering.endpoint = self
+    }
+
+    /// The endpoint the server answers through, held weakly.
+    private final class Answering: @unchecked Sendable {
+        weak var endpoint: WHEPEndpoint?  // set once, before the first request can be read
     }
 
     deinit {
@@ -165,13 +185,17 @@ public final class WHEPEndpoint: @unchecked Sendable {
     }
 
     /// What the endpoint did so far.
-    public var statistics: Statistics { statisticsValue.withLock { $0 } }
+    public var statistics: Statistics {
+        var statistics = statisticsValue.withLock { $0 }
+        let closed = server.statistics
+        statistics.connectionsTimedOut = closed.connectionsTimedOut
+        statistics.connectionsEvicted = closed.connectionsEvicted
+        return statistics
+    }
 
     /// Stops serving HTTP (the thread ends within 100 ms). Sessions end with the publisher. Idempotent.
     public func stop() {
-        guard !stopping.withLock({ value in defer { value = true }; return value }) else { return }
-        if let thread = thread.withLock({ $0 }) { pthread_join(thread, nil) }
-        Glibc.close(listener)
+        server.stop()
     }
 
     /// The media side, for the publisher's thread: takes the media socket (once; nil after).
@@ -182,152 +206,12 @@ public final class WHEPEndpoint: @unchecked Sendable {
 
     // MARK: HTTP
 
-    private static func listen(on address: SocketAddress) throws -> (Int32, UInt16) {
-        var storage = sockaddr_storage()
-        let length: socklen_t
-        let family: Int32
-        if address.isIPv6 {
-            var value = sockaddr_in6()
-            value.sin6_family = sa_family_t(AF_INET6)
-            value.sin6_port = address.port.bigEndian
-            guard inet_pton(AF_INET6, address.host, &value.sin6_addr) == 1 else {
-                throw PlayoutError(.invalidAddress, "--whep-listen \(address): not an IP address, e.g. 127.0.0.1:8889")
-            }
-            withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: value, as: sockaddr_in6.self) }
-            length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-            family = AF_INET6
-        } else {
-            var value = sockaddr_in()
-            value.sin_family = sa_family_t(AF_INET)
-            value.sin_port = address.port.bigEndian
-            guard inet_pton(AF_INET, address.host, &value.sin_addr) == 1 else {
-                throw PlayoutError(.invalidAddress, "--whep-listen \(address): not an IP address, e.g. 127.0.0.1:8889")
-            }
-            withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: value, as: sockaddr_in.self) }
-            length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            family = AF_INET
-        }
-        let listener = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard listener >= 0 else { throw PlayoutError(.invalidAddress, "cannot create a socket: \(String(cString: strerror(errno)))") }
-        var one: Int32 = 1
-        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var boundLength = length
-        let result = withUnsafeMutablePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Int32 in
-                guard bind(listener, pointer, length) == 0, Glibc.listen(listener, 128) == 0 else { return errno }
-                return getsockname(listener, pointer, &boundLength) == 0 ? 0 : errno
-            }
-        }
-        guard result == 0 else {
-            Glibc.close(listener)
-            throw PlayoutError(.invalidAddress, "--whep-listen \(address): cannot listen: \(String(cString: strerror(result)))")
-        }
-        let port = withUnsafeBytes(of: storage) { raw in
-            family == AF_INET6 ? UInt16(bigEndian: raw.load(as: sockaddr_in6.self).sin6_port) : UInt16(bigEndian: raw.load(as: sockaddr_in.self).sin_port)
-        }
-        return (listener, port)
-    }
-
-    private func start() throws {
-        let unretained = Unmanaged.passUnretained(self).toOpaque()
-        var handle = pthread_t()
-        let status = pthread_create(&handle, nil, { argument in
-            Unmanaged<WHEPEndpoint>.fromOpaque(argument!)._withUnsafeGuaranteedRef { $0.serve() }
-            return nil
-        }, unretained)
-        guard status == 0 else {
-            Glibc.close(listener)
-            throw PlayoutError(.invalidOption, "cannot start the WHEP thread: \(String(cString: strerror(status)))")
-        }
-        thread.withLock { $0 = handle }
-    }
-
-    /// One client connection: its request so far, then its answer being sent, and its deadline.
-    private struct Client {
-        var descriptor: Int32
-        var deadline: MonotonicInstant
-        var reader: HTTPRequestReader
-        var response: [UInt8]?
-        var sent = 0
-    }
-
-    private func serve() {
-        if let comm = fopen("/proc/thread-self/comm", "w") {
-            fputs("playout-whep", comm)
-            fclose(comm)
-        }
-        let clock = MonotonicClock()
-        let limits = HTTPRequestReader.Limits(bodyBytes: configuration.maximumBodyBytes)
-        var clients: [Client] = []
-        var chunk = [UInt8](repeating: 0, count: 4_096)
-        defer { for client in clients { Glibc.close(client.descriptor) } }
-        while !stopping.withLock({ $0 }) {
-            let now = clock.now
-            var timedOut = 0
-            clients.removeAll { client in
-                guard now >= client.deadline else { return false }
-                Glibc.close(client.descriptor)
-                timedOut += 1
-                return true
-            }
-            if timedOut > 0 { statisticsValue.withLock { $0.connectionsTimedOut += timedOut } }
-            var entries = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
-            entries += clients.map { pollfd(fd: $0.descriptor, events: Int16($0.response == nil ? POLLIN : POLLOUT), revents: 0) }
-            let nearest = clients.map(\.deadline).min().map { now.duration(to: $0) } ?? .milliseconds(100)
-            let wait = Int32(clamping: (min(max(nearest, .zero), .milliseconds(100)).nanoseconds + 999_999) / 1_000_000)
-            guard poll(&entries, nfds_t(entries.count), wait) > 0 else { continue }
-            var closed = Set<Int32>()
-            for (index, entry) in entries.enumerated().dropFirst() where entry.revents != 0 {
-                let position = index - 1
-                if clients[position].response == nil {
-                    let count = chunk.withUnsafeMutableBytes { recv(entry.fd, $0.baseAddress, $0.count, 0) }
-                    if count < 0, errno == EAGAIN || errno == EINTR { continue }
-                    guard count > 0 else {
-                        closed.insert(entry.fd)
-                        continue
-                    }
-                    do {
-                        switch try clients[position].reader.consume(chunk[..<count]) {
-                        case .needMore: continue
-                        case .complete(let request):
-                            statisticsValue.withLock { $0.requests += 1 }
-                            clients[position].response = respond(to: request, now: clock.now)
-                        }
-                    } catch {
-                        statisticsValue.withLock { $0.requests += 1 }
-                        clients[position].response = refuse(error.status, error.description)
-                    }
-                }
-                if let response = clients[position].response {
-                    let offset = clients[position].sent
-                    let sent = response.withUnsafeBytes { Glibc.send(entry.fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
-                    if sent > 0 { clients[position].sent += sent }
-                    if clients[position].sent >= response.count || (sent < 0 && errno != EAGAIN && errno != EINTR) { closed.insert(entry.fd) }
-                }
-            }
-            if !closed.isEmpty {
-                clients.removeAll { client in
-                    guard closed.contains(client.descriptor) else { return false }
-                    Glibc.close(client.descriptor)
-                    return true
-                }
-            }
-            guard entries[0].revents != 0 else { continue }
-            while true {
-                let descriptor = accept(listener, nil, nil)
-                guard descriptor >= 0 else { break }
-                _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
-                _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
-                if clients.count >= configuration.maximumConnections {
-                    // The one that has waited longest without a whole request makes room.
-                    let waiting = clients.indices.filter { clients[$0].response == nil }
-                    let oldest = (waiting.isEmpty ? Array(clients.indices) : waiting).min { clients[$0].deadline < clients[$1].deadline }!
-                    Glibc.close(clients[oldest].descriptor)
-                    clients.remove(at: oldest)
-                    statisticsValue.withLock { $0.connectionsEvicted += 1 }
-                }
-                clients.append(Client(descriptor: descriptor, deadline: clock.now.advanced(by: configuration.requestTimeout), reader: HTTPRequestReader(limits: limits)))
-            }
+    /// The answer to a request the server read (or refused: answered with the reader's status).
+    private func answer(_ request: Result<HTTPRequest, HTTPRequestReader.RequestError>, now: MonotonicInstant) -> [UInt8] {
+        statisticsValue.withLock { $0.requests += 1 }
+        switch request {
+        case .success(let request): return respond(to: request, now: now)
+        case .failure(let error): return refuse(error.status, error.description)
         }
     }
 
@@ -341,14 +225,14 @@ public final class WHEPEndpoint: @unchecked Sendable {
             let id = String(request.path.dropFirst(Self.sessionPathPrefix.count))
             if liveSessions.withLock({ $0.remove(id) != nil }) {
                 inbox.withLock { $0.append(.close(id)) }
-                return Self.response(status: "200 OK", body: [])
+                return Self.response(status: 200, body: [])
             }
             // Ended already (a close_notify comes before the DELETE when a subscriber closes its
             // DTLS session first): deleting it is still fine, once.
             guard endedSessions.withLock({ $0.ids.remove(id) != nil }) else { return refuse(404, "no session \(id.prefix(40))") }
-            return Self.response(status: "200 OK", body: [])
+            return Self.response(status: 200, body: [])
         case "OPTIONS":
-            return Self.response(status: "204 No Content", extraHeaders: "Access-Control-Allow-Methods: POST, DELETE, OPTIONS\r\nAccess-Control-Allow-Headers: Content-Type, Authorization\r\n", body: [])
+            return Self.response(status: 204, extraHeaders: "Access-Control-Allow-Methods: POST, DELETE, OPTIONS\r\nAccess-Control-Allow-Headers: Content-Type, Authorization\r\n", body: [])
         default:
             return refuse(405, "use POST (an SDP offer) or DELETE (a session)", extraHeaders: "Allow: POST, DELETE, OPTIONS\r\n")
         }
@@ -403,7 +287,7 @@ public final class WHEPEndpoint: @unchecked Sendable {
         statisticsValue.withLock { $0.sessionsOpened += 1 }
         logger.info("WHEP session \(id) opened: \(answer.tracks.map { "\($0.mid)=pt \($0.payloadType)" }.joined(separator: ", "))")
         return Self.response(
-            status: "201 Created", contentType: "application/sdp",
+            status: 201, contentType: "application/sdp",
             extraHeaders: "Location: \(Self.sessionPathPrefix)\(id)\r\nAccess-Control-Expose-Headers: Location\r\n",
             body: Array(answer.sessionDescription.serialized().utf8)
         )
@@ -411,19 +295,12 @@ public final class WHEPEndpoint: @unchecked Sendable {
 
     private func refuse(_ status: Int, _ text: String, extraHeaders: String = "") -> [UInt8] {
         statisticsValue.withLock { $0.rejected[status, default: 0] += 1 }
-        let reasons = [
-            400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 411: "Length Required", 413: "Content Too Large",
-            415: "Unsupported Media Type", 431: "Request Header Fields Too Large", 503: "Service Unavailable",
-        ]
-        return Self.response(status: "\(status) \(reasons[status] ?? "Error")", extraHeaders: extraHeaders, body: Array((text + "\n").utf8))
+        return Self.response(status: status, extraHeaders: extraHeaders, body: Array((text + "\n").utf8))
     }
 
-    private static func response(status: String, contentType: String = "text/plain; charset=utf-8", extraHeaders: String = "", body: [UInt8]) -> [UInt8] {
-        var bytes = Array(
-            "HTTP/1.1 \(status)\r\nContent-Type: \(contentType)\r\nContent-Length: \(body.count)\r\nAccess-Control-Allow-Origin: *\r\n\(extraHeaders)Connection: close\r\n\r\n".utf8
-        )
-        bytes.append(contentsOf: body)
-        return bytes
+    /// A response with the CORS header every answer carries (a browser may POST here).
+    private static func response(status: Int, contentType: String = "text/plain; charset=utf-8", extraHeaders: String = "", body: [UInt8]) -> [UInt8] {
+        HTTPServer.response(status: status, contentType: contentType, extraHeaders: "Access-Control-Allow-Origin: *\r\n" + extraHeaders, body: body)
     }
 
     /// Called by the media side when a session ends.

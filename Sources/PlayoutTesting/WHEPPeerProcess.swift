@@ -4,7 +4,9 @@ import Glibc
 #endif
 import Synchronization
 
-/// A WHEP server from Tests/WebRTCPeers run with Debian's Python: its JSON lines collected.
+/// A test peer that prints one JSON object per line — a WHEP server or client from
+/// Tests/WebRTCPeers run with Debian's Python, or the `playout` binary — its lines collected as
+/// they come.
 public final class WHEPPeerProcess: Sendable {
     /// Tests/WebRTCPeers, where the scripts are.
     public static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -19,11 +21,16 @@ public final class WHEPPeerProcess: Sendable {
         let pending = Mutex<[UInt8]>([])
     }
 
-    /// Starts `script` (in ``directory``) with `arguments`.
-    public init(script: String, arguments: [String]) throws {
+    /// Starts `script` (in ``directory``) with `arguments`, with Debian's Python.
+    public convenience init(script: String, arguments: [String]) throws {
+        try self.init(executable: "/usr/bin/python3", arguments: [Self.directory.appendingPathComponent(script).path] + arguments)
+    }
+
+    /// Starts `executable` with `arguments`.
+    public init(executable: String, arguments: [String]) throws {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [Self.directory.appendingPathComponent(script).path] + arguments
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
@@ -51,14 +58,23 @@ public final class WHEPPeerProcess: Sendable {
 
     /// The first JSON line whose `event` is `name` (and which `matches`), waiting up to `timeout`.
     public func event(_ name: String, timeout: Duration = .seconds(20), matching matches: ([String: Any]) -> Bool = { _ in true }) -> [String: Any]? {
+        object(timeout: timeout) { $0["event"] as? String == name && matches($0) }
+    }
+
+    /// The first JSON line for which `matches` holds, waiting up to `timeout` (nil: none came
+    /// before it, or before the process ended and its last lines were read).
+    public func object(timeout: Duration = .seconds(20), where matches: ([String: Any]) -> Bool) -> [String: Any]? {
         let deadline = ContinuousClock.now + timeout
+        var ended = false
         while ContinuousClock.now < deadline {
             for line in output.lines.withLock({ $0 }) {
                 guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { continue }
-                if object["event"] as? String == name, matches(object) { return object }
+                if matches(object) { return object }
             }
-            guard process.isRunning else { return nil }
-            Thread.sleep(forTimeInterval: 0.02)
+            if ended { return nil }
+            // One more look once it ended: its reader may still be handing over the last lines.
+            ended = !process.isRunning
+            Thread.sleep(forTimeInterval: ended ? 0.1 : 0.02)
         }
         return nil
     }

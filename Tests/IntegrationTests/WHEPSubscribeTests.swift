@@ -54,7 +54,9 @@ struct WHEPSubscribeTests {
         return (final, timeline.withLock { $0 })
     }
 
-    @Test("VP8 and H.264 with Opus: ≥ 99 % of the frames sent while subscribed are rendered; every start-up step; the DELETE", arguments: [
+    // One stack at a time (each case runs a peer that encodes and a subscriber that decodes);
+    // the suite's other tests run beside them.
+    @Test("VP8 and H.264 with Opus: ≥ 99 % of the frames sent while subscribed are rendered; every start-up step; the DELETE", .serialized, arguments: [
         ("aiortc_whep.py", "vp8"), ("aiortc_whep.py", "h264"), ("gst_whep.py", "vp8"), ("gst_whep.py", "h264"),
     ])
     func media(script: String, video: String) throws {
@@ -65,7 +67,8 @@ struct WHEPSubscribeTests {
         #expect(final.state == .ended)
         let deleted = try #require(peer.event("deleted", timeout: .seconds(5)), "the peer saw the DELETE")
         let (expectedVideo, expectedAudio) = (Self.expected(deleted, "video", rate: 30), Self.expected(deleted, "audio", rate: 50))
-        #expect(expectedVideo > 120 && expectedAudio > 200, "\(deleted)")
+        // At least 2 s of media (a busy machine's webrtcbin connects late, and sends from then).
+        #expect(expectedVideo > 60 && expectedAudio > 100, "\(deleted)")
         let video = try #require(final.video)
         let audio = try #require(final.audio)
         #expect(Double(video.framesRendered) >= 0.99 * Double(expectedVideo), "video \(video.framesRendered) of \(expectedVideo): \(Self.describe(video)), \(deleted)")

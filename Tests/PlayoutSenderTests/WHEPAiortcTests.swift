@@ -5,91 +5,25 @@ import Glibc
 import PlayoutCore
 import PlayoutRTP
 import PlayoutSender
+import PlayoutTesting
 import RealTimeTesting
-import Synchronization
 import Testing
 
-/// `Tests/WebRTCPeers/aiortc_whep_client.py` run with Debian's Python: its JSON lines collected.
-final class WHEPClientProcess: Sendable {
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("WebRTCPeers").appendingPathComponent("aiortc_whep_client.py")
-    let process: Process
-    private let output = Lines()
-
-    /// The client's whole lines so far.
-    private final class Lines: Sendable {
-        let value = Mutex<[String]>([])
+extension WHEPPeerProcess {
+    /// `Tests/WebRTCPeers/aiortc_whep_client.py` subscribing to `url`.
+    static func aiortcClient(url: String, arguments: [String]) throws -> WHEPPeerProcess {
+        try WHEPPeerProcess(script: "aiortc_whep_client.py", arguments: [url, "--loopback"] + arguments)
     }
 
-    /// The aiortc client subscribing to `url`.
-    convenience init(url: String, arguments: [String]) throws {
-        try self.init(executable: "/usr/bin/python3", arguments: [Self.script.path, url, "--loopback"] + arguments)
-    }
-
-    /// Any program printing JSON lines (the `playout` binary).
-    init(executable: String, arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        self.process = process
-        try process.run()
-        let reader = Thread { [output, handle = pipe.fileHandleForReading] in
-            var pending: [UInt8] = []
-            while true {
-                let data = handle.availableData
-                if data.isEmpty { return }
-                pending.append(contentsOf: data)
-                while let end = pending.firstIndex(of: 0x0A) {
-                    let line = String(decoding: pending[..<end], as: UTF8.self)
-                    pending.removeSubrange(...end)
-                    output.value.withLock { $0.append(line) }
-                }
-            }
+    /// The client's first line whose `event` is `name`, within 60 s; nil when it printed an error
+    /// line (recorded as an issue) or ended without it.
+    func clientEvent(_ name: String) -> [String: Any]? {
+        guard let object = object(timeout: .seconds(60), where: { ["error", name].contains($0["event"] as? String) }) else { return nil }
+        guard object["event"] as? String != "error" else {
+            Issue.record("aiortc client: \(object["reason"] ?? "?")")
+            return nil
         }
-        reader.start()
-    }
-
-    /// The first JSON line whose `event` is `name`, waiting up to `timeout` (nil when the client
-    /// ended without it, or printed an error line).
-    func event(_ name: String, timeout: Duration = .seconds(60)) -> [String: Any]? {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            for line in output.value.withLock({ $0 }) {
-                guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { continue }
-                if object["event"] as? String == name { return object }
-                if object["event"] as? String == "error" {
-                    Issue.record("aiortc client: \(object["reason"] ?? "?")")
-                    return nil
-                }
-            }
-            if !process.isRunning, !output.value.withLock({ $0 }).contains(where: { $0.contains("\"\(name)\"") }) { return nil }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        return nil
-    }
-
-    /// The first JSON line for which `matches` holds, waiting up to `timeout`.
-    func object(timeout: Duration = .seconds(30), where matches: ([String: Any]) -> Bool) -> [String: Any]? {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            for line in output.value.withLock({ $0 }) {
-                guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { continue }
-                if matches(object) { return object }
-            }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        return nil
-    }
-
-    /// Ends the client with SIGKILL (a child of the test process inherits its blocked SIGTERM).
-    func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        return object
     }
 }
 
@@ -133,13 +67,13 @@ struct WHEPAiortcTests {
         var packetRate: Double { Double(rtpReceived) / max(videoSpan, 0.1) }
     }
 
-    static func outcome(of client: WHEPClientProcess, audio: Bool = true) throws -> Outcome {
-        let answered = try #require(client.event("answered"))
+    static func outcome(of client: WHEPPeerProcess, audio: Bool = true) throws -> Outcome {
+        let answered = try #require(client.clientEvent("answered"))
         #expect(answered["status"] as? Int == 201)
         let codecs = answered["codecs"] as? [String: Any]
         #expect(codecs?["video"] as? String == "video/H264")
         if audio { #expect(codecs?["audio"] as? String == "audio/opus") }
-        let result = try #require(client.event("result"))
+        let result = try #require(client.clientEvent("result"))
         let frames = try #require(result["frames"] as? [String: Int])
         let span = try #require(result["span"] as? [String: Double])
         let rtp = result["rtp"] as? [String: [String: Int]] ?? [:]
@@ -184,7 +118,7 @@ struct WHEPAiortcTests {
             _ = try? publisher.waitUntilEnded()
         }
         let url = try #require(publisher.whepEndpoint?.url)
-        let client = try WHEPClientProcess(url: url, arguments: ["--duration", String(Self.seconds)])
+        let client = try WHEPPeerProcess.aiortcClient(url: url, arguments: ["--duration", String(Self.seconds)])
         defer { client.stop() }
         Self.check(try Self.outcome(of: client))
         let statistics = Self.waitForEnds(publisher, .deleted, count: 1)
@@ -206,7 +140,7 @@ struct WHEPAiortcTests {
             _ = try? publisher.waitUntilEnded()
         }
         let url = try #require(publisher.whepEndpoint?.url)
-        let clients = try (0..<2).map { _ in try WHEPClientProcess(url: url, arguments: ["--duration", String(Self.seconds)]) }
+        let clients = try (0..<2).map { _ in try WHEPPeerProcess.aiortcClient(url: url, arguments: ["--duration", String(Self.seconds)]) }
         defer { for client in clients { client.stop() } }
         for client in clients {
             Self.check(try Self.outcome(of: client))
@@ -226,7 +160,7 @@ struct WHEPAiortcTests {
             _ = try? publisher.waitUntilEnded()
         }
         let url = try #require(publisher.whepEndpoint?.url)
-        let client = try WHEPClientProcess(url: url, arguments: ["--duration", "36", "--no-audio"])
+        let client = try WHEPPeerProcess.aiortcClient(url: url, arguments: ["--duration", "36", "--no-audio"])
         defer { client.stop() }
         Self.check(try Self.outcome(of: client, audio: false), duration: 36, audio: false)
         let statistics = Self.waitForEnds(publisher, .deleted, count: 1)
@@ -242,9 +176,9 @@ struct WHEPAiortcTests {
             _ = try? publisher.waitUntilEnded()
         }
         let endpoint = try #require(publisher.whepEndpoint)
-        let client = try WHEPClientProcess(url: endpoint.url, arguments: ["--duration", String(Self.seconds)])
+        let client = try WHEPPeerProcess.aiortcClient(url: endpoint.url, arguments: ["--duration", String(Self.seconds)])
         defer { client.stop() }
-        _ = try #require(client.event("answered"))
+        _ = try #require(client.clientEvent("answered"))
         let attacker = try UDPSender(to: endpoint.mediaAddress)
         var random = SeededRandomNumberGenerator(seed: 29)
         let deadline = MonotonicClock().now.advanced(by: .seconds(4))
@@ -273,14 +207,14 @@ struct WHEPAiortcTests {
     func binary() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let binary = root.appendingPathComponent(".build/debug/playout").path
-        let publisher = try WHEPClientProcess(executable: binary, arguments: ["publish", "testsrc", "--whep-listen", "127.0.0.1:0", "--duration", "8s", "--json", "--loss", "1%"])
+        let publisher = try WHEPPeerProcess(executable: binary, arguments: ["publish", "testsrc", "--whep-listen", "127.0.0.1:0", "--duration", "8s", "--json", "--loss", "1%"])
         defer { publisher.stop() }
         let announced = try #require(publisher.object(timeout: .seconds(10)) { $0["type"] as? String == "whep" })
         let url = try #require(announced["url"] as? String)
         #expect(url.hasPrefix("http://127.0.0.1:") && url.hasSuffix("/whep"))
-        let client = try WHEPClientProcess(url: url, arguments: ["--duration", "3"])
+        let client = try WHEPPeerProcess.aiortcClient(url: url, arguments: ["--duration", "3"])
         defer { client.stop() }
-        let result = try #require(client.event("result"))
+        let result = try #require(client.clientEvent("result"))
         #expect(result["deleteStatus"] as? Int == 200)
         let summary = try #require(publisher.object(timeout: .seconds(20)) { $0["type"] as? String == "publisher" })
         let whep = try #require(summary["whep"] as? [String: Any])
@@ -300,7 +234,7 @@ struct WHEPAiortcTests {
             _ = try? publisher.waitUntilEnded()
         }
         let url = try #require(publisher.whepEndpoint?.url)
-        let client = try WHEPClientProcess(url: url, arguments: ["--duration", String(Self.seconds)])
+        let client = try WHEPPeerProcess.aiortcClient(url: url, arguments: ["--duration", String(Self.seconds)])
         defer { client.stop() }
         // RTX repairs the losses: no video frame is missing (audio has no RTX: it may miss some).
         Self.check(try Self.outcome(of: client), audio: false, lossless: false)

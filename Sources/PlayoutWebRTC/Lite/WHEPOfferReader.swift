@@ -90,8 +90,7 @@ public struct WHEPOfferReader: Sendable, Equatable {
             guard mids.insert(mid).inserted else { throw .duplicateMid(mid) }
         }
         media = sdp.media.map(WHEPAnswer.readMedia)
-        let bundle = sdp.attributes.first { $0.name.lowercased() == "group" && ($0.value ?? "").uppercased().hasPrefix("BUNDLE") }
-            .map { $0.value!.split(separator: " ").dropFirst().map(String.init) } ?? []
+        let bundle = sdp.bundleMids
         self.bundle = bundle
         // The transport: the first m-line of the BUNDLE group (its tag), else the first open one.
         let tag = bundle.first

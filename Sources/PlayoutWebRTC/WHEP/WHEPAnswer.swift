@@ -183,8 +183,7 @@ public struct WHEPAnswer: Sendable, Equatable {
         candidates = transport.attributes.filter { $0.name.lowercased() == "candidate" }.compactMap(\.value)
             + sdp.attributes.filter { $0.name.lowercased() == "candidate" }.compactMap(\.value)
         endOfCandidates = transport.attribute("end-of-candidates") != nil || sdp.attribute("end-of-candidates") != nil
-        bundle = sdp.attributes.first { $0.name.lowercased() == "group" && ($0.value ?? "").uppercased().hasPrefix("BUNDLE") }
-            .map { $0.value!.split(separator: " ").dropFirst().map(String.init) } ?? []
+        bundle = sdp.bundleMids
     }
 
     /// ice-char = ALPHA / DIGIT / "+" / "/" (RFC 8839 §5.4), `minimum`…256 of them.
@@ -238,6 +237,14 @@ public struct WHEPAnswer: Sendable, Equatable {
             codecs: section.port == 0 ? [] : codecs, otherPayloadTypes: other, extensionIDs: extensions,
             ssrcs: ssrcs, retransmissionSSRCs: groups, rtcpMux: section.rtcpMux
         )
+    }
+}
+
+extension SessionDescription {
+    /// The mids of the first `a=group:BUNDLE`, in order (empty without one).
+    var bundleMids: [String] {
+        attributes.first { $0.name.lowercased() == "group" && ($0.value ?? "").uppercased().hasPrefix("BUNDLE") }
+            .map { $0.value!.split(separator: " ").dropFirst().map(String.init) } ?? []
     }
 }
 

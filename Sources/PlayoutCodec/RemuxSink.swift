@@ -203,12 +203,17 @@ public final class RemuxSink {
 
     /// Whether every stream is described well enough for the header.
     private var isDescribed: Bool {
-        guard let format else { return false }
-        return streams.indices.allSatisfy { index in
-            guard streams[index].codec.kind == .video, let parameters = format.pointee.streams[index]?.pointee.codecpar else { return true }
+        format != nil && undescribedVideoStream == nil
+    }
+
+    /// The first video stream not yet described well enough for the header (no picture size, or
+    /// an H.264/H.265 stream without its parameter sets), if any.
+    private var undescribedVideoStream: Int? {
+        guard let format else { return nil }
+        return streams.indices.first { index in
+            guard streams[index].codec.kind == .video, let parameters = format.pointee.streams[index]?.pointee.codecpar else { return false }
             let needsParameterSets = streams[index].codec == .h264 || streams[index].codec == .h265
-            return parameters.pointee.width > 0 && parameters.pointee.height > 0
-                && (!needsParameterSets || parameters.pointee.extradata_size > 0)
+            return !(parameters.pointee.width > 0 && parameters.pointee.height > 0 && (!needsParameterSets || parameters.pointee.extradata_size > 0))
         }
     }
 
@@ -281,8 +286,14 @@ public final class RemuxSink {
         finished = true
         var error: SinkError?
         if failure == nil {
-            do {
-                if !headerWritten, !held.isEmpty { try writeHeader() }
+            do throws(SinkError) {
+                if !headerWritten, !held.isEmpty {
+                    // A run stopped before a video stream's first key frame: no header can say it.
+                    if let index = undescribedVideoStream {
+                        throw fail(SinkError(.sinkFailed, "\(path): the run ended before the first key frame of video stream \(index) (its picture size and parameter sets), so there is nothing playable to write"))
+                    }
+                    try writeHeader()
+                }
                 if headerWritten {
                     let result = av_write_trailer(format)
                     if result < 0 { error = fail(SinkError(.sinkFailed, "finishing \(path) failed: \(ffmpegErrorText(result))")) }

@@ -129,6 +129,24 @@ struct SinkFailureTests {
         }
     }
 
+    @Test("a run that ends before the video's first key frame: finish() says so, naming the stream, instead of the muxer's EINVAL")
+    func endedBeforeKeyFrame() throws {
+        let file = FFmpeg.temporaryFile("early.mp4")
+        defer { try? FileManager.default.removeItem(at: file) }
+        // No size and no parameter sets given: only a key frame would describe the video, and
+        // only frames after it arrive (the subscriber stopped while waiting for the next).
+        let sink = try RemuxSink(path: file.path, streams: [EncodedStreamDescription(codec: .h264, clockRate: Self.video.clockRate)])
+        let deltas = Self.video.frames.filter { !$0.isKeyframe }
+        #expect(deltas.count > 5)
+        for frame in deltas.prefix(5) { try sink.write(frame, stream: 0) }
+        #expect {
+            try sink.finish()
+        } throws: { error in
+            let error = error as! SinkError
+            return error.code == .sinkFailed && error.message.contains("before the first key frame of video stream 0") && error.message.contains(file.path)
+        }
+    }
+
     @Test("a path in a directory root cannot write to (sysfs; a 0500 directory made immutable) fails when the sink is created, naming the path and the reason")
     func readOnlyDirectory() throws {
         var directories = ["/sys"]

@@ -292,7 +292,8 @@ public import PlayoutRTP
     @discardableResult
     private mutating func file(_ stored: StoredRTPPacket, arrival: MonotonicInstant) -> JitterBuffer<StoredRTPPacket>.InsertResult {
         let header = stored.header
-        if firstPacketArrival == nil { firstPacketArrival = arrival }
+        // The earliest arrival: probation files the packets it held after the one that passed it.
+        if firstPacketArrival.map({ arrival < $0 }) ?? true { firstPacketArrival = arrival }
         if let id = absoluteCaptureTimeID {
             stored.withPacket { packet in
                 if let capture = packet.absoluteCaptureTime(id: id) {

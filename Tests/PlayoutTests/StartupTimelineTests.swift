@@ -39,6 +39,15 @@ struct StartupTimelineTests {
         #expect(frame == [.firstFrame] && after.isEmpty)
     }
 
+    @Test("a track's first packet is never later than its first key frame")
+    func packetBeforeKeyFrame() {
+        var timeline = StartupTimeline(start: Self.start)
+        let video = StartupTimeline.TrackMilestones(firstPacket: Self.at(80), firstKeyFrame: Self.at(70), firstFrame: nil)
+        let steps = timeline.record([video])
+        #expect(steps == [.firstPacket, .firstKeyFrame])
+        #expect(timeline.elapsed(.firstPacket) == .milliseconds(70) && timeline.elapsed(.firstKeyFrame) == .milliseconds(70))
+    }
+
     @Test("the JSON stream's startup events: one per step, at the step's own time, never twice")
     func contractEvents() {
         var contract = SubscriberContractEvents()

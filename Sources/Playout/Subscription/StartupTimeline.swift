@@ -75,6 +75,13 @@ public struct StartupTimeline: Sendable, Equatable {
             (.firstPacket, \.firstPacket), (.firstKeyFrame, \.firstKeyFrame), (.firstFrame, \.firstFrame),
         ]
         guard instants[.firstFrame] == nil else { return [] }
+        // A frame's packets arrived by its own last arrival: a track's first packet is never
+        // later than its first key frame (the steps stay in order whatever filed first).
+        let tracks = tracks.map { track in
+            var track = track
+            if let keyFrame = track.firstKeyFrame { track.firstPacket = min(track.firstPacket ?? keyFrame, keyFrame) }
+            return track
+        }
         return steps.compactMap { milestone, path in
             guard instants[milestone] == nil, let earliest = tracks.compactMap({ $0[keyPath: path] }).min() else { return nil }
             return record(milestone, at: earliest) ? milestone : nil

@@ -57,8 +57,24 @@ struct DemoCommand: ParsableCommand {
             let session = SubscriptionSession(
                 subscriber: subscriber, renderer: renderer, json: subscription.json, telemetry: telemetry,
                 analytics: analytics, strictTelemetry: subscription.telemetryStrict, lingering: lingering)
-            try publisher.start()
-            defer { publisher.stop() }
+            // The publisher starts once the subscriber listens (its sockets bound, or its WHEP
+            // offer answered), so its first key frame does not go to a port nobody has bound yet —
+            // which left the decoder waiting a second for the sender report that tells it where
+            // to send its key-frame request.
+            let started = LockedValue(false)
+            let startPublisher = subscriber.state.subscribe { state in
+                guard state != .idle, !started.withLock({ value in defer { value = true }; return value }) else { return }
+                do {
+                    try publisher.start()
+                } catch {
+                    writeError("playout: the publisher did not start: \(error)\n")
+                    subscriber.stop()
+                }
+            }
+            defer {
+                startPublisher.dispose()
+                publisher.stop()
+            }
             let final = try session.run(title: "playout demo")
             publisher.stop()
             let sent = try publisher.waitUntilEnded()

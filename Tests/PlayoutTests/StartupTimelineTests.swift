@@ -46,6 +46,14 @@ struct StartupTimelineTests {
         let steps = timeline.record([video])
         #expect(steps == [.firstPacket, .firstKeyFrame])
         #expect(timeline.elapsed(.firstPacket) == .milliseconds(70) && timeline.elapsed(.firstKeyFrame) == .milliseconds(70))
+        // Another track's earlier packet filed after a later one was taken (probation held it).
+        var later = StartupTimeline(start: Self.start)
+        _ = later.record([StartupTimeline.TrackMilestones(firstPacket: Self.at(90), firstKeyFrame: nil, firstFrame: nil)])
+        _ = later.record([
+            StartupTimeline.TrackMilestones(firstPacket: Self.at(90), firstKeyFrame: nil, firstFrame: nil),
+            StartupTimeline.TrackMilestones(firstPacket: Self.at(60), firstKeyFrame: Self.at(60), firstFrame: nil),
+        ])
+        #expect(later.elapsed(.firstPacket) == .milliseconds(60) && later.elapsed(.firstKeyFrame) == .milliseconds(60))
     }
 
     @Test("the JSON stream's startup events: one per step, at the step's own time, never twice")

@@ -82,10 +82,14 @@ public struct StartupTimeline: Sendable, Equatable {
             if let keyFrame = track.firstKeyFrame { track.firstPacket = min(track.firstPacket ?? keyFrame, keyFrame) }
             return track
         }
-        return steps.compactMap { milestone, path in
+        let reached: [Milestone] = steps.compactMap { milestone, path in
             guard instants[milestone] == nil, let earliest = tracks.compactMap({ $0[keyPath: path] }).min() else { return nil }
             return record(milestone, at: earliest) ? milestone : nil
         }
+        // Probation may file a track's first packet after another track's later one was already
+        // taken for the first packet: a key frame that arrived earlier moves it back.
+        if let keyFrame = instants[.firstKeyFrame], let packet = instants[.firstPacket], keyFrame < packet { instants[.firstPacket] = keyFrame }
+        return reached
     }
 }
 

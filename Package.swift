@@ -32,6 +32,7 @@ let package = Package(
         .library(name: "PlayoutAnalytics", targets: ["PlayoutAnalytics"]),
         .library(name: "PlayoutSender", targets: ["PlayoutSender"]),
         .library(name: "PlayoutBench", targets: ["PlayoutBench"]),
+        .library(name: "PlayoutSwarm", targets: ["PlayoutSwarm"]),
         .library(name: "PlayoutWebRTC", targets: ["PlayoutWebRTC"]),
         .executable(name: "playout", targets: ["PlayoutCLI"]),
     ],
@@ -112,9 +113,14 @@ let package = Package(
             dependencies: ["Playout", "PlayoutSender", "PlayoutCore", "PlayoutRTP", "PlayoutCodec", "PlayoutTelemetry"],
             swiftSettings: settings
         ),
+        .target(
+            name: "PlayoutSwarm",
+            dependencies: ["Playout", "PlayoutSender", "PlayoutCore", "PlayoutTelemetry"],
+            swiftSettings: settings
+        ),
         .executableTarget(
             name: "PlayoutCLI",
-            dependencies: ["Playout", "PlayoutAnalytics", "PlayoutBench", "PlayoutCore", "PlayoutHTTP", "PlayoutSender", "PlayoutTelemetry", "PlayoutTelemetryBackends", argumentParser, log],
+            dependencies: ["Playout", "PlayoutAnalytics", "PlayoutBench", "PlayoutSwarm", "PlayoutCore", "PlayoutHTTP", "PlayoutSender", "PlayoutTelemetry", "PlayoutTelemetryBackends", argumentParser, log],
             swiftSettings: settings
         ),
 
@@ -261,6 +267,7 @@ let package = Package(
         .testTarget(name: "PlayoutSenderTests", dependencies: ["RealTimeTesting", "PlayoutSender", "Playout", "PlayoutCore", "PlayoutRTP", "PlayoutWebRTC", "PlayoutHTTP", "PlayoutTesting"], swiftSettings: settings),
         .testTarget(name: "PlayoutWebRTCTests", dependencies: ["RealTimeTesting", "PlayoutWebRTC", "PlayoutHTTP", "PlayoutRTP", "PlayoutCore", "PlayoutTesting"], swiftSettings: settings),
         .testTarget(name: "PlayoutBenchTests", dependencies: ["RealTimeTesting", "PlayoutBench", "Playout", "PlayoutCore"], swiftSettings: settings),
+        .testTarget(name: "PlayoutSwarmTests", dependencies: ["RealTimeTesting", "PlayoutSwarm", "Playout", "PlayoutCore", "PlayoutSender", "PlayoutTesting"], swiftSettings: settings),
         .testTarget(name: "PlayoutAnalyticsTests", dependencies: ["RealTimeTesting", "PlayoutAnalytics", "PlayoutCore", "PlayoutTelemetry", "PlayoutTesting", log], swiftSettings: settings),
         .testTarget(name: "PlayoutCLITests", dependencies: ["RealTimeTesting", "PlayoutCLI", "Playout", "PlayoutAnalytics", "PlayoutBench", "PlayoutSender", "PlayoutTelemetry", "PlayoutTelemetryBackends"], swiftSettings: settings),
         .testTarget(name: "IntegrationTests", dependencies: ["RealTimeTesting", "Playout", "PlayoutAnalytics", "PlayoutCore", "PlayoutRTP", "PlayoutSender", "PlayoutTelemetry", "PlayoutTelemetryBackends", "PlayoutHTTP", "PlayoutTesting", "PlayoutWebRTC", coreMetrics, prometheus], swiftSettings: settings),

@@ -58,6 +58,9 @@ public final class Subscriber: @unchecked Sendable {
         public var telemetry: TelemetryInstrument?
         /// The tracker's name in the engine's log lines.
         public var telemetryTrackerName = "subscriber"
+        /// Tags on each of this subscriber's telemetry records, after the instrument's own (a
+        /// swarm's `viewer`: many subscribers report into one instrument).
+        public var telemetryTags: [TelemetryField] = []
         /// Whether the subscriber keeps a session of its own in ``telemetry`` when an analytics
         /// bridge (``MuxSubscriberBridge``, ``HeartbeatSubscriberBridge``,
         /// ``NielsenSubscriberBridge``, ``OpenAVTSubscriberBridge``) reports into the same
@@ -225,7 +228,7 @@ public final class Subscriber: @unchecked Sendable {
         )
         if let instrument = options.telemetry {
             telemetry = SubscriberTelemetry(
-                instrument: instrument, name: options.telemetryTrackerName, clock: options.clock, state: delivery.state.readOnly,
+                instrument: instrument, name: options.telemetryTrackerName, tags: options.telemetryTags, clock: options.clock, state: delivery.state.readOnly,
                 qos: delivery.qos.readOnly, playoutDelay: delivery.playoutDelay.readOnly, startup: delivery.startup.readOnly)
         }
     }

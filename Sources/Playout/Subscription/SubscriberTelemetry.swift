@@ -34,11 +34,11 @@ final class SubscriberTelemetry: Sendable {
     }
 
     init(
-        instrument: TelemetryInstrument, name: String, clock: any PlayoutClock, state: ReadOnlyObservable<SubscriberState>,
+        instrument: TelemetryInstrument, name: String, tags: [TelemetryField] = [], clock: any PlayoutClock, state: ReadOnlyObservable<SubscriberState>,
         qos: ReadOnlyObservable<SubscriberQoS>, playoutDelay: ReadOnlyObservable<EffectivePlayoutDelay>,
         startup: ReadOnlyObservable<StartupTimeline?>? = nil
     ) {
-        let tracker = instrument.makeTracker(name: name)
+        let tracker = instrument.makeTracker(name: name, tags: tags)
         self.tracker = tracker
         self.instrument = instrument
         let (lastHeartbeat, phase) = (self.lastHeartbeat, self.phase)

@@ -127,7 +127,7 @@ struct TelemetryEngine {
         // for exclusive access at run time — five checks an event, 14 % of the instructions.
         while result.processed < Self.eventsPerStep, let entry = ring.pop() {
             result.processed += 1
-            let index = hubIndex(entry.tracker)
+            let index = hubIndex(entry.tracker, tags: trackers[entry.tracker]?.tags ?? [])
             let first = sink.columns.count
             hubs[index]!.handle(entry.event, now: entry.time, wallTime: wall(entry.time), into: &sink)
             collect(tracker: entry.tracker, from: first)
@@ -161,11 +161,12 @@ struct TelemetryEngine {
         return result
     }
 
-    private mutating func hubIndex(_ tracker: Int32) -> Int {
+    /// The hub of `tracker` (made on its first event, its sessions' records tagged `tags`).
+    private mutating func hubIndex(_ tracker: Int32, tags: @autoclosure () -> [TelemetryField]) -> Int {
         let index = Int(tracker)
         if index >= hubs.count { hubs.append(contentsOf: repeatElement(nil, count: index + 1 - hubs.count)) }
         if hubs[index] == nil {
-            hubs[index] = TelemetrySessionHub(sessionIdPrefix: "\(engineId)-\(tracker)", origin: origin, configuration: hubConfiguration)
+            hubs[index] = TelemetrySessionHub(sessionIdPrefix: "\(engineId)-\(tracker)", origin: origin, configuration: hubConfiguration, tags: tags())
         }
         return index
     }

@@ -169,10 +169,11 @@ public final class TelemetryInstrument: Sendable {
 
     // MARK: - Components
 
-    /// A new tracker (a player, a subscriber, the user's code); see ``TelemetryTracker``.
-    public func makeTracker(name: String) -> TelemetryTracker {
+    /// A new tracker (a player, a subscriber, the user's code); see ``TelemetryTracker``. Its
+    /// records carry `tags` after the instrument's (one viewer's `viewer` among many trackers).
+    public func makeTracker(name: String, tags: [TelemetryField] = []) -> TelemetryTracker {
         shared.withLock { shared in
-            let tracker = TelemetryTracker(name: name, index: shared.nextTracker, core: core)
+            let tracker = TelemetryTracker(name: name, tags: tags, index: shared.nextTracker, core: core)
             shared.trackers[shared.nextTracker] = tracker
             shared.nextTracker += 1
             return tracker

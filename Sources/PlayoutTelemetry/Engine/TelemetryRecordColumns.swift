@@ -64,6 +64,8 @@ final class TelemetryRecordColumns: Sendable {
     let strings: [String]
     let shapes: [TelemetryShape]
     let sessions: [String]
+    /// The tags of each session's tracker (empty for most), after ``tags``.
+    let sessionTags: [[TelemetryField]]
     let tags: [TelemetryField]
 
     init(_ builder: consuming TelemetryColumnsBuilder, tags: [TelemetryField]) {
@@ -72,6 +74,7 @@ final class TelemetryRecordColumns: Sendable {
         strings = builder.strings
         shapes = builder.shapes
         sessions = builder.sessions
+        sessionTags = builder.sessionTags
         self.tags = tags
     }
 
@@ -81,7 +84,8 @@ final class TelemetryRecordColumns: Sendable {
     subscript(index: Int) -> TelemetryRecord {
         var record = TelemetryColumnsBuilder.record(
             entries[index], shapes: shapes, values: values, strings: strings, sessions: sessions)
-        record.tags = tags
+        let own = sessionTags[Int(entries[index].session)]
+        record.tags = own.isEmpty ? tags : tags + own
         return record
     }
 }
@@ -102,6 +106,7 @@ struct TelemetryColumnsBuilder: Sendable {
     private(set) var strings: [String] = []
     private(set) var shapes: [TelemetryShape] = []
     private(set) var sessions: [String] = []
+    private(set) var sessionTags: [[TelemetryField]] = []
 
     /// The shape the last record of each vocabulary name used (index + 1; 0: none yet).
     private var lastShape = [Int](repeating: 0, count: TelemetryVocabulary.allCases.count)
@@ -125,9 +130,11 @@ struct TelemetryColumnsBuilder: Sendable {
 
     var count: Int { entries.count }
 
-    /// Adds a session id; its index is what records of that session give ``beginRecord``.
-    mutating func addSession(_ id: String) -> UInt32 {
+    /// Adds a session id, its records tagged `tags` too; its index is what records of that
+    /// session give ``beginRecord``.
+    mutating func addSession(_ id: String, tags: [TelemetryField] = []) -> UInt32 {
         sessions.append(id)
+        sessionTags.append(tags)
         return UInt32(sessions.count - 1)
     }
 

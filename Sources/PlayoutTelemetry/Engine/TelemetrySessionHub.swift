@@ -94,6 +94,8 @@ package struct TelemetrySessionHub: Sendable {
         var time: MonotonicInstant
     }
     private var attributes: [TelemetryField] = []
+    /// Its tracker's tags, on each of its records (after the instrument's).
+    private let tags: [TelemetryField]
     /// Changes whenever the attributes or the `timeSince<Action>` names change: with the same
     /// version, a vocabulary event's record has the same field names as the last one.
     private var layoutVersion = 0
@@ -114,9 +116,11 @@ package struct TelemetrySessionHub: Sendable {
     }
 
     /// A hub whose sessions are named `<sessionIdPrefix>-<n>` (n from 1), timing records from
-    /// `origin` (the engine's start).
-    init(sessionIdPrefix: String, origin: MonotonicInstant, configuration: Configuration = .init()) {
+    /// `origin` (the engine's start), its records tagged `tags` (its tracker's, after the
+    /// instrument's).
+    init(sessionIdPrefix: String, origin: MonotonicInstant, configuration: Configuration = .init(), tags: [TelemetryField] = []) {
         self.sessionIdPrefix = sessionIdPrefix
+        self.tags = tags
         self.origin = origin
         self.configuration = configuration
     }
@@ -342,7 +346,7 @@ package struct TelemetrySessionHub: Sendable {
         of event: TelemetryEvent, now: MonotonicInstant, wallTime: Int64, into sink: inout Sink
     ) {
         if sessionInBuilder.builder != sink.columns.id || sessionInBuilder.session != sessionCount {
-            sessionInBuilder = (sink.columns.id, sessionCount, sink.columns.addSession(sessionId))
+            sessionInBuilder = (sink.columns.id, sessionCount, sink.columns.addSession(sessionId, tags: tags))
         }
         let session = sessionInBuilder.index
         let monotonic = now.nanoseconds &- origin.nanoseconds

@@ -20,6 +20,8 @@ public import PlayoutCore
 public final class TelemetryTracker: Sendable {
     /// The tracker's name (in log lines about rejected events).
     public let name: String
+    /// Tags on each of its records, after the instrument's (a swarm's `viewer`).
+    public let tags: [TelemetryField]
     let index: Int32
     let core: TelemetryEngineCore
     let registration: LockedValue<Registration>
@@ -30,8 +32,9 @@ public final class TelemetryTracker: Sendable {
         var heartbeatProvider: (@Sendable () -> [TelemetryField])?
     }
 
-    init(name: String, index: Int32, core: TelemetryEngineCore) {
+    init(name: String, tags: [TelemetryField] = [], index: Int32, core: TelemetryEngineCore) {
         self.name = name
+        self.tags = tags
         self.index = index
         self.core = core
         registration = LockedValue(Registration())

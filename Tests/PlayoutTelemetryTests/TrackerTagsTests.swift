@@ -1,0 +1,31 @@
+import PlayoutCore
+import PlayoutTelemetry
+import PlayoutTesting
+import Testing
+
+@Suite("Tracker tags: each tracker's records carry its own tags after the instrument's")
+struct TrackerTagsTests {
+    @Test("Two trackers in one instrument (two viewers of a swarm): each record tagged run, then its own viewer")
+    func perTracker() throws {
+        let clock = ManualClock()
+        let memory = InMemoryTelemetryBackend()
+        let instrument = try TelemetryInstrument(
+            backends: [memory], configuration: .init(delivery: .init(linger: .zero), tags: [TelemetryField("run", .string("r1"))]),
+            clock: clock, driver: .embedded)
+        let first = instrument.makeTracker(name: "viewer 0", tags: [TelemetryField("viewer", .int(0))])
+        let second = instrument.makeTracker(name: "viewer 1", tags: [TelemetryField("viewer", .int(1)), TelemetryField("shard", .int(2))])
+        let plain = instrument.makeTracker(name: "untagged")
+        for tracker in [first, second, plain] { tracker.ready() }
+        clock.advance(by: .milliseconds(10))
+        for tracker in [first, second, plain] { tracker.emit(.play) }
+        #expect(instrument.flush())
+        let records = memory.records
+        #expect(records.count == 6)
+        let tags = Set(records.map { $0.tags.map { "\($0.name)=\($0.value)" }.joined(separator: ",") })
+        #expect(tags == ["run=r1,viewer=0", "run=r1,viewer=1,shard=2", "run=r1"])
+        // Each session's records carry one tracker's tags.
+        for session in Set(records.map(\.sessionId)) {
+            #expect(Set(records.filter { $0.sessionId == session }.map(\.tags)).count == 1)
+        }
+    }
+}

@@ -100,7 +100,8 @@ public final class Subscriber: @unchecked Sendable {
         /// render time as it would have decoded — every timing statistic (rendered, late,
         /// skipped, freezes, pauses, latency, render error) stays exact — while the decode
         /// statistics (`framesDecoded`, `keyFramesDecoded`, `decodeErrors`, `totalDecodeTime`,
-        /// the frame size) stay 0 and a `.y4m` or `.wav` sink gets nothing to write (refused):
+        /// the frame size) are unknown (``TrackQoS/decoded`` false: `null` in the JSON lines, left
+        /// out of telemetry records) and a `.y4m` or `.wav` sink gets nothing to write (refused):
         /// for many viewers in one process, where decoding each would cost a core apiece.
         public var decoding = true
         /// How a WHEP source is asked (token, STUN server, interface, TLS checks); a source is a

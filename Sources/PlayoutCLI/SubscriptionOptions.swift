@@ -61,7 +61,7 @@ struct SubscriptionOptions<Defaults: SubscriptionDefaults>: ParsableArguments {
 
     @Flag(
         name: .customLong("no-decode"),
-        help: "Do not decode: each frame renders at its render time as if it had decoded — every timing statistic stays exact, the decode statistics stay 0 — for many viewers on one machine. The sink must be null or a remux (.mkv/.mp4)."
+        help: "Do not decode: each frame renders at its render time as if it had decoded — every timing statistic stays exact, the decode statistics are unknown (null) — for many viewers on one machine. The sink must be null or a remux (.mkv/.mp4)."
     )
     var noDecode = false
 

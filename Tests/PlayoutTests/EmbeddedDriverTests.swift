@@ -94,7 +94,7 @@ struct EmbeddedDriverTests {
     }
 }
 
-@Suite("Without decoding: every timing statistic as with it, decode statistics 0")
+@Suite("Without decoding: every timing statistic as with it, decode statistics unknown")
 struct WithoutDecodingTests {
     @Test("a lossy run with an override: rendered, skipped, late, freezes, delay pauses and render errors as with decoding")
     func sameTiming() throws {
@@ -121,6 +121,8 @@ struct WithoutDecodingTests {
             #expect(without.delayPauseCount == with.delayPauseCount && without.totalDelayPausesDuration == with.totalDelayPausesDuration)
             #expect(without.renderError.count == with.renderError.count && without.endToEndLatency.count == with.endToEndLatency.count)
             #expect(without.framesDecoded == 0 && without.totalDecodeTime == .zero && with.framesDecoded > 0)
+            #expect(!without.decoded && with.decoded)
+            #expect(QoSJSONWriter().line(for: undecoded).contains(#""framesDecoded":null"#))
         }
     }
 

@@ -110,7 +110,7 @@ struct QoSFieldsTests {
 
     @Test("the fields that add up are TotalQoS's properties, in its order")
     func everyTotalProperty() {
-        let properties = Mirror(reflecting: TotalQoS([])).children.compactMap(\.label)
+        let properties = Mirror(reflecting: TotalQoS([])).children.compactMap(\.label).filter { $0 != "decoded" }
         #expect(TrackQoS.totalFields.map(\.name) == properties)
     }
 
@@ -147,6 +147,27 @@ struct QoSFieldsTests {
         let heartbeat = SubscriberTelemetryTranslator.heartbeatFields(sample)
         #expect(heartbeat.first { $0.name == "frameWidth" }?.value == .int(0))
         #expect(heartbeat.contains { $0.name == "video.frameHeight" } == false)
+    }
+
+    @Test("Without decoding the decode statistics are unknown: null in the JSON lines, left out of the heartbeat, never 0")
+    func undecoded() throws {
+        var sample = Self.fullSample()
+        sample.tracks[.video]?.decoded = false
+        sample.tracks[.audio]?.decoded = false
+        let line = QoSJSONWriter().line(for: sample)
+        for name in ["framesDecoded", "keyFramesDecoded", "decodeErrors", "totalDecodeTime"] {
+            #expect(line.ranges(of: "\"\(name)\":null").count == 2 + (name == "framesDecoded" ? 1 : 0), "\(name): video, audio (and total)")
+            #expect(!SubscriberTelemetryTranslator.heartbeatFields(sample).contains { $0.name.hasSuffix("." + name) || $0.name == name })
+        }
+        // The qos line made from the heartbeat record (the --json stream) says the same.
+        let record = TelemetryRecord(sessionId: "s", seq: 1, monotonic: .seconds(4), wallTimeNanoseconds: 0, kind: .heartbeat, name: "heartbeat",
+                                     fields: SubscriberTelemetryTranslator.heartbeatFields(sample))
+        #expect(QoSJSONWriter().line(for: record) == line)
+        // One track decoded: the total is known.
+        sample.tracks[.audio]?.decoded = true
+        #expect(sample.total.decoded)
+        #expect(QoSJSONWriter().line(for: sample).contains(#""total":{"packetsReceived":1002,"#))
+        #expect(QoSJSONWriter().line(for: sample).contains(#""framesDecoded":1080"#))
     }
 
     static func described(_ fields: [TelemetryField]) -> String {

@@ -105,7 +105,7 @@ package final class PlayoutLoop: @unchecked Sendable {
 
     let track: SubscribedTrack
     /// The track's decoder (nil: frames are not decoded; each renders at its render time as if it
-    /// had been, and decode statistics stay 0).
+    /// had been, and the decode statistics are unknown).
     private let decoder: FFmpegDecoder?
     private let renderer: Renderer
     private let clock: any PlayoutClock
@@ -153,6 +153,7 @@ package final class PlayoutLoop: @unchecked Sendable {
                 configuration: .init(threadCount: decoderThreads, threading: .slice), clock: clock
             ) : nil
         self.track = track
+        if !decoding { track.record(decoder: .init()) { $0.decoded = false } }
         self.renderer = renderer
         self.clock = clock
         self.start = start

@@ -38,6 +38,8 @@ package final class SubscribedTrack: @unchecked Sendable {
         var latency = DurationHistogram()
         var transit = DurationHistogram()
         var decoder = FFmpegDecoder.Statistics()
+        /// Whether the frames are decoded (false: the decode statistics are unknown).
+        var decoded = true
         var width = 0
         var height = 0
     }

@@ -95,6 +95,7 @@ extension TrackQoS {
 
         // The decoder and the presentation. Rendered means presented: a frame released for
         // rendering counts once its picture reached the sink.
+        decoded = playback.decoded
         framesDecoded = playback.decoder.framesDecoded
         keyFramesDecoded = playback.decoder.keyFramesDecoded
         decodeErrors = playback.decoder.decodeErrors

@@ -81,9 +81,19 @@ struct QoSField: Sendable {
         Self(property, value: { _ in nil }, isWritten: { _ in false })
     }
 
-    /// Its value in `track`'s object: ``value``, when the object holds the field.
+    /// Its value in `track`'s object: ``value``, when the object holds the field and it is known
+    /// (a decode statistic is unknown when the track is not decoded).
     func written(in track: TrackQoS) -> TelemetryValue? {
-        isWritten(track) ? value(track) : nil
+        isWritten(track) && !isUnknown(in: track) ? value(track) : nil
+    }
+
+    /// The decode statistics: unknown when the track is not decoded (``TrackQoS/decoded``) —
+    /// `null` in a JSON line, left out of a telemetry record —, never 0.
+    static let decodeStatistics: Set<String> = ["framesDecoded", "keyFramesDecoded", "decodeErrors", "totalDecodeTime"]
+
+    /// Whether `track`'s value is unknown: a decode statistic of a track not decoded.
+    func isUnknown(in track: TrackQoS) -> Bool {
+        !track.decoded && Self.decodeStatistics.contains(name)
     }
 }
 
@@ -160,7 +170,7 @@ extension TrackQoS {
         .count("retransmittedPacketsDropped", \.retransmittedPacketsDropped),
         .seconds("roundTripTime", \.roundTripTime),
         .count("ssrc", \.playedSSRC, property: "playedSSRC"),
-        .unwritten("kind"), .unwritten("codec"), .unwritten("playoutDelay"), .unwritten("restarts"),
+        .unwritten("kind"), .unwritten("codec"), .unwritten("decoded"), .unwritten("playoutDelay"), .unwritten("restarts"),
         .unwritten("framesDroppedWaitingForKeyframe"), .unwritten("framesDroppedOverflow"), .unwritten("framesDroppedOnRestart"),
         .unwritten("renderError"), .unwritten("endToEndLatency"), .unwritten("transit"),
     ]
@@ -182,12 +192,27 @@ extension TrackQoS {
     var writtenFields: [(name: String, value: TelemetryValue)] {
         Self.fields.compactMap { field in field.written(in: self).map { (field.name, $0) } }
     }
+
+    /// ``writtenFields`` with the unknown ones too, as nil: a JSON line's object, which writes
+    /// them `null`.
+    var jsonFields: [(name: String, value: TelemetryValue?)] {
+        Self.fields.compactMap { field in
+            field.isUnknown(in: self) ? (field.name, nil) : field.written(in: self).map { (field.name, $0) }
+        }
+    }
 }
 
 extension TotalQoS {
     /// The totals by name, in order: a JSON line's `total` object, and a heartbeat's top-level
     /// QoS fields.
     var writtenFields: [(name: String, value: TelemetryValue)] {
-        TrackQoS.totalFields.compactMap { field in field.total.map { (field.name, $0.value(self)) } }
+        jsonFields.compactMap { field in field.value.map { (field.name, $0) } }
+    }
+
+    /// ``writtenFields`` with the unknown ones too, as nil (`framesDecoded` when no track decodes).
+    var jsonFields: [(name: String, value: TelemetryValue?)] {
+        TrackQoS.totalFields.compactMap { field in
+            field.total.map { (field.name, !decoded && QoSField.decodeStatistics.contains(field.name) ? nil : $0.value(self)) }
+        }
     }
 }

@@ -146,6 +146,11 @@ public struct TrackQoS: Equatable, Sendable {
 
     /// Complete frames assembled from packets (or read from a libavformat input).
     public var framesReceived = 0
+    /// Whether the track's frames are decoded (``Subscriber/Options/decoding``). False: every
+    /// timing statistic is exact, and the decode statistics — ``framesDecoded``,
+    /// ``keyFramesDecoded``, ``decodeErrors``, ``totalDecodeTime``, the frame size — are unknown:
+    /// 0 here, `null` in the JSON lines, left out of telemetry records.
+    public var decoded = true
     /// Frames the decoder decoded (whether rendered or decoded to keep references).
     public var framesDecoded = 0
     /// Key frames decoded.
@@ -308,8 +313,12 @@ public struct TotalQoS: Equatable, Sendable {
     public var bytesReceived = 0
     /// Frames received, all tracks.
     public var framesReceived = 0
-    /// Frames decoded, all tracks.
+    /// Frames decoded, all tracks (unknown — `null` in the JSON lines — when no track decodes:
+    /// ``decoded``).
     public var framesDecoded = 0
+    /// Whether a track's frames are decoded, or there is no track (false: ``framesDecoded`` is
+    /// unknown).
+    public var decoded = true
     /// Frames rendered, all tracks.
     public var framesRendered = 0
     /// Frames dropped (every reason), all tracks.
@@ -327,8 +336,11 @@ public struct TotalQoS: Equatable, Sendable {
 
     /// The sum of `tracks` (the fields ``TrackQoS`` marks as adding up).
     public init(_ tracks: some Sequence<TrackQoS>) {
+        var tracksDecoded: Bool?
         for track in tracks {
+            tracksDecoded = (tracksDecoded ?? false) || track.decoded
             for field in TrackQoS.totalFields { field.total?.add(&self, track) }
         }
+        decoded = tracksDecoded ?? true
     }
 }

@@ -25,9 +25,9 @@ package struct QoSJSONWriter: Sendable {
         ]
         for kind in [MediaKind.video, .audio] {
             guard let track = sample.tracks[kind] else { continue }
-            fields.append((kind.rawValue, Self.object(track.writtenFields)))
+            fields.append((kind.rawValue, Self.object(track.jsonFields)))
         }
-        fields.append(("total", Self.object(sample.total.writtenFields)))
+        fields.append(("total", Self.object(sample.total.jsonFields)))
         if type == "summary" {
             for (name, histogram) in [("endToEndLatency", \TrackQoS.endToEndLatency), ("renderError", \TrackQoS.renderError)] {
                 let merged = sample.tracks.values.reduce(into: DurationHistogram()) { $0.merge($1[keyPath: histogram]) }
@@ -86,13 +86,22 @@ package struct QoSJSONWriter: Sendable {
         if case .string(let source)? = record[field: "playoutDelaySource"] { fields.append(("playoutDelaySource", Self.string(source))) }
         for kind in [MediaKind.video, .audio] {
             let prefix = kind.rawValue + "."
-            let values = record.fields.compactMap { field -> (String, Double)? in
+            var values = record.fields.compactMap { field -> (String, Double)? in
                 guard field.name.hasPrefix(prefix), let number = field.value.number else { return nil }
                 return (String(field.name.dropFirst(prefix.count)), number)
             }
+            // A track not decoded has no decode statistics in its record: unknown, `null` here.
+            if !values.isEmpty, record[field: prefix + "framesDecoded"] == nil {
+                let known = Dictionary(values, uniquingKeysWith: { first, _ in first })
+                values = TrackQoS.fields.compactMap { field in
+                    QoSField.decodeStatistics.contains(field.name) ? (field.name, .nan) : known[field.name].map { (field.name, $0) }
+                }
+            }
             if !values.isEmpty { fields.append((kind.rawValue, Self.object(values))) }
         }
-        let total = TrackQoS.totalFields.compactMap { field in record[field: field.name]?.number.map { (field.name, $0) } }
+        let total = TrackQoS.totalFields.compactMap { field in
+            record[field: field.name]?.number.map { (field.name, $0) } ?? (QoSField.decodeStatistics.contains(field.name) ? (field.name, .nan) : nil)
+        }
         fields.append(("total", Self.object(total)))
         return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
@@ -114,9 +123,10 @@ package struct QoSJSONWriter: Sendable {
         "{" + values.map { "\"\($0.0)\":\(number($0.1))" }.joined(separator: ",") + "}"
     }
 
-    /// A JSON object of `fields` (``TrackQoS/writtenFields``, ``TotalQoS/writtenFields``).
-    static func object(_ fields: [(name: String, value: TelemetryValue)]) -> String {
-        object(fields.map { ($0.name, $0.value.number ?? .nan) })
+    /// A JSON object of `fields` (``TrackQoS/jsonFields``, ``TotalQoS/jsonFields``; nil, unknown,
+    /// is written `null`).
+    static func object(_ fields: [(name: String, value: TelemetryValue?)]) -> String {
+        object(fields.map { ($0.name, $0.value?.number ?? .nan) })
     }
 
     /// A JSON number: integers without a fraction, others with up to 6 decimals.

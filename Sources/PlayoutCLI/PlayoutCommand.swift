@@ -15,7 +15,7 @@ struct PlayoutCommand: ParsableCommand {
             lines (libx264's among them) appear from debug on.
             """,
         version: PlayoutVersion.current,
-        subcommands: [SubscribeCommand.self, PublishCommand.self, DemoCommand.self, BenchCommand.self, VersionCommand.self]
+        subcommands: [SubscribeCommand.self, PublishCommand.self, DemoCommand.self, BenchCommand.self, SwarmCommand.self, VersionCommand.self]
     )
 
     /// Sets up logging, then parses and runs the command line. A mistake in it is one line on
@@ -101,6 +101,9 @@ struct PlayoutCommand: ParsableCommand {
     /// The exit status of a run whose `--telemetry` backends lost records under
     /// `--telemetry-strict`: 3 (a bad option is 64, any other failure 1).
     static let telemetryUndeliveredExitCode: Int32 = 3
+
+    /// The exit status of a swarm run that breached an objective of its `--slo`.
+    static let sloBreachedExitCode: Int32 = 4
 
     /// A one-line reason on stderr and a non-zero exit, no stack trace: 1, or
     /// ``telemetryUndeliveredExitCode`` for lost telemetry under `--telemetry-strict`.

@@ -157,9 +157,15 @@ struct SubscriptionOptions<Defaults: SubscriptionDefaults>: ParsableArguments {
     ///
     /// - Throws: ``PlayoutError`` when a backend cannot be opened (a file that cannot be written,
     ///   a Prometheus port in use).
-    func makeTelemetry(lingering: LingeringEndpoints? = nil) throws -> TelemetryInstrument? {
-        guard !telemetry.isEmpty || writesJSON else { return nil }
-        var tags = tag.map(\.field)
+    ///
+    /// `extraTags` follow the `--tag`s (a swarm's `run` and `shard`); a swarm's stdout carries its
+    /// own aggregates, not its viewers' records (`streamsToStandardOutput` false).
+    func makeTelemetry(
+        lingering: LingeringEndpoints? = nil, extraTags: [TelemetryField] = [], streamsToStandardOutput: Bool = true
+    ) throws -> TelemetryInstrument? {
+        let streams = writesJSON && streamsToStandardOutput
+        guard !telemetry.isEmpty || streams else { return nil }
+        var tags = tag.map(\.field) + extraTags
         if !telemetry.isEmpty, !tag.contains(where: { $0.key == "host" }), let host = TelemetryField.host {
             tags.append(host)
         }
@@ -178,7 +184,7 @@ struct SubscriptionOptions<Defaults: SubscriptionDefaults>: ParsableArguments {
         }
         do {
             let instrument = try TelemetryInstrument(backends: backends, configuration: .init(tags: tags))
-            if writesJSON {
+            if streams {
                 // A live stream: each batch written as soon as the engine built it.
                 try instrument.addBackend(
                     JSONLinesTelemetryBackend(fileDescriptor: STDOUT_FILENO, name: SubscriptionSession.standardOutputBackend, format: .commandLine),

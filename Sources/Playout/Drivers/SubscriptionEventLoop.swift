@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Logging
 import PlayoutCore
+import Synchronization
 
 /// Drives any number of subscribers on a fixed set of threads — one viewer or thousands:
 /// ``Subscriber/start()`` is the one-viewer case, a loop of its own. Each worker thread owns the
@@ -45,6 +46,17 @@ public final class SubscriptionEventLoop: @unchecked Sendable {
     package var threadsRunning: Int {
         workers.count(where: \.isRunning) + (decodePool?.threadsRunning ?? 0) + (observers.isRunning ? 1 : 0)
     }
+
+    /// How late a turn may be taken after the instant it was due before it counts as a late
+    /// poll: a worker that cannot keep up (its core busy) is seen here first.
+    public static let latePollBound: Duration = .milliseconds(5)
+
+    /// Turns taken more than ``latePollBound`` after they were due, since the start, over every
+    /// worker: the loop, not the stream, made those frames late.
+    public var latePolls: Int { workers.reduce(0) { $0 + $1.latePolls.load(ordering: .relaxed) } }
+
+    /// Turns taken when due, since the start, over every worker (what ``latePolls`` is out of).
+    public var duePolls: Int { workers.reduce(0) { $0 + $1.duePolls.load(ordering: .relaxed) } }
 
     /// One worker per core.
     public static var defaultWorkerCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
@@ -165,6 +177,9 @@ private final class Worker: @unchecked Sendable {
     )
     private let ended = ConditionLock()
     private var running = true  // ended
+    /// Turns taken when due, and those taken over ``SubscriptionEventLoop/latePollBound`` late.
+    let duePolls = Atomic(0)
+    let latePolls = Atomic(0)
 
     init(name: String, observers: ObserverPump, ended: @escaping @Sendable () -> Void) throws {
         self.name = name
@@ -284,8 +299,13 @@ private final class Worker: @unchecked Sendable {
             }
             // Take the turns that are due; hand the runs that ended to the observer thread.
             let now = clock.now
+            let lateBefore = now.nanoseconds &- SubscriptionEventLoop.latePollBound.nanoseconds
             var index = 0
             while index < members.count {
+                if wakes[index] > 0, wakes[index] <= now.nanoseconds {
+                    duePolls.add(1, ordering: .relaxed)
+                    if wakes[index] < lateBefore { latePolls.add(1, ordering: .relaxed) }
+                }
                 if wakes[index] <= now.nanoseconds, turn(index, now: now) {
                     observers.finish(members[index].turns)
                     members.remove(at: index)

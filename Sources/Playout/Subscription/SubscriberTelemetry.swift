@@ -115,7 +115,7 @@ final class SubscriberTelemetry: Sendable {
 
 extension SubscriberState {
     /// Whether the subscription is over (ended or failed): its sample is the final one.
-    var isFinal: Bool {
+    package var isFinal: Bool {
         switch self {
         case .ended, .failed: true
         default: false

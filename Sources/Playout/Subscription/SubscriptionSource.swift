@@ -187,7 +187,7 @@ enum SubscriptionSource {
 }
 
 /// Reads an SDP file without ever blocking for good or reading more than an SDP may hold.
-enum SDPFile {
+package enum SDPFile {
     /// The text of `path` when it is an SDP (starts with `v=`); nil when it is something else (a
     /// media file) or cannot be opened. Reads at most ``SessionDescription/maximumSize`` + 1
     /// bytes: a larger file that starts with `v=` is refused with the parser's size message.
@@ -196,7 +196,7 @@ enum SDPFile {
     ///
     /// - Throws: ``PlayoutError`` for an SDP over the size limit, a FIFO that is not an SDP, or a
     ///   read that did not finish within `timeout`.
-    static func read(_ path: String, timeout: Duration?, limit: Int = SessionDescription.maximumSize) throws -> String? {
+    package static func read(_ path: String, timeout: Duration?, limit: Int = SessionDescription.maximumSize) throws -> String? {
         let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }

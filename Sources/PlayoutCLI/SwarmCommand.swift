@@ -150,7 +150,7 @@ struct SwarmCommand: ParsableCommand {
             lingering.lingerAndStop()
             for warning in result.warnings { writeError("playout: warning: \(warning)\n") }
             if let final = result.final {
-                view.summary(final, run: run, shard: shard, memoryPerViewer: result.memoryPerViewer, verdicts: verdicts, warnings: result.warnings)
+                view.summary(final, run: run, shard: shard, sessions: result.outcomes.count, memoryPerViewer: result.memoryPerViewer, verdicts: verdicts, warnings: result.warnings)
             }
             if let report {
                 let document = SwarmHTMLReport.html(SwarmReport(

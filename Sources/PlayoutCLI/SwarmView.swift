@@ -55,10 +55,10 @@ final class SwarmView: Sendable {
     }
 
     /// The final aggregate, the SLO verdicts and what the run cost.
-    func summary(_ final: SwarmSample, run: String, shard: SwarmShard, memoryPerViewer: Int?, verdicts: [SLOVerdict], warnings: [String]) {
+    func summary(_ final: SwarmSample, run: String, shard: SwarmShard, sessions: Int, memoryPerViewer: Int?, verdicts: [SLOVerdict], warnings: [String]) {
         if json {
             var extra: [(String, String)] = [
-                ("run", SwarmJSON.string(run)), ("shard", "\(shard.index)"), ("shards", "\(shard.count)"),
+                ("run", SwarmJSON.string(run)), ("shard", "\(shard.index)"), ("shards", "\(shard.count)"), ("sessions", "\(sessions)"),
                 ("memoryPerViewer", memoryPerViewer.map { "\($0)" } ?? "null"),
             ]
             if !verdicts.isEmpty { extra.append(("slo", SwarmJSON.verdicts(verdicts))) }
@@ -67,6 +67,7 @@ final class SwarmView: Sendable {
             return
         }
         var lines = Self.lines(final, title: "\(title) summary: run \(run), shard \(shard.index)/\(shard.count), \(fixed(final.elapsed.seconds, 1)) s")
+        lines.append("sessions \(sessions) (\(final.viewers) viewers; more with churn)")
         if let memoryPerViewer { lines.append("memory per viewer  \(fixed(Double(memoryPerViewer) / 1_048_576, 2)) MiB") }
         for verdict in verdicts {
             lines.append("SLO \(verdict.objective)  \(verdict.held ? "held" : "BREACHED")  (measured \(verdict.measured.map { QoSJSONWriter.number($0) } ?? "nothing"))")

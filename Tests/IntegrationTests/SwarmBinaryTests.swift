@@ -1,0 +1,87 @@
+import Foundation
+import RealTimeTesting
+import Testing
+
+/// `playout swarm` as a user runs it: the built-in publisher over WHEP on loopback, real viewers.
+@Suite("playout swarm binary", .realTime(weight: 2), .serialized)
+struct SwarmBinaryTests {
+    static func lines(_ stdout: String) -> [[String: Any]] {
+        stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
+    static func temporary(_ name: String) -> String {
+        NSTemporaryDirectory() + "playout-swarm-\(getpid())-\(name)"
+    }
+
+    @Test("12 viewers on a 30/s ramp over WHEP: a swarm line a second, every viewer connected and rendering, SLOs held, per-viewer records tagged viewer, shard and run")
+    func wholeRun() throws {
+        let records = Self.temporary("records.jsonl")
+        defer { unlink(records) }
+        let result = try runPlayout([
+            "swarm", "--viewers", "12", "--ramp", "30/s", "--duration", "5s", "--json", "--run", "t-1", "--telemetry", "jsonl:\(records)",
+            "--slo", "startupTime.p95<4s,renderedRatio.p50>0.9,failed<1", "--size", "320x240", "--bitrate", "300k",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = Self.lines(result.stdout)
+        let swarm = lines.filter { $0["type"] as? String == "swarm" }
+        #expect((4...7).contains(swarm.count), "a line a second over 5 s: \(swarm.count)")
+        // The ramp: 12 viewers at 30/s have all joined within the first second's sample.
+        let summary = try #require(lines.last)
+        #expect(summary["type"] as? String == "summary" && summary["run"] as? String == "t-1" && summary["viewers"] as? Int == 12)
+        #expect(summary["failed"] as? Int == 0 && summary["ended"] as? Int == 12 && summary["sessions"] as? Int == 12)
+        let startup = try #require(summary["startupTime"] as? [String: Any])
+        #expect(startup["n"] as? Int == 12, "every viewer rendered a first frame")
+        let ratio = try #require(summary["renderedRatio"] as? [String: Any])
+        #expect(try #require(ratio["p50"] as? Double) > 0.9, "\(summary)")
+        #expect(summary["framesDecoded"] == nil, "nobody decoded (--decode none): unknown, not 0")
+        let slo = try #require(summary["slo"] as? [[String: Any]])
+        #expect(slo.count == 3 && slo.allSatisfy { $0["held"] as? Bool == true })
+        let tester = try #require(summary["tester"] as? [String: Any])
+        #expect(tester["cores"] as? Int ?? 0 >= 1 && (tester["residentBytes"] as? Int ?? 0) > 0)
+        // Each viewer reports into one instrument as a tracker of its own, tagged.
+        let text = try String(contentsOfFile: records, encoding: .utf8)
+        let heartbeats = Self.lines(text).filter { $0["kind"] as? String == "heartbeat" }
+        let tags = heartbeats.compactMap { $0["tags"] as? [String: Any] }
+        #expect(Set(tags.compactMap { $0["viewer"] as? Int }) == Set(0..<12))
+        #expect(tags.allSatisfy { $0["run"] as? String == "t-1" && $0["shard"] as? Int == 0 })
+    }
+
+    @Test("An objective breached: exit 4, naming it on stderr; the summary says which")
+    func breach() throws {
+        let result = try runPlayout(["swarm", "--viewers", "3", "--duration", "3s", "--json", "--slo", "startupTime.p95<1ms", "--size", "320x240"])
+        #expect(result.status == 4, "\(result.stderr)")
+        #expect(result.stderr.contains("SLO breached: startupTime.p95<1ms"))
+        let slo = try #require(Self.lines(result.stdout).last?["slo"] as? [[String: Any]])
+        #expect(slo.first?["held"] as? Bool == false)
+    }
+
+    @Test("Churn: sessions end and rejoin, the audience stays the size asked for")
+    func churn() throws {
+        let result = try runPlayout(["swarm", "--viewers", "6", "--churn", "1s", "--duration", "5s", "--json", "--size", "320x240", "--bitrate", "300k"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let summary = try #require(Self.lines(result.stdout).last)
+        // 6 viewers × 5 s / 1 s mean ≈ 30 sessions ending early (±3σ ≈ ±16), each followed by another.
+        let sessions = try #require(summary["sessions"] as? Int)
+        #expect((16...60).contains(sessions), "sessions: \(sessions)")
+        #expect(summary["viewers"] as? Int == 6 && summary["failed"] as? Int == 0)
+    }
+
+    @Test("A ramp of 4/s: the first second's sample has most viewers still to join (connecting)")
+    func ramp() throws {
+        let result = try runPlayout(["swarm", "--viewers", "12", "--ramp", "4/s", "--duration", "4s", "--json", "--size", "320x240"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let first = try #require(Self.lines(result.stdout).first)
+        #expect((first["connecting"] as? Int ?? 0) >= 6, "\(first)")
+        let summary = try #require(Self.lines(result.stdout).last)
+        #expect(summary["sessions"] as? Int == 12)
+    }
+
+    @Test("More viewers than file descriptors: refused before the ramp, naming the limit")
+    func descriptors() throws {
+        let binary = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent(".build/debug/playout").path
+        let result = try runProgram("/bin/bash", ["-c", "ulimit -n 256; exec \(binary) swarm --viewers 2000 --duration 2s --json"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("2000 viewers need about") && result.stderr.contains("file descriptors") && result.stderr.contains("ulimit -n"))
+    }
+}

@@ -7,11 +7,11 @@
 /// - the run: title, run id, shard, start, decode mode, viewers, the overall verdict (SLOs held or
 ///   breached), and the run's warnings — with a notice when the tester itself was saturated;
 /// - the SLO verdicts and the final aggregate (each measure's spread across viewers at the end);
-/// - viewers connected, connecting, failed and ended over time;
+/// - viewers connected, connecting, failed and ended over time, beside the start-up distribution
+///   (a histogram of every viewer's start-up time, p50/p95/p99 marked);
 /// - one chart per measure of the samples (`startupTime`, `renderedRatio`, `freezeRatio`,
 ///   `endToEndLatency`, `jitterBufferDelay`, `framesPerSecond`, `bitrate`, `packetsLost`,
 ///   `nackCount`, … as they appear): p50, p95, p99 and max across viewers over elapsed time;
-/// - the start-up distribution: a histogram of every viewer's start-up time, p50/p95/p99 marked;
 /// - the tester's own load over time: CPU cores used against the cores there are, late polls and
 ///   dropped telemetry, resident memory, render error — the intervals it was saturated shaded;
 /// - every viewer in a table sorted by clicking a column's header (numbers as numbers, unknowns
@@ -66,10 +66,12 @@ public enum SwarmHTMLReport {
         let xLow = Swift.min(0, times.min() ?? 0)
         let xHigh = Swift.max(xLow + 1, times.max() ?? 1)
         var chartID = 0
-        func chart(_ title: String, _ yLabel: String, _ series: [Series], ceiling: Double? = nil, note: String = "") -> String {
+        func chart(_ title: String, _ yLabel: String, _ series: [Series], ceiling: Double? = nil, integral: Bool = false) -> String {
             chartID += 1
-            let chart = TimeChart(series: series, yLabel: yLabel, xLow: xLow, xHigh: xHigh, shaded: shaded, ceiling: ceiling, label: title, id: chartID)
-            return "<figure><figcaption>\(escape(title))</figcaption>\n\(chart.svg())\(note.isEmpty ? "" : "<p class=\"note\">\(note)</p>")</figure>\n"
+            let chart = TimeChart(
+                series: series, yLabel: yLabel, xLow: xLow, xHigh: xHigh, shaded: shaded, ceiling: ceiling, label: title, id: chartID, integral: integral
+            )
+            return "<figure><figcaption>\(escape(title))</figcaption>\n\(chart.svg())</figure>\n"
         }
         func noSamples() -> String { "<p class=\"empty\">No interval samples were recorded.</p>\n" }
 
@@ -86,7 +88,8 @@ public enum SwarmHTMLReport {
                 [
                     line("connected", "#2e9d3a", \.connected), line("connecting", "#e8830c", \.connecting),
                     line("failed", "#d62728", \.failed), line("ended", "#6f6f6f", \.ended),
-                ]
+                ],
+                integral: true
             )
         }
         let startups = report.startupTimes.filter(\.isFinite)
@@ -121,7 +124,7 @@ public enum SwarmHTMLReport {
                     )
                 }
                 let yLabel = scale.label(info.axis == name && info.unit == .count ? "count" : info.axis)
-                out += chart(info.title == name ? name : "\(info.title) — \(name)", yLabel, series, ceiling: info.unit == .ratio ? 100 : nil)
+                out += chart(info.title == name ? name : "\(info.title) — \(name)", yLabel, series, ceiling: info.unit == .ratio ? 100 : nil, integral: info.unit == .count)
             }
             out += "</div>\n"
         }
@@ -147,7 +150,8 @@ public enum SwarmHTMLReport {
                 [
                     Series(label: "late polls", colour: "#e8830c", points: zip(at, samples).map { ($0, Double($1.tester.latePolls)) }),
                     Series(label: "dropped telemetry", colour: "#9467bd", points: zip(at, samples).map { ($0, Double($1.tester.droppedTelemetry)) }),
-                ]
+                ],
+                integral: true
             )
             out += chart(
                 "Resident memory of the tester", "resident memory (MiB)",
@@ -229,29 +233,29 @@ public enum SwarmHTMLReport {
     static let style = """
         :root{color-scheme:light}\
         body{margin:0 auto;max-width:1400px;padding:0 20px 40px;font:14px/1.45 system-ui,"DejaVu Sans",Helvetica,Arial,sans-serif;color:#222;background:#f7f8fa}\
-        header{padding:16px 0 4px}h1{font-size:22px;margin:0 0 8px;overflow-wrap:anywhere}\
+        header{padding:16px 0 4px}h1{font-size:22px;margin:0 0 8px;overflow-wrap:anywhere;max-height:4.4em;overflow:auto}\
         h2{font-size:18px;margin:26px 0 10px;border-bottom:1px solid #dcdfe4;padding-bottom:4px}h3{font-size:15px;margin:6px 0}\
         .verdict{display:inline-block;font-weight:bold;font-size:16px;padding:5px 12px;border-radius:4px;margin:0 0 8px}\
         .verdict.held{background:#dcf3df;color:#17652a;border:1px solid #8fcf99}\
         .verdict.breached{background:#fbe0e0;color:#9b1111;border:1px solid #e79a9a}\
         .verdict.none{background:#eceef2;color:#444;border:1px solid #cfd3da}\
         .facts{display:flex;flex-wrap:wrap;gap:6px 22px;margin:6px 0}.facts div{display:flex;gap:6px;max-width:100%}\
-        dt{color:#666}dd{margin:0;font-weight:600;overflow-wrap:anywhere}\
+        dt{color:#666}dd{margin:0;font-weight:600;overflow-wrap:anywhere;max-height:4.4em;overflow:auto}\
         .warnings{background:#fff4d6;border:1px solid #e9c46a;border-left:6px solid #e0a100;padding:6px 14px;margin:10px 0;border-radius:4px}\
-        .warnings h2{border:0;margin:4px 0;font-size:16px}.warnings ul{margin:4px 0 6px;padding-left:20px}.warnings li{overflow-wrap:anywhere}\
+        .warnings h2{border:0;margin:4px 0;font-size:16px}.warnings ul{margin:4px 0 6px;padding-left:20px}.warnings li{overflow-wrap:anywhere;max-height:5.8em;overflow:auto}\
         nav{position:sticky;top:0;background:#f7f8fa;padding:6px 0;border-bottom:1px solid #dcdfe4;z-index:2}\
         nav a{margin-right:16px;color:#1f5fa8;text-decoration:none}nav a:hover{text-decoration:underline}\
         .pair{display:grid;grid-template-columns:repeat(auto-fit,minmax(420px,1fr));gap:20px}\
         .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(560px,1fr));gap:16px;margin-bottom:16px}\
         figure{margin:0;background:#fff;border:1px solid #dcdfe4;border-radius:4px;padding:8px 10px}\
-        figcaption{font-weight:600;margin-bottom:2px;overflow-wrap:anywhere}\
+        figcaption{font-weight:600;margin-bottom:2px;overflow-wrap:anywhere;max-height:4.4em;overflow:auto}\
         svg.chart{width:100%;height:auto;display:block;font-size:12px;fill:#333}svg .axis{fill:#444}\
         table{border-collapse:collapse;background:#fff;font-variant-numeric:tabular-nums}\
         th,td{border:1px solid #e1e4e8;padding:3px 8px;text-align:left}th{background:#eef1f5;font-weight:600}\
         .num{text-align:right}td.num{white-space:nowrap}#viewers td{text-align:right}#viewers td:nth-child(3),#viewers td:nth-child(4){text-align:left}\
         #viewers td{white-space:nowrap}#viewers td:nth-child(3){max-width:200px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}\
-        #slo td,#final td{overflow-wrap:anywhere}\
-        tr.breached td{background:#fbe0e0;color:#8a1010}tr.held td.ok{color:#17652a;font-weight:bold}td.bad{font-weight:bold}\
+        #slo td,#final td{overflow-wrap:anywhere}#slo code{display:block;max-height:4.4em;overflow:auto}\
+        tr.breached td{background:#fbe0e0;color:#8a1010}tr.held td.ok{color:#17652a;font-weight:bold}td.bad{font-weight:bold}td.ok,td.bad{white-space:nowrap}\
         tr.f td{background:#fdeeee}\
         .scroll{max-height:78vh;overflow:auto;border:1px solid #dcdfe4;background:#fff}\
         .scroll thead th{position:sticky;top:0;z-index:1}\

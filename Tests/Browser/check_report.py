@@ -99,6 +99,8 @@ def sorted_as(values, numeric, descending):
 
 
 def check(driver, url, args):
+    from selenium.webdriver.common.by import By
+
     failures = []
     result = {"url": url}
     # Start from a blank page and forget what the browser itself loaded before (its new-tab page).
@@ -144,8 +146,6 @@ def check(driver, url, args):
     sorting = []
 
     def click(name):
-        from selenium.webdriver.common.by import By
-
         index = names.index(name)
         header = driver.find_elements(By.CSS_SELECTOR, "#viewers thead th")[index]
         driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", header)
@@ -174,9 +174,25 @@ def check(driver, url, args):
     if len(sorting) >= 2 and sorting[0]["firstAfter"] == sorting[1]["firstAfter"]:
         failures.append("sorting %r both ways left the same first cell %r" % (args.sort_column, sorting[0]["firstAfter"]))
 
+    # How long one sort takes in the page (the click handler runs synchronously).
+    if args.sort_column in names:
+        result["sortMilliseconds"] = driver.execute_script(
+            "var th = document.querySelectorAll('#viewers thead th')[arguments[0]];"
+            " var t = performance.now(); th.click(); return performance.now() - t;",
+            names.index(args.sort_column),
+        )
+
     # Back to viewer order for the picture.
     if "viewer" in names:
         click("viewer")
+        if driver.find_elements(By.CSS_SELECTOR, "#viewers thead th")[names.index("viewer")].get_attribute("aria-sort") != "ascending":
+            click("viewer")
+
+    # The page fits the window's width (long run text wraps or is cut, the table scrolls in its box).
+    widths = driver.execute_script("return [document.documentElement.scrollWidth, document.documentElement.clientWidth];")
+    result["pageWidth"] = widths
+    if widths[0] > widths[1]:
+        failures.append("the page scrolls sideways: %d px wide in a %d px window" % (widths[0], widths[1]))
 
     # Nothing fetched: Resource Timing, then Chromium's own network log.
     resources = driver.execute_script("return performance.getEntriesByType('resource').map(function(e){return e.name;});")

@@ -401,6 +401,8 @@ struct SwarmHTMLReportTests {
         #expect(ratio.low == 97 && ratio.high == 100)
         let counts = SwarmHTMLReport.Axis.covering([0, 3, 17])
         #expect(counts.low == 0 && counts.high == 20 && counts.step == 5)
+        let freezes = SwarmHTMLReport.Axis.covering([0, 1], integral: true)
+        #expect(freezes.step == 1 && freezes.ticks == [0, 1], "a count's axis has whole ticks")
         let flat = SwarmHTMLReport.Axis.covering([2, 2])
         #expect(flat.low < 2 && flat.high > 2)
         #expect(SwarmHTMLReport.Axis.covering([]).high == 1)

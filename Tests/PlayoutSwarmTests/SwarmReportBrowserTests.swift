@@ -8,7 +8,8 @@ import Testing
 /// checks that it draws every chart with no console error, fetches nothing, and sorts its table.
 /// `make setup` installs the three packages.
 ///
-/// Set `PLAYOUT_REPORT_SCREENSHOT=/path/to.png` to keep the full-page screenshot.
+/// Set `PLAYOUT_REPORT_KEEP=/some/folder` to keep each page checked and its full-page screenshot
+/// there (`realistic.html`, `realistic.png`, `hostile.html`, …) to look at.
 @Suite("SwarmHTMLReport in headless Chromium", .serialized, .realTime(weight: 2, timeLimit: .seconds(240)))
 struct SwarmReportBrowserTests {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -30,7 +31,7 @@ struct SwarmReportBrowserTests {
     }
 
     /// Writes `html` into `folder` and runs the check script on it.
-    func check(_ html: String, in folder: URL, charts: Int, rows: Int) throws -> Check {
+    func check(_ html: String, in folder: URL, charts: Int, rows: Int, keepAs name: String? = nil) throws -> Check {
         let page = folder.appendingPathComponent("run.html")
         try html.write(to: page, atomically: true, encoding: .utf8)
         let errors = folder.appendingPathComponent("check.stderr")
@@ -50,6 +51,15 @@ struct SwarmReportBrowserTests {
         let errorOutput = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
         let line = String(decoding: data, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
         let result = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] ?? [:]
+        if let name, let keep = ProcessInfo.processInfo.environment["PLAYOUT_REPORT_KEEP"], !keep.isEmpty {
+            let into = URL(fileURLWithPath: keep)
+            try FileManager.default.createDirectory(at: into, withIntermediateDirectories: true)
+            for (file, suffix) in [("run.html", "html"), ("run.png", "png")] {
+                let target = into.appendingPathComponent("\(name).\(suffix)")
+                try? FileManager.default.removeItem(at: target)
+                try? FileManager.default.copyItem(at: folder.appendingPathComponent(file), to: target)
+            }
+        }
         return Check(status: process.terminationStatus, result: result, errorOutput: errorOutput)
     }
 
@@ -70,7 +80,7 @@ struct SwarmReportBrowserTests {
         #expect(report.samples.contains { $0.tester.saturated })
         let folder = try folder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let check = try check(SwarmHTMLReport.html(report), in: folder, charts: SyntheticSwarmRun.charts, rows: 300)
+        let check = try check(SwarmHTMLReport.html(report), in: folder, charts: SyntheticSwarmRun.charts, rows: 300, keepAs: "realistic")
         if check.status == 2 {
             Issue.record("the browser did not start — install chromium, chromium-driver and python3-selenium (make setup): \(check.failures) \(check.errorOutput.suffix(2_000))")
             return
@@ -99,10 +109,27 @@ struct SwarmReportBrowserTests {
         let size = try #require(pngSize(png), "run.png is not a PNG")
         #expect(size.width >= 1_000 && size.height >= 3_000, "the full page is \(size.width) × \(size.height)")
         #expect(png.count > 100_000, "a page of charts and a table compresses to more than \(png.count) bytes")
-        if let keep = ProcessInfo.processInfo.environment["PLAYOUT_REPORT_SCREENSHOT"], !keep.isEmpty {
-            try? FileManager.default.removeItem(atPath: keep)
-            try FileManager.default.copyItem(at: picture, to: URL(fileURLWithPath: keep))
+    }
+
+    @Test("Hostile run text stays text in the browser: no injected script runs, nothing is fetched, a 10 kB title wraps")
+    func hostileRun() throws {
+        var report = SyntheticSwarmRun.report(viewers: 30, samples: 10)
+        let attack = "</script><script>console.error('escaped script ran')</script><img src=\"http://127.0.0.1:9/x.png\" onerror=\"console.error('handler ran')\">"
+        report.title = attack + String(repeating: "a-very-long-title-", count: 560)
+        report.run = attack
+        report.started = "naïve 日本語 👀 \"quoted\" & 'single' \u{0}"
+        report.warnings = [attack, String(repeating: "W", count: 10_000)]
+        report.viewers[3].state = "failed: " + attack
+        report.verdicts.append(SLOVerdict(objective: attack, measured: 1, bound: 2, held: true))
+        for index in report.samples.indices {
+            report.samples[index].measures.append((name: attack, spread: Spread(count: 1, min: 1, p50: 1, p95: 2, p99: 3, max: 4)))
         }
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let check = try check(SwarmHTMLReport.html(report), in: folder, charts: SyntheticSwarmRun.charts + 1, rows: 30, keepAs: "hostile")
+        try #require(check.status != 2, "the browser did not start — make setup: \(check.failures)")
+        #expect(check.status == 0, "\(check.failures)\n\(check.errorOutput.suffix(2_000))")
+        #expect(check.failures.isEmpty)
     }
 
     @Test("The check can fail: a console error, a fetch past the policy, a chart without data, a table that does not sort")

@@ -23,8 +23,9 @@ extension SwarmHTMLReport {
 
         /// An axis over `values` with about `ticks` steps of 1, 2 or 5 × a power of ten. It starts
         /// at 0 when the values are not negative and the lowest is under half the highest (so a
-        /// small change does not look big); `ceiling` caps it (100 for a percentage).
-        static func covering(_ values: [Double], ticks: Int = 5, ceiling: Double? = nil) -> Axis {
+        /// small change does not look big); `ceiling` caps it (100 for a percentage); an `integral`
+        /// axis (counts) steps by whole numbers.
+        static func covering(_ values: [Double], ticks: Int = 5, ceiling: Double? = nil, integral: Bool = false) -> Axis {
             let finite = values.filter(\.isFinite)
             guard var low = finite.min(), var high = finite.max() else { return Axis(low: 0, high: 1, step: 0.2) }
             if low >= 0, low <= high * 0.5 { low = 0 }
@@ -34,7 +35,8 @@ extension SwarmHTMLReport {
                 let pad = Swift.abs(high) * 0.1
                 (low, high) = (low >= 0 && low - pad < 0 ? 0 : low - pad, high + pad)
             }
-            let step = niceStep((high - low) / Double(Swift.max(1, ticks)))
+            let raw = niceStep((high - low) / Double(Swift.max(1, ticks)))
+            let step = integral ? Swift.max(1, raw) : raw
             var axis = Axis(low: (low / step).rounded(.down) * step, high: (high / step).rounded(.up) * step, step: step)
             if let ceiling, high <= ceiling, axis.high > ceiling { axis.high = ceiling }
             guard axis.low.isFinite, axis.high.isFinite, axis.high > axis.low, ((axis.high - axis.low) / step) <= 60 else {
@@ -108,11 +110,13 @@ extension SwarmHTMLReport {
         var label: String
         /// Unique in the document: names the chart's clip path.
         var id: Int
+        /// The values are counts: the y axis steps by whole numbers.
+        var integral = false
 
         func svg() -> String {
             let w = Self.width, h = Self.height, left = Self.left, top = Self.top
             let plotW = Self.plotWidth, plotH = Self.plotHeight
-            let yAxis = Axis.covering(series.flatMap { $0.points.compactMap(\.y) }, ceiling: ceiling)
+            let yAxis = Axis.covering(series.flatMap { $0.points.compactMap(\.y) }, ceiling: ceiling, integral: integral)
             let minutes = xHigh - xLow > 600
             let xDivisor = minutes ? 60.0 : 1
             let xAxis = Axis.covering([xLow / xDivisor, xHigh / xDivisor], ticks: 8)
@@ -265,7 +269,7 @@ extension SwarmHTMLReport {
             bins[bin((value - start) / width, below: binCount)] += 1
         }
         let xAxis = Axis.covering([start, start + Double(binCount) * width], ticks: 8)
-        let yAxis = Axis.covering([0] + bins.map(Double.init), ticks: 4)
+        let yAxis = Axis.covering([0] + bins.map(Double.init), ticks: 4, integral: true)
         let xPlaces = places(forStep: xAxis.step)
         let yPlaces = places(forStep: yAxis.step)
         func x(_ value: Double) -> Double { left + (value - xAxis.low) / (xAxis.high - xAxis.low) * plotW }

@@ -259,6 +259,7 @@ public enum SwarmHTMLReport {
         tr.f td{background:#fdeeee}\
         .scroll{max-height:78vh;overflow:auto;border:1px solid #dcdfe4;background:#fff}\
         .scroll thead th{position:sticky;top:0;z-index:1}\
+        #pager{margin:6px 0;display:flex;gap:6px;align-items:center}#pager .range{min-width:190px;text-align:center;color:#444}\
         table.sortable th{cursor:pointer;user-select:none;vertical-align:bottom;max-width:96px}table.sortable th:hover{background:#e2e7ee}\
         th[aria-sort=ascending]::after{content:" \\25B2"}th[aria-sort=descending]::after{content:" \\25BC"}\
         .note{color:#555;margin:4px 0}.alert{color:#8a4b00;font-weight:600;margin:4px 0}.empty{color:#666;font-style:italic}\
@@ -268,18 +269,79 @@ public enum SwarmHTMLReport {
 
     /// Sorts the viewer table by a clicked (or Enter-pressed) header: numbers as numbers, text as
     /// text, `—` last in both directions; a second click reverses. Stable, so equal values keep
-    /// the order of the sort before.
+    /// the order of the sort before. With more than ``pageSize`` viewers it shows one page of rows
+    /// at a time (the others `hidden`, so the browser lays out only a page: a 5 000-row table
+    /// re-laid out whole took seconds), with a pager to move or show all; a sort starts at page one.
     static let script = """
-        (function(){var t=document.getElementById("viewers");if(!t||!t.tHead)return;\
-        var b=t.tBodies[0],h=t.tHead.rows[0].cells;\
-        function key(c,n){var s=c?c.textContent:"";if(s==="\\u2014"||s==="")return null;if(!n)return s;var v=parseFloat(s);return isNaN(v)?null:v;}\
-        function sort(col){var th=h[col],n=th.getAttribute("data-type")==="num",d=th.getAttribute("aria-sort")==="ascending"?-1:1;\
-        var rows=Array.prototype.slice.call(b.rows).map(function(r,i){return{r:r,k:key(r.cells[col],n),i:i};});\
-        rows.sort(function(x,y){if(x.k===null||y.k===null){return x.k===y.k?x.i-y.i:(x.k===null?1:-1);}\
-        var c=n?x.k-y.k:(x.k<y.k?-1:(x.k>y.k?1:0));return c!==0?d*c:x.i-y.i;});\
-        for(var j=0;j<h.length;j++)h[j].removeAttribute("aria-sort");th.setAttribute("aria-sort",d===1?"ascending":"descending");\
-        var f=document.createDocumentFragment();rows.forEach(function(e){f.appendChild(e.r);});b.appendChild(f);}\
-        Array.prototype.forEach.call(h,function(th,col){th.tabIndex=0;th.addEventListener("click",function(){sort(col);});\
-        th.addEventListener("keydown",function(e){if(e.key==="Enter"||e.key===" "){e.preventDefault();sort(col);}});});})();
+        (function () {
+          var table = document.getElementById("viewers");
+          if (!table || !table.tHead) return;
+          var body = table.tBodies[0], heads = table.tHead.rows[0].cells;
+          var size = \(pageSize), page = 0, all = false, pager = document.getElementById("pager");
+          function show() {
+            var rows = body.rows, n = rows.length, pages = Math.max(1, Math.ceil(n / size));
+            page = Math.max(0, Math.min(page, pages - 1));
+            var from = all ? 0 : page * size, to = all ? n : Math.min(n, from + size);
+            for (var i = 0; i < n; i++) {
+              var hide = i < from || i >= to;
+              if (rows[i].hidden !== hide) rows[i].hidden = hide;
+            }
+            if (!pager) return;
+            pager.querySelector(".range").textContent = all ? "all " + n + " rows" : "rows " + (from + 1) + "\\u2013" + to + " of " + n;
+            Array.prototype.forEach.call(pager.querySelectorAll("button"), function (button) {
+              var go = button.getAttribute("data-go");
+              button.disabled = go === "all" ? all : (!all && ((go === "first" || go === "previous") ? page === 0 : page === pages - 1));
+            });
+          }
+          function key(cell, numeric) {
+            var text = cell ? cell.textContent : "";
+            if (text === "\\u2014" || text === "") return null;
+            if (!numeric) return text;
+            var value = parseFloat(text);
+            return isNaN(value) ? null : value;
+          }
+          function sort(column) {
+            var head = heads[column], numeric = head.getAttribute("data-type") === "num";
+            var direction = head.getAttribute("aria-sort") === "ascending" ? -1 : 1;
+            var rows = Array.prototype.map.call(body.rows, function (row, index) {
+              return { row: row, key: key(row.cells[column], numeric), index: index };
+            });
+            rows.sort(function (a, b) {
+              if (a.key === null || b.key === null) return a.key === b.key ? a.index - b.index : (a.key === null ? 1 : -1);
+              var c = numeric ? a.key - b.key : (a.key < b.key ? -1 : (a.key > b.key ? 1 : 0));
+              return c !== 0 ? direction * c : a.index - b.index;
+            });
+            for (var j = 0; j < heads.length; j++) heads[j].removeAttribute("aria-sort");
+            head.setAttribute("aria-sort", direction === 1 ? "ascending" : "descending");
+            // Reorder off the document, then put it back once: one layout, not one per row.
+            var next = body.nextSibling;
+            table.removeChild(body);
+            rows.forEach(function (entry) { body.appendChild(entry.row); });
+            page = 0;
+            show();
+            table.insertBefore(body, next);
+          }
+          Array.prototype.forEach.call(heads, function (head, column) {
+            head.tabIndex = 0;
+            head.addEventListener("click", function () { sort(column); });
+            head.addEventListener("keydown", function (event) {
+              if (event.key === "Enter" || event.key === " ") { event.preventDefault(); sort(column); }
+            });
+          });
+          if (pager) {
+            pager.hidden = false;
+            pager.addEventListener("click", function (event) {
+              var go = event.target.getAttribute && event.target.getAttribute("data-go");
+              if (!go) return;
+              if (go === "all") all = true; else all = false;
+              if (go === "first") page = 0;
+              if (go === "previous") page -= 1;
+              if (go === "next") page += 1;
+              if (go === "last") page = Infinity;
+              show();
+            });
+          }
+          show();
+        })();
         """
 }

@@ -222,7 +222,7 @@ struct SwarmHTMLReportTests {
 
     @Test("One table row per viewer, sortable headers, failed viewers marked")
     func viewerRows() throws {
-        for viewers in [1, 7, 300] {
+        for viewers in [1, 7, 250, 300] {
             let report = SyntheticSwarmRun.report(viewers: viewers, samples: 5)
             let html = SwarmHTMLReport.html(report)
             let table = try #require(slice(html, from: "<table id=\"viewers\"", to: "</table>"))
@@ -232,6 +232,7 @@ struct SwarmHTMLReportTests {
             let head = try #require(slice(html, from: "<table id=\"viewers\" class=\"sortable\">", to: "</thead>"))
             #expect(count("<th ", in: String(head)) == SwarmHTMLReport.viewerColumns.count)
             #expect(count("data-type=\"num\"", in: String(head)) == SwarmHTMLReport.viewerColumns.filter(\.numeric).count)
+            #expect(html.contains("<div id=\"pager\" hidden>") == (viewers > SwarmHTMLReport.pageSize), "a pager only for a long table")
         }
         let html = SwarmHTMLReport.html(SyntheticSwarmRun.report())
         #expect(count("<script>", in: html) == 1 && count("</script>", in: html) == 1)

@@ -111,6 +111,20 @@ struct SwarmReportBrowserTests {
         #expect(png.count > 100_000, "a page of charts and a table compresses to more than \(png.count) bytes")
     }
 
+    @Test("5 000 viewers: the page stays usable — it loads, draws and sorts its table in well under a second")
+    func thousandsOfViewers() throws {
+        let report = SyntheticSwarmRun.report(viewers: 5_000, samples: 30, saturated: 10..<12)
+        let html = SwarmHTMLReport.html(report)
+        #expect(html.utf8.count < 5_000 * 130 + 200_000, "\(html.utf8.count) bytes")
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let check = try check(html, in: folder, charts: SyntheticSwarmRun.charts, rows: 5_000, keepAs: "thousands")
+        try #require(check.status != 2, "the browser did not start — make setup: \(check.failures)")
+        #expect(check.status == 0, "\(check.failures)\n\(check.errorOutput.suffix(2_000))")
+        let sort = try #require(check.result["sortMilliseconds"] as? Double)
+        #expect(sort < 1_000, "sorting 5 000 rows took \(sort) ms")
+    }
+
     @Test("Hostile run text stays text in the browser: no injected script runs, nothing is fetched, a 10 kB title wraps")
     func hostileRun() throws {
         var report = SyntheticSwarmRun.report(viewers: 30, samples: 10)

@@ -20,6 +20,9 @@ extension SwarmHTMLReport {
         ("frames decoded", true, { outcome in outcome.decoded ? outcome.framesDecoded.map { "\($0)" } : nil }),
     ]
 
+    /// Rows the viewer table shows at a time (when it has more, a pager moves between pages).
+    static let pageSize = 250
+
     /// Cells longer than this get a `title` with the whole text (the cell itself is cut by CSS).
     static let longCell = 40
 
@@ -51,6 +54,12 @@ extension SwarmHTMLReport {
             out += "\n"
         }
         out += "</tbody></table></div>\n"
+        if viewers.count > pageSize {
+            // Shown by the script, which pages the rows; without it every row shows.
+            out += "<div id=\"pager\" hidden><button type=\"button\" data-go=\"first\">« first</button><button type=\"button\" data-go=\"previous\">‹ previous</button>"
+            out += "<span class=\"range\"></span><button type=\"button\" data-go=\"next\">next ›</button><button type=\"button\" data-go=\"last\">last »</button>"
+            out += "<button type=\"button\" data-go=\"all\">show all \(viewers.count)</button></div>\n"
+        }
         return out
     }
 

@@ -43,7 +43,7 @@ public enum SwarmHTMLReport {
             <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
             <meta name="viewport" content="width=device-width, initial-scale=1">
             <link rel="icon" href="data:,">
-            <title>\(escape(truncated(report.title, to: 200))) — swarm report</title>
+            <title>\(escape(truncated(report.title.isEmpty ? "playout swarm" : report.title, to: 200))) — swarm report</title>
             <style>\(style)</style>
             </head>
             <body>
@@ -167,7 +167,7 @@ public enum SwarmHTMLReport {
 
         // Every viewer.
         out += "<section id=\"viewer-table\"><h2>Every viewer</h2>\n"
-        out += "<p class=\"note\">\(report.viewers.count) viewers. Click a column’s header to sort by it (again to reverse); — marks a value the viewer does not have (no frame rendered, or not decoded), and sorts last.</p>\n"
+        out += "<p class=\"note\">\(report.viewers.count) viewers. Click a column’s header to sort by it (again to reverse); — marks a value the viewer does not have (no frame rendered, or not decoded), and sorts last.\(report.viewers.count > pageSize ? " \(pageSize) rows a page: the buttons under the table move on or show all." : "")</p>\n"
         out += viewerTable(report.viewers)
         out += "</section>\n"
         out += "<footer>Written by <code>playout swarm --report</code>. Self-contained: nothing on this page was fetched.</footer>\n"
@@ -177,7 +177,7 @@ public enum SwarmHTMLReport {
 
     /// The header: title, facts of the run, the overall verdict and the warnings.
     static func header(_ report: SwarmReport, samples: [SwarmSample]) -> String {
-        var out = "<header>\n<h1>\(escape(report.title))</h1>\n"
+        var out = "<header>\n<h1>\(escape(report.title.isEmpty ? "playout swarm" : report.title))</h1>\n"
         let breached = report.verdicts.filter { !$0.held }.count
         if report.verdicts.isEmpty {
             out += "<p class=\"verdict none\" id=\"verdict\">No service-level objectives given</p>\n"

@@ -327,6 +327,7 @@ struct SwarmHTMLReportTests {
         #expect(html.contains("No aggregate was recorded."))
         #expect(!html.contains("<svg"))
         #expect(!html.contains("class=\"warnings\""))
+        #expect(html.contains("<h1>playout swarm</h1>"), "an untitled run still has a heading")
 
         // Samples without measures, viewers that never started.
         var report = SyntheticSwarmRun.report(viewers: 4, samples: 3, saturated: 0..<0)
@@ -337,6 +338,10 @@ struct SwarmHTMLReportTests {
         #expect(page.contains("No viewer rendered a frame"))
         #expect(count("<svg class=\"chart\"", in: page) == 1 + 4)
         #expect(page.contains("The tester kept up in every interval"))
+        // No viewer had a render error: that chart says so rather than standing empty.
+        var silent = report
+        for index in silent.samples.indices { silent.samples[index].tester.renderErrorP99 = nil }
+        #expect(count("no viewer had a value</text>", in: SwarmHTMLReport.html(silent)) == 1)
     }
 
     @Test("Odd numbers draw without NaN: one sample, non-finite and huge values, time going backwards, all viewers equal")

@@ -150,14 +150,19 @@ extension SwarmHTMLReport {
             out += "<text x=\"\(c(left + plotW / 2))\" y=\"\(c(h - 6))\" text-anchor=\"middle\" class=\"axis\">elapsed (\(minutes ? "min" : "s"))</text>\n"
             out += "<text transform=\"translate(15 \(c(top + plotH / 2))) rotate(-90)\" text-anchor=\"middle\" class=\"axis\">\(SwarmHTMLReport.escape(SwarmHTMLReport.truncated(yLabel, to: 36)))</text>\n"
             out += "<g clip-path=\"url(#clip\(id))\" fill=\"none\" stroke-linecap=\"round\" stroke-linejoin=\"round\">\n"
+            var drawn = 0
             for line in series {
                 let pixels = line.points.map { point in (x: x(point.x), y: point.y.flatMap { $0.isFinite ? y($0) : nil }) }
                 let d = SwarmHTMLReport.pathData(SwarmHTMLReport.decimated(pixels, columns: plotW))
                 guard !d.isEmpty else { continue }
+                drawn += 1
                 let dash = line.dash.map { " stroke-dasharray=\"\($0)\"" } ?? ""
                 out += "<path class=\"series\" d=\"\(d)\" stroke=\"\(line.colour)\" stroke-width=\"\(c(line.width))\"\(dash)><title>\(SwarmHTMLReport.escape(line.label))</title></path>\n"
             }
             out += "</g>\n"
+            if drawn == 0 {
+                out += "<text x=\"\(c(left + plotW / 2))\" y=\"\(c(top + plotH / 2))\" text-anchor=\"middle\" class=\"axis\">no viewer had a value</text>\n"
+            }
             out += legend()
             out += "</svg>"
             return out

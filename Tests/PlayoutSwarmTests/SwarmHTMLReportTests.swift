@@ -384,6 +384,7 @@ struct SwarmHTMLReportTests {
         // An hour at 1 s: lines keep at most two points per pixel column.
         let hour = SyntheticSwarmRun.report(viewers: 20, samples: 3_600)
         #expect(bytes(hour) < 800_000, "\(bytes(hour)) bytes for 3 600 samples")
+        #expect(SwarmHTMLReport.html(hour).contains(">elapsed (min)</text>"), "a long run's time axis reads in minutes")
         let tenThousand = SyntheticSwarmRun.report(viewers: 10_000, samples: 10)
         #expect(bytes(tenThousand) < 10_000 * 130 + 200_000)
     }

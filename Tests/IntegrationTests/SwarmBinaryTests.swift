@@ -16,9 +16,11 @@ struct SwarmBinaryTests {
     @Test("12 viewers on a 30/s ramp over WHEP: a swarm line a second, every viewer connected and rendering, SLOs held, per-viewer records tagged viewer, shard and run")
     func wholeRun() throws {
         let records = Self.temporary("records.jsonl")
-        defer { unlink(records) }
+        let report = Self.temporary("report.html")
+        let picture = Self.temporary("report.png")
+        defer { for path in [records, report, picture] { unlink(path) } }
         let result = try runPlayout([
-            "swarm", "--viewers", "12", "--ramp", "30/s", "--duration", "5s", "--json", "--run", "t-1", "--telemetry", "jsonl:\(records)",
+            "swarm", "--viewers", "12", "--ramp", "30/s", "--duration", "5s", "--json", "--run", "t-1", "--telemetry", "jsonl:\(records)", "--report", report,
             "--slo", "startupTime.p95<4s,renderedRatio.p50>0.9,failed<1", "--size", "320x240", "--bitrate", "300k",
         ])
         #expect(result.status == 0, "\(result.stderr)")
@@ -44,6 +46,15 @@ struct SwarmBinaryTests {
         let tags = heartbeats.compactMap { $0["tags"] as? [String: Any] }
         #expect(Set(tags.compactMap { $0["viewer"] as? Int }) == Set(0..<12))
         #expect(tags.allSatisfy { $0["run"] as? String == "t-1" && $0["shard"] as? Int == 0 })
+        // The run's report opens in a real headless browser: its charts drawn, no console error,
+        // no request but the file, one row per viewer, sortable.
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Browser/check_report.py").path
+        let charts = try String(contentsOfFile: report, encoding: .utf8).ranges(of: "<svg").count
+        #expect(charts >= 10, "a chart per measure, the viewers, the start-up, the tester")
+        let check = try runProgram("/usr/bin/python3", [script, report, "--screenshot", picture, "--charts", "\(charts)", "--rows", "12"])
+        let verdict = try #require(try JSONSerialization.jsonObject(with: check.stdout) as? [String: Any], "\(check.stderr)")
+        #expect(check.status == 0 && verdict["ok"] as? Bool == true, "\(verdict["failures"] ?? check.stderr)")
     }
 
     @Test("An objective breached: exit 4, naming it on stderr; the summary says which")

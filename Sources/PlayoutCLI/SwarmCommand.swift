@@ -160,6 +160,11 @@ struct SwarmCommand: ParsableCommand {
                     throw PlayoutError(.invalidOption, "--report \(report): cannot write: \(String(cString: strerror(errno)))")
                 }
             }
+            // A swarm none of whose viewers ever played failed, whatever its objectives.
+            if let final = result.final, final.failed == final.viewers {
+                let reason = result.outcomes.first { $0.state.hasPrefix("failed") }?.state ?? "failed"
+                throw PlayoutError(.invalidSource, "every viewer failed (the first: \(reason))")
+            }
             let breached = verdicts.filter { !$0.held }
             if !breached.isEmpty {
                 let list = breached.map { "\($0.objective) (measured \($0.measured.map { QoSJSONWriter.number($0) } ?? "nothing"))" }.joined(separator: ", ")

@@ -292,14 +292,18 @@ public final class Swarm: @unchecked Sendable {
     }
 
     private func snapshot(of session: Session) -> ViewerSnapshot {
-        let qos = session.subscriber.qos.value
-        let phase: ViewerSnapshot.Phase = session.failure != nil ? .failed : ViewerSnapshot.Phase(session.subscriber.state.value)
-        return ViewerSnapshot(viewer: session.viewer, session: session.session, phase: phase, qos: qos, startup: session.subscriber.startup.value)
+        // A viewer that could not start has no measures (not zeros).
+        guard session.failure == nil else {
+            return ViewerSnapshot(viewer: session.viewer, session: session.session, phase: .failed, qos: nil, startup: session.subscriber.startup.value)
+        }
+        return ViewerSnapshot(
+            viewer: session.viewer, session: session.session, phase: ViewerSnapshot.Phase(session.subscriber.state.value), qos: session.subscriber.qos.value,
+            startup: session.subscriber.startup.value)
     }
 
     private func outcome(of session: Session, final: SubscriberQoS) -> ViewerOutcome {
         var snapshot = snapshot(of: session)
-        snapshot.qos = final
+        if session.failure == nil { snapshot.qos = final }
         let track = final.video ?? final.audio
         let state = session.failure.map { "failed: \($0)" } ?? {
             if case .failed(let reason) = final.state { return "failed: \(reason)" }

@@ -79,6 +79,21 @@ public final class WHEPPeerProcess: Sendable {
         return nil
     }
 
+    /// Every JSON line so far for which `matches` holds, in order (no waiting).
+    public func objects(where matches: ([String: Any]) -> Bool) -> [[String: Any]] {
+        output.lines.withLock { $0 }.compactMap { line in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], matches(object) else { return nil }
+            return object
+        }
+    }
+
+    /// Waits until the process ended by itself, at most `timeout`; whether it did.
+    public func waitUntilEnded(timeout: Duration) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning, ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        return !process.isRunning
+    }
+
     /// Ends the peer with SIGKILL: a child of the test process inherits its blocked SIGTERM.
     public func stop() {
         if process.isRunning {

@@ -87,6 +87,15 @@ struct SwarmBinaryTests {
         #expect(summary["sessions"] as? Int == 12)
     }
 
+    @Test("No viewer can subscribe (nothing listens): exit 1, saying every viewer failed and why; their measures are absent, not zeros")
+    func everyViewerFailed() throws {
+        let result = try runPlayout(["swarm", "http://127.0.0.1:9/whep", "--viewers", "3", "--duration", "2s", "--json"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("every viewer failed"), "\(result.stderr)")
+        let summary = try #require(Self.lines(result.stdout).last)
+        #expect(summary["failed"] as? Int == 3 && summary["bitrate"] == nil, "\(summary)")
+    }
+
     @Test("More viewers than file descriptors: refused before the ramp, naming the limit")
     func descriptors() throws {
         let binary = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -137,6 +137,13 @@ let package = Package(
         ),
 
         .executableTarget(
+            name: "AudienceSwarm",
+            dependencies: ["Playout", "PlayoutSender", "PlayoutSwarm"],
+            path: "Samples/AudienceSwarm",
+            exclude: ["README.md"],
+            swiftSettings: settings
+        ),
+        .executableTarget(
             name: "SubscribeOverWHEP",
             dependencies: ["Playout", "PlayoutSender"],
             path: "Samples/SubscribeOverWHEP",

@@ -57,6 +57,30 @@ struct SwarmBinaryTests {
         #expect(check.status == 0 && verdict["ok"] as? Bool == true, "\(verdict["failures"] ?? check.stderr)")
     }
 
+    @Test("A viewer's telemetry is what subscribe reports for one viewer: the same records, the same fields; only the tags added")
+    func sameRecordsAsSubscribe() throws {
+        let alone = Self.temporary("alone.jsonl")
+        let inSwarm = Self.temporary("swarm.jsonl")
+        defer { for path in [alone, inSwarm] { unlink(path) } }
+        let common = ["--duration", "3s", "--size", "320x240", "--bitrate", "300k"]
+        let single = try runPlayout(["demo", "--whep", "--no-decode", "--json", "--telemetry", "jsonl:\(alone)"] + common)
+        #expect(single.status == 0, "\(single.stderr)")
+        let swarm = try runPlayout(["swarm", "--viewers", "1", "--json", "--run", "r", "--telemetry", "jsonl:\(inSwarm)"] + common)
+        #expect(swarm.status == 0, "\(swarm.stderr)")
+        func shape(_ path: String) throws -> (names: Set<String>, heartbeat: Set<String>, tags: Set<String>) {
+            let records = Self.lines(try String(contentsOfFile: path, encoding: .utf8))
+            let heartbeats = records.filter { $0["kind"] as? String == "heartbeat" }
+            return (
+                Set(records.compactMap { $0["name"] as? String }),
+                Set(heartbeats.flatMap { ($0["fields"] as? [String: Any] ?? [:]).keys }),
+                Set(records.flatMap { ($0["tags"] as? [String: Any] ?? [:]).keys }))
+        }
+        let (a, b) = (try shape(alone), try shape(inSwarm))
+        #expect(!a.heartbeat.isEmpty && a.heartbeat == b.heartbeat, "\(a.heartbeat.symmetricDifference(b.heartbeat))")
+        #expect(a.names == b.names, "\(a.names.symmetricDifference(b.names))")
+        #expect(b.tags.subtracting(a.tags) == ["viewer", "run", "shard"])
+    }
+
     @Test("An objective breached: exit 4, naming it on stderr; the summary says which")
     func breach() throws {
         let result = try runPlayout(["swarm", "--viewers", "3", "--duration", "3s", "--json", "--slo", "startupTime.p95<1ms", "--size", "320x240"])

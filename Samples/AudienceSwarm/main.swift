@@ -29,7 +29,7 @@ let final = result.final!
 let objectives = try SwarmObjective.parseList("startupTime.p95<2s,failed<1")
 print("viewers: \(final.viewers), sessions: \(result.outcomes.count), failed: \(final.failed)")
 print("all connected at once: \(seen == 24)")
-print("threads: a worker per core and one for the observers, however many viewers: \(swarm.threadCount == SubscriptionEventLoop.defaultWorkerCount + 1)")
+print("threads: a worker per core, one for the observers, \(Swarm.connectThreads) opening viewers — however many viewers: \(swarm.threadCount == SubscriptionEventLoop.defaultWorkerCount + 1 + Swarm.connectThreads)")
 print("every viewer rendered a first frame: \(final["startupTime"]?.count == 24)")
 print("frames decoded known: \(final["framesDecoded"] != nil)")
 print("SLOs held: \(objectives.map { $0.verdict(final).held })")

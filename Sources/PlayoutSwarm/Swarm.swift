@@ -123,11 +123,29 @@ public final class Swarm: @unchecked Sendable {
         let session: Int
         let subscriber: Subscriber
         let decoded: Bool
-        var failure: String?
+        /// Where its start is: the connector thread that opens it and the control thread share it.
+        let start = LockedValue(StartState.queued)
+
+        /// Why it could not start (nil: it started, or has not tried yet).
+        var failure: String? {
+            if case .failed(let reason) = start.withLock({ $0 }) { return reason }
+            return nil
+        }
+
+        /// Whether its subscriber was started (so it ends, and its final sample comes).
+        var started: Bool { start.withLock { $0 } == .started }
+    }
+
+    private enum StartState: Equatable {
+        case queued, starting, started, cancelled
+        case failed(String)
     }
 
     public let configuration: Configuration
     private let loop: SubscriptionEventLoop
+    private let connector: SwarmConnector
+    /// Viewers opened at once, off the control thread (a WHEP offer's round trip each).
+    public static let connectThreads = 8
     private let clock = MonotonicClock()
     private let wake = ConditionLock()
     private let stopRequested = LockedValue(false)
@@ -144,10 +162,13 @@ public final class Swarm: @unchecked Sendable {
         try Self.checkDescriptors(viewers: configuration.shardViewers.count, each: configuration.source.descriptorsPerViewer)
         self.configuration = configuration
         loop = try SubscriptionEventLoop(workers: configuration.workers, decodeThreads: configuration.decode == .none ? 0 : configuration.decodeThreads)
+        connector = try SwarmConnector(threads: Self.connectThreads)
     }
 
-    /// The threads the swarm plays on, whatever the number of viewers.
-    public var threadCount: Int { loop.threadCount }
+    /// The threads the swarm plays on, whatever the number of viewers: the event loop's, and
+    /// those that open viewers.
+    public var threadCount: Int { loop.threadCount + Self.connectThreads }
+
 
     /// Ends the run early (Ctrl-C): every viewer stops, and ``run(onSample:)`` returns with the
     /// final aggregate.
@@ -170,7 +191,6 @@ public final class Swarm: @unchecked Sendable {
         var leaving: [Session] = []
         /// Viewers whose subscriber could not be made (a refused source): failed from the start.
         var notStarted: [Int: (session: Int, decoded: Bool, reason: String)] = [:]
-        var startFailures = 0
         var outcomes: [ViewerOutcome] = []
         var samples: [SwarmSample] = []
         var nextSample = start.advanced(by: configuration.interval)
@@ -208,26 +228,33 @@ public final class Swarm: @unchecked Sendable {
                 subscriber = try configuration.source.subscriber(viewer, options)
             } catch {
                 notStarted[viewer] = (session, decodes, "\(error)")
-                warnStart(viewer, error)
+                self.warnStart(viewer, error)
                 return
             }
-            var entry = Session(viewer: viewer, session: session, subscriber: subscriber, decoded: decodes)
-            do {
-                try loop.start(subscriber)
-            } catch {
-                entry.failure = "\(error)"
-                warnStart(viewer, error)
-            }
+            let entry = Session(viewer: viewer, session: session, subscriber: subscriber, decoded: decodes)
             sessions[viewer] = entry
-        }
-
-        func warnStart(_ viewer: Int, _ error: any Error) {
-            startFailures += 1
-            if startFailures <= 5 { warn("viewer \(viewer) could not start: \(error)") }
+            connector.submit { [loop] in
+                // Cancelled while queued (its lifetime ended first): never started.
+                guard entry.start.withLock({ state in
+                    defer { if state == .queued { state = .starting } }
+                    return state == .queued
+                }) else { return }
+                do {
+                    try loop.start(subscriber)
+                    entry.start.withLock { $0 = .started }
+                } catch {
+                    entry.start.withLock { $0 = .failed("\(error)") }
+                    self.warnStart(viewer, error)
+                }
+            }
         }
 
         func collectLeft() {
             leaving.removeAll { session in
+                if session.failure != nil {
+                    outcomes.append(outcome(of: session, final: session.subscriber.qos.value))
+                    return true
+                }
                 guard session.subscriber.state.value.isFinal else { return false }
                 outcomes.append(outcome(of: session, final: session.subscriber.waitUntilEnded()))
                 return true
@@ -244,8 +271,15 @@ public final class Swarm: @unchecked Sendable {
                 case .start(let viewer, let session): begin(viewer: viewer, session: session)
                 case .leave(let viewer, _):
                     if let session = sessions.removeValue(forKey: viewer) {
-                        session.subscriber.stop()
-                        leaving.append(session)
+                        // Not opened yet: it never starts. Else it stops, and its outcome comes when it ended.
+                        let queued = session.start.withLock { state in
+                            defer { if state == .queued { state = .cancelled } }
+                            return state == .queued
+                        }
+                        if !queued {
+                            session.subscriber.stop()
+                            leaving.append(session)
+                        }
                     }
                 case .end: ended = true
                 }
@@ -264,14 +298,16 @@ public final class Swarm: @unchecked Sendable {
                 if !stopRequested.withLock({ $0 }) { wake.wait(until: deadline) }
             }
         }
-        // The end: every session stops; the final aggregate covers every viewer.
-        for session in sessions.values { session.subscriber.stop() }
-        for session in sessions.values { _ = session.subscriber.waitUntilEnded() }
-        for session in leaving { _ = session.subscriber.waitUntilEnded() }
+        // The end: the viewers being opened are opened, then every session stops; the final
+        // aggregate covers every viewer.
+        connector.waitUntilIdle()
+        for session in sessions.values where session.started { session.subscriber.stop() }
+        for session in sessions.values where session.started { _ = session.subscriber.waitUntilEnded() }
+        for session in leaving where session.started { _ = session.subscriber.waitUntilEnded() }
         collectLeft()
         sample(now: clock.now, final: true)
         for session in sessions.values.sorted(by: { $0.viewer < $1.viewer }) {
-            outcomes.append(outcome(of: session, final: session.subscriber.waitUntilEnded()))
+            outcomes.append(outcome(of: session, final: session.started ? session.subscriber.waitUntilEnded() : session.subscriber.qos.value))
         }
         for (viewer, failed) in notStarted {
             outcomes.append(ViewerOutcome(
@@ -279,12 +315,25 @@ public final class Swarm: @unchecked Sendable {
                 renderedRatio: nil, framesRendered: 0, freezeCount: 0, freezeRatio: nil, endToEndLatency: nil, jitterBufferDelay: nil, bitrate: 0,
                 packetsLost: 0, nackCount: 0, framesDecoded: nil))
         }
-        if startFailures > 5 { warn("\(startFailures) viewers could not start in all (the first 5 said above)") }
+        let failures = startFailures.withLock { $0 }
+        if failures > 5 { warn("\(failures) viewers could not start in all (the first 5 said above)") }
+        connector.shutdown()
         loop.shutdown()
         outcomes.sort { ($0.viewer, $0.state) < ($1.viewer, $1.state) }
         return Result(
             samples: samples, outcomes: outcomes, startupTimes: outcomes.compactMap(\.startupTime), memoryPerViewer: memoryPerViewer,
             warnings: said.withLock { $0 })
+    }
+
+    /// Viewers that could not start, counted (the first five said).
+    private let startFailures = LockedValue(0)
+
+    private func warnStart(_ viewer: Int, _ error: any Error) {
+        let count = startFailures.withLock { count in
+            count += 1
+            return count
+        }
+        if count <= 5 { warn("viewer \(viewer) could not start: \(error)") }
     }
 
     private func warn(_ text: String) {

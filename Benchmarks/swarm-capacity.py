@@ -1,0 +1,166 @@
+#!/usr/bin/python3
+"""swarm-capacity.py — how many viewers one machine holds: playout swarm against N playout subscribe
+processes and N ffmpeg processes, on one stream fanned out by the built-in publisher.
+
+The stream: `playout publish testsrc --fanout N --srtp` (720p30 H.264, 2.5 Mbit/s by default, no audio)
+on 127.0.0.1, one encode sent as N SRTP streams, viewer i at the SDP's ports + i × stride
+(Docs/Fanout.md). The receivers, each run alone against a fresh publisher:
+  swarm:none       playout swarm x.sdp --viewers N --decode none        (one process)
+  swarm:sample:20  … --decode sample:20
+  swarm:all        … --decode all
+  subscribe        N processes of playout subscribe viewer_i.sdp --no-decode (the one-viewer tool, N times)
+  ffmpeg           N processes of ffmpeg -i viewer_i.sdp -f null -        (decodes every frame, no clock)
+A count holds when every viewer rendered >= 99 % of its frames on time (renderedRatio min >= 0.99;
+ffmpeg: decoded >= 99 % of the frames sent while it ran). For each receiver the counts are tried in
+increasing order (--counts) until one fails; the table gives the largest that held, with the
+receivers' CPU (cores, over the run) and resident memory per viewer.
+
+Usage: Benchmarks/swarm-capacity.py [--counts 50,100,200,300,500] [--duration 20] [--receivers swarm:none,…]
+                                    [--size 1280x720] [--bitrate 2500k]
+Env: PLAYOUT (default .build/release/playout, relative to the repo root).
+"""
+import argparse
+import json
+import os
+import re
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PLAYOUT = os.path.join(ROOT, os.environ.get("PLAYOUT", ".build/release/playout"))
+
+
+def shifted(sdp, offset):
+    """The SDP with every m= port moved by offset (what SessionDescription.fannedOut does)."""
+    return re.sub(r"^m=(\w+) (\d+)", lambda m: "m=%s %d" % (m.group(1), int(m.group(2)) + offset), sdp, flags=re.M)
+
+
+def stride(sdp):
+    ports = [int(p) for p in re.findall(r"^m=\w+ (\d+)", sdp, flags=re.M)]
+    return max(ports) - min(ports) + 2
+
+
+def children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def publisher(count, args, directory, port):
+    sdp_path = os.path.join(directory, "x.sdp")
+    if os.path.exists(sdp_path):
+        os.unlink(sdp_path)
+    process = subprocess.Popen(
+        [PLAYOUT, "publish", "testsrc", "--to", "127.0.0.1:%d" % port, "--fanout", str(count), "--srtp", "--sdp", sdp_path,
+         "--no-audio", "--size", args.size, "--bitrate", args.bitrate, "--duration", "%ds" % (args.duration + 6), "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    deadline = time.time() + 20
+    while not os.path.exists(sdp_path) and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.2)
+    with open(sdp_path) as handle:
+        return process, handle.read(), sdp_path
+
+
+def run_swarm(mode, count, args, directory, port):
+    pub, sdp, path = publisher(count, args, directory, port)
+    result = subprocess.run(
+        ["/usr/bin/time", "-f", "%M", PLAYOUT, "swarm", path, "--viewers", str(count), "--decode", mode, "--duration", "%ds" % args.duration, "--json"],
+        capture_output=True, text=True)
+    pub.kill()
+    pub.wait()
+    summary = next((json.loads(line) for line in reversed(result.stdout.splitlines()) if '"summary"' in line), None)
+    if summary is None:
+        return None, result.stderr[-500:]
+    ratio = summary.get("renderedRatio", {})
+    tester = summary.get("tester", {})
+    # The swarm's own CPU, averaged over its intervals once every viewer joined (the summary's is the last interval's).
+    loads = [json.loads(line)["tester"]["cpu"] for line in result.stdout.splitlines() if '"type":"swarm"' in line][2:]
+    peak_kib = int((result.stderr.strip().splitlines() or ["0"])[-1] or 0)
+    return {
+        "held": summary.get("failed") == 0 and ratio.get("n") == count and ratio.get("min", 0) >= 0.99,
+        "min": ratio.get("min"), "p50": ratio.get("p50"), "cpu": sum(loads) / len(loads) if loads else tester.get("cpu"),
+        "memoryPerViewer": summary.get("memoryPerViewer"), "peakMiB": peak_kib / 1024,
+        "saturated": tester.get("saturated"),
+    }, ""
+
+
+def run_processes(kind, count, args, directory, port):
+    pub, sdp, _ = publisher(count, args, directory, port)
+    step = stride(sdp)
+    processes = []
+    start = time.time()
+    cpu_before = children_cpu()
+    for viewer in range(count):
+        path = os.path.join(directory, "viewer_%d.sdp" % viewer)
+        with open(path, "w") as handle:
+            handle.write(shifted(sdp, viewer * step))
+        if kind == "subscribe":
+            command = [PLAYOUT, "subscribe", path, "--no-decode", "--duration", "%ds" % args.duration, "--json"]
+        else:
+            command = ["ffmpeg", "-nostdin", "-loglevel", "error", "-protocol_whitelist", "file,udp,rtp,srtp", "-i", path,
+                       "-t", str(args.duration), "-f", "null", "-"]
+        processes.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    outputs = [process.communicate() for process in processes]
+    wall = time.time() - start
+    cpu = (children_cpu() - cpu_before) / wall
+    pub.kill()
+    pub.wait()
+    ratios = []
+    for out, err in outputs:
+        if kind == "subscribe":
+            summary = next((json.loads(line) for line in reversed(out.splitlines()) if '"summary"' in line), {})
+            video = summary.get("video", {})
+            due = video.get("framesRendered", 0) + video.get("framesDropped", 0) - video.get("framesSkipped", 0)
+            ratios.append((video.get("framesRendered", 0) - video.get("framesRenderedLate", 0)) / due if due else 0)
+        else:
+            frames = [int(x) for x in re.findall(r"frame=\s*(\d+)", err)]
+            ratios.append(min(1.0, (frames[-1] if frames else 0) / (30 * args.duration)))
+    return {"held": min(ratios) >= 0.99, "min": min(ratios), "p50": sorted(ratios)[len(ratios) // 2], "cpu": cpu,
+            "memoryPerViewer": None, "peakMiB": None, "saturated": None}, ""
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--counts", default="50,100,200,300,500")
+    parser.add_argument("--duration", type=int, default=20)
+    parser.add_argument("--receivers", default="swarm:none,swarm:sample:20,swarm:all,subscribe,ffmpeg")
+    parser.add_argument("--size", default="1280x720")
+    parser.add_argument("--bitrate", default="2500k")
+    parser.add_argument("--port", type=int, default=20000)
+    args = parser.parse_args()
+    counts = [int(c) for c in args.counts.split(",")]
+    resource.setrlimit(resource.RLIMIT_NOFILE, (65536, 65536))
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="swarm-capacity-") as directory:
+        for receiver in args.receivers.split(","):
+            best = None
+            for count in counts:
+                if receiver.startswith("swarm:"):
+                    result, error = run_swarm(receiver[len("swarm:"):], count, args, directory, args.port)
+                else:
+                    result, error = run_processes(receiver, count, args, directory, args.port)
+                if result is None:
+                    print("%s %d: no summary: %s" % (receiver, count, error), file=sys.stderr)
+                    break
+                print(json.dumps({"receiver": receiver, "viewers": count, **result}), flush=True)
+                if not result["held"]:
+                    break
+                best = (count, result)
+            rows.append((receiver, best))
+    print("\n| receiver | most viewers with every viewer >= 99 % on time | CPU (cores) | CPU per viewer (% of a core) | memory per viewer |")
+    print("|---|---|---|---|---|")
+    for receiver, best in rows:
+        if best is None:
+            print("| %s | fewer than %d | | | |" % (receiver, counts[0]))
+            continue
+        count, result = best
+        memory = "%.2f MiB" % (result["memoryPerViewer"] / 1048576) if result.get("memoryPerViewer") else "–"
+        print("| %s | %d | %.2f | %.2f | %s |" % (receiver, count, result["cpu"] or 0, 100 * (result["cpu"] or 0) / count, memory))
+
+
+if __name__ == "__main__":
+    main()

@@ -468,8 +468,10 @@ public final class Publisher: @unchecked Sendable {
 
     /// Where each track takes its receivers' RTCP (an ephemeral port on every interface; its
     /// sender reports leave from it, so a receiver that answers where reports come from finds it).
+    /// With ``Options/fanout`` above 1 it is one port for every viewer and track.
     public var controlPorts: [MediaKind: UInt16] {
-        Dictionary(tracks.compactMap { track in track.rtcp.map { (track.kind, $0.localAddress.port) } }, uniquingKeysWith: { first, _ in first })
+        if let fanout { return Dictionary(tracks.map { ($0.kind, fanout.controlPort) }, uniquingKeysWith: { first, _ in first }) }
+        return Dictionary(tracks.compactMap { track in track.rtcp.map { (track.kind, $0.localAddress.port) } }, uniquingKeysWith: { first, _ in first })
     }
 
     /// Starts sending on a thread of its own.

@@ -17,29 +17,76 @@ import Testing
 struct PublishFanoutTests {
     static let video = FFmpegEncoder.VideoSettings(codec: .h264, width: 640, height: 360, frameRate: 30, bitrate: 1_000_000, keyframeInterval: 60)
 
+    /// 20 viewers, or `PLAYOUT_FANOUT_VIEWERS` (to measure larger audiences, with
+    /// `PLAYOUT_FANOUT_720P=1` for the issue's 720p30 2.5 Mbit/s; the numbers go to stderr).
+    static let environment = ProcessInfo.processInfo.environment
+    static let measuredViewers = Int(environment["PLAYOUT_FANOUT_VIEWERS"] ?? "")
+
+    /// CPU time of this process so far (user + system).
+    static func processCPU() -> Duration {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return .seconds(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + .microseconds(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)
+    }
+
+    /// CPU time so far of this process's thread named `name` (nil: none).
+    static func threadCPU(named name: String) -> Duration? {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        for task in tasks {
+            guard (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?.hasPrefix(name) == true,
+                  let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")")
+            else { continue }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { continue }
+            return .milliseconds((user + system) * 1_000 / Int(sysconf(Int32(_SC_CLK_TCK))))
+        }
+        return nil
+    }
+
     @Test("--fanout 20 to 20 subscribers on one event loop (no decoding, SRTP): every viewer renders ≥ 99 % of the frames, on its own SSRCs")
     func twentyViewers() throws {
-        let viewers = 20
+        let viewers = Self.measuredViewers ?? 20
         let key = SRTPKeyingMaterial.random(for: .aesCM128HMACSHA1_80)
+        let seconds = Self.measuredViewers == nil ? 5 : 20
         let publisher = try Publisher(options: .init(
-            destination: try Publisher.freeLoopbackDestination(fanout: viewers), video: Self.video, keyingMaterial: key,
-            duration: .seconds(5), fanout: viewers
+            destination: try Publisher.freeLoopbackDestination(fanout: viewers),
+            video: Self.environment["PLAYOUT_FANOUT_720P"] == "1" ? FFmpegEncoder.VideoSettings() : Self.video, keyingMaterial: key,
+            duration: .seconds(seconds), fanout: viewers
         ))
         let sdp = publisher.sessionDescription
         #expect(sdp.fanoutStride == 4)
         let loop = try SubscriptionEventLoop()
-        var options = Subscriber.Options(duration: .seconds(7))
-        options.decoding = false
         let descriptions = try (0..<viewers).map { try sdp.fannedOut(viewer: $0) }
+        let cpuBefore = Self.processCPU()
+        var options = Subscriber.Options(duration: .seconds(seconds + 2))
+        options.decoding = false
         let subscribers = try descriptions.map { try Subscriber(sessionDescription: $0, options: options) }
         for subscriber in subscribers { try loop.start(subscriber) }
         try publisher.start()
+        let started = MonotonicClock().now
+        var publisherCPU: Duration?
+        if Self.measuredViewers != nil {
+            // Sampled just before the publisher's thread ends: a measurement, not a wait for a state.
+            sleepUntil(started.advanced(by: .seconds(seconds) - .milliseconds(300)))
+            publisherCPU = Self.threadCPU(named: "playout-publish")
+        }
         let sent = try publisher.waitUntilEnded()
         let finals = subscribers.map { $0.waitUntilEnded() }
         loop.shutdown()
+        if Self.measuredViewers != nil {
+            let sentFrames = Double(max(1, sent.tracks[.video]?.framesSent ?? 0))
+            let ratios = finals.map { Double($0.video?.framesRendered ?? 0) / sentFrames }.sorted()
+            let cpu = Self.processCPU() - cpuBefore
+            FileHandle.standardError.write(Data((
+                "fanout \(viewers) viewers, \(seconds) s: rendered/sent min \(ratios.first ?? 0), p50 \(ratios[ratios.count / 2]); "
+                    + "viewers at ≥ 99 %: \(ratios.count { $0 >= 0.99 }); process CPU \(cpu) (\(cpu / .seconds(seconds)) cores); "
+                    + "publisher thread CPU \(publisherCPU.map { "\($0)" } ?? "?") over \(seconds) s\n"
+            ).utf8))
+        }
 
         let framesSent = try #require(sent.tracks[.video]?.framesSent)
-        #expect(framesSent >= 140)
+        #expect(framesSent >= 28 * seconds)
         for (viewer, final) in finals.enumerated() {
             let rendered = final.video?.framesRendered ?? 0
             #expect(Double(rendered) >= 0.99 * Double(framesSent), "viewer \(viewer) rendered \(rendered) of \(framesSent)")

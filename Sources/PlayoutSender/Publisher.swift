@@ -520,6 +520,7 @@ public final class Publisher: @unchecked Sendable {
         var pacer = RealTimePacer(clock: clock)  // one origin for every stream, as a live sender
         var fileEnded = false
         var forceKeyFrame = false
+        var warnedLate = false
 
         while !lifecycle.isStopRequested {
             if receiveFeedback(now: clock.now, wallStart: wallStart, start: start) { forceKeyFrame = true }
@@ -530,6 +531,14 @@ public final class Publisher: @unchecked Sendable {
             if let encoder = videoEncoder {
                 let due = start.advanced(by: frameInterval * videoFrames)
                 if now >= due {
+                    if !warnedLate, due.duration(to: now) > Self.lateWarning {
+                        // Said once: a sender that cannot keep up makes every viewer's stream late.
+                        warnedLate = true
+                        let audience = options.fanout > 1 ? " to \(options.fanout) viewers" : ""
+                        logger.warning(
+                            "the publisher cannot keep up in real time\(audience): frame \(videoFrames) is \(due.duration(to: now).compactDescription) late (the machine is busy\(options.fanout > 1 ? ", or fan out to fewer viewers" : ""))"
+                        )
+                    }
                     let capture = wallStart + start.duration(to: due).nanoseconds
                     let picture = pattern.picture(frameNumber: UInt32(videoFrames), captureTimeMilliseconds: UInt32(truncatingIfNeeded: capture / 1_000_000))
                     let ticks = Int64(videoFrames) * Int64(encoder.clockRate) / Int64(max(options.video.frameRate, 1))
@@ -645,6 +654,9 @@ public final class Publisher: @unchecked Sendable {
         guard wait > .zero else { return }
         _ = poll(&descriptors, nfds_t(descriptors.count), Int32(clamping: (wait.nanoseconds + 999_999) / 1_000_000))
     }
+
+    /// How late a frame may be encoded before the publisher warns (once) that it cannot keep up.
+    static let lateWarning: Duration = .seconds(1)
 
     /// The longest the send loop waits without looking at the receivers' RTCP and a stop.
     static let feedbackWait: Duration = .milliseconds(20)

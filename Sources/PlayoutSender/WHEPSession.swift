@@ -364,7 +364,9 @@ public final class WHEPSession {
             case .connected(let keys):
                 guard !afterEnd, !hasEnded else { continue }
                 do {
-                    outbound = try SRTPSession(keyingMaterial: keys.outbound, direction: .outbound)
+                    outbound = try SRTPSession(
+                        keyingMaterial: keys.outbound, direction: .outbound, configuration: .init(replayWindowSize: FanoutStream.outboundReplayWindow)
+                    )
                     inbound = try SRTPSession(keyingMaterial: keys.inbound, direction: .inbound)
                     state = .connected
                     statisticsValue.connectTime = openedAt.duration(to: now)

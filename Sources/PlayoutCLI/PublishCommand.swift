@@ -250,7 +250,7 @@ extension FanoutStatistics {
         }
         return "{\"streams\":\(streams),\"stride\":\(stride),\"packetsSentPerStream\":\(range(packetsSentPerStream)),"
             + "\"feedbackRefusedPerStream\":\(range(feedbackRefusedPerStream)),\"retransmittedPacketsPerStream\":\(range(retransmittedPacketsPerStream)),"
-            + "\"rtcpRefused\":\(rtcpRefused),\"datagramsSent\":\(batch.datagramsSent),\"systemCalls\":\(batch.systemCalls),\"datagramsFailed\":\(batch.datagramsFailed)}"
+            + "\"rtcpRefused\":\(rtcpRefused),\"datagramsSent\":\(batch.datagramsSent),\"systemCalls\":\(batch.systemCalls),\"segmentedMessages\":\(batch.segmentedMessages),\"datagramsFailed\":\(batch.datagramsFailed)}"
     }
 
     /// The fan-out line of the human summary.

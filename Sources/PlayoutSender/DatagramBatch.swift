@@ -47,9 +47,13 @@ public struct DatagramDestination: Sendable, Hashable {
 }
 
 /// Datagrams to many destinations sent with one system call per batch (`sendmmsg(2)`): the
-/// fan-out's send path. Each datagram is written straight into its slot (``append(to:_:)``);
-/// when the batch is full, or on ``flush()``, all of them leave with one call. The slots, the
-/// message headers and the address copies are allocated once: sending allocates nothing.
+/// fan-out's send path. Each datagram is written straight into its slot (``append(to:joining:_:)``);
+/// when the batch is full, or on ``flush()``, all of them leave with one call. Consecutive
+/// datagrams to one destination can join one message with UDP generic segmentation offload
+/// (`UDP_SEGMENT`, Linux 4.18+): the kernel routes and passes them down as one and splits them
+/// into the same datagrams only at the end, which saves most of its per-datagram cost. The slots,
+/// the message headers, the control blocks and the address copies are allocated once: sending
+/// allocates nothing.
 ///
 /// ```swift
 /// let batch = DatagramBatch(socket: socket.fileDescriptor)
@@ -76,6 +80,8 @@ public final class DatagramBatch {
         public var datagramsFailed = 0
         /// The last error the kernel gave (errno), if any.
         public var lastError: Int32?
+        /// Messages that carried several datagrams (segmentation offload).
+        public var segmentedMessages = 0
 
         /// All zero.
         public init() {}
@@ -95,7 +101,25 @@ public final class DatagramBatch {
     /// The `struct mmsghdr` array, laid out as C lays it out: a `msghdr`, then `msg_len`.
     private let messages: UnsafeMutableRawPointer
     private let messageStride: Int
+    /// One `UDP_SEGMENT` control block per message.
+    private let controls: UnsafeMutableRawPointer
+    /// Datagrams (slots) written, and messages made of them.
     private var count = 0
+    private var messageCount = 0
+    /// The current message: its first slot, its segment size, whether its last segment was shorter.
+    private var messageFirst = 0
+    private var segmentSize = 0
+    private var closedBySmallSegment = false
+    /// Whether segmentation offload is used (off after the kernel refused it once).
+    public private(set) var segmenting: Bool
+
+    /// `SOL_UDP` and `UDP_SEGMENT` (linux/udp.h), and the most segments one message may have.
+    private static let udpLevel: Int32 = 17
+    private static let udpSegment: Int32 = 103
+    private static let maximumSegments = 64
+    /// `CMSG_LEN(2)` and `CMSG_SPACE(2)` on LP64.
+    private static let controlLength = 18
+    private static let controlSpace = 24
 
     /// `sendmmsg` as the C library exports it (Swift's Glibc module does not import it); nil
     /// where it is missing, and then each datagram is sent with `sendto`.
@@ -111,8 +135,9 @@ public final class DatagramBatch {
 
     /// A batch sending from socket `descriptor` (which the caller keeps open), `capacity`
     /// datagrams (1…256) of up to `slotSize` bytes a call.
-    public init(socket descriptor: Int32, capacity: Int = DatagramBatch.defaultCapacity, slotSize: Int = DatagramBatch.defaultSlotSize) {
+    public init(socket descriptor: Int32, capacity: Int = DatagramBatch.defaultCapacity, slotSize: Int = DatagramBatch.defaultSlotSize, segmenting: Bool = true) {
         self.descriptor = descriptor
+        self.segmenting = segmenting
         self.capacity = min(max(capacity, 1), 256)
         self.slotSize = max(slotSize, 64)
         slots = .allocate(byteCount: self.capacity * self.slotSize, alignment: 16)
@@ -126,13 +151,14 @@ public final class DatagramBatch {
         messageStride = (header + alignment - 1) / alignment * alignment
         messages = .allocate(byteCount: messageStride * self.capacity, alignment: alignment)
         messages.initializeMemory(as: UInt8.self, repeating: 0, count: messageStride * self.capacity)
+        controls = .allocate(byteCount: Self.controlSpace * self.capacity, alignment: 8)
+        controls.initializeMemory(as: UInt8.self, repeating: 0, count: Self.controlSpace * self.capacity)
         for index in 0..<self.capacity {
             vectors[index].iov_base = slots.baseAddress! + index * self.slotSize
-            var message = msghdr()
-            message.msg_name = UnsafeMutableRawPointer(names + index)
-            message.msg_iov = vectors + index
-            message.msg_iovlen = 1
-            (messages + index * messageStride).storeBytes(of: message, as: msghdr.self)
+            let control = controls + index * Self.controlSpace
+            control.storeBytes(of: UInt(Self.controlLength), as: UInt.self)
+            control.storeBytes(of: Self.udpLevel, toByteOffset: 8, as: Int32.self)
+            control.storeBytes(of: Self.udpSegment, toByteOffset: 12, as: Int32.self)
         }
     }
 
@@ -141,6 +167,7 @@ public final class DatagramBatch {
         names.deallocate()
         vectors.deallocate()
         messages.deallocate()
+        controls.deallocate()
     }
 
     /// Datagrams waiting for the next call.
@@ -148,59 +175,94 @@ public final class DatagramBatch {
 
     /// Writes one datagram for `destination` into the next slot: `write` gets the slot
     /// (``slotSize`` bytes) and returns the datagram's length (0 or less: nothing is sent). A
-    /// full batch is sent first. Returns the length written.
+    /// full batch is sent first. With `joining` — the previous datagram went to the same
+    /// destination — it joins that one's message when segmentation offload allows (every
+    /// datagram of a message as long as its first, but the last, which may be shorter); else it
+    /// starts a message of its own. Returns the length written.
     @discardableResult
-    public func append(to destination: DatagramDestination, _ write: (UnsafeMutableRawBufferPointer) -> Int) -> Int {
+    public func append(to destination: DatagramDestination, joining: Bool = false, _ write: (UnsafeMutableRawBufferPointer) -> Int) -> Int {
         if count == capacity { flush() }
         let slot = UnsafeMutableRawBufferPointer(rebasing: slots[count * slotSize..<(count + 1) * slotSize])
         let length = min(write(slot), slotSize)
         guard length > 0 else { return 0 }
-        names[count] = destination.storage
         vectors[count].iov_len = length
-        let message = messages + count * messageStride
-        message.storeBytes(of: destination.length, toByteOffset: MemoryLayout<msghdr>.offset(of: \msghdr.msg_namelen)!, as: socklen_t.self)
+        let segments = count - messageFirst
+        if segmenting, joining, messageCount > 0, !closedBySmallSegment, length <= segmentSize, segments < Self.maximumSegments,
+           (segments + 1) * segmentSize <= 65_000
+        {
+            // Joins the current message: one more iovec, the segment size in its control block.
+            let message = messages + (messageCount - 1) * messageStride
+            message.storeBytes(of: segments + 1, toByteOffset: MemoryLayout<msghdr>.offset(of: \msghdr.msg_iovlen)!, as: Int.self)
+            let control = controls + (messageCount - 1) * Self.controlSpace
+            control.storeBytes(of: UInt16(segmentSize), toByteOffset: 16, as: UInt16.self)
+            message.storeBytes(of: control, toByteOffset: MemoryLayout<msghdr>.offset(of: \msghdr.msg_control)!, as: UnsafeMutableRawPointer.self)
+            message.storeBytes(of: Self.controlSpace, toByteOffset: MemoryLayout<msghdr>.offset(of: \msghdr.msg_controllen)!, as: Int.self)
+            closedBySmallSegment = length < segmentSize
+        } else {
+            var header = msghdr()
+            header.msg_name = UnsafeMutableRawPointer(names + messageCount)
+            header.msg_namelen = destination.length
+            header.msg_iov = vectors + count
+            header.msg_iovlen = 1
+            names[messageCount] = destination.storage
+            (messages + messageCount * messageStride).storeBytes(of: header, as: msghdr.self)
+            messageFirst = count
+            messageCount += 1
+            segmentSize = length
+            closedBySmallSegment = false
+        }
         count += 1
         return length
     }
 
     /// Copies `bytes` into the next slot for `destination` (cut to ``slotSize``).
     public func append(_ bytes: UnsafeRawBufferPointer, to destination: DatagramDestination) {
-        append(to: destination) { slot in
+        append(to: destination, joining: false) { slot in
             let length = min(bytes.count, slot.count)
             if length > 0, let source = bytes.baseAddress { slot.baseAddress!.copyMemory(from: source, byteCount: length) }
             return length
         }
     }
 
-    /// Sends every datagram waiting, with as few system calls as the kernel allows. A datagram
-    /// the kernel refuses is dropped and counted (``Statistics/datagramsFailed``); the rest still go.
+    /// Sends every datagram waiting, with as few system calls as the kernel allows. A message
+    /// the kernel refuses is dropped and counted (``Statistics/datagramsFailed``, each of its
+    /// datagrams); the rest still go. A refused message of several datagrams turns segmentation
+    /// offload off for the batches after it (a kernel without `UDP_SEGMENT`).
     public func flush() {
         var first = 0
-        while first < count {
+        let iovlenOffset = MemoryLayout<msghdr>.offset(of: \msghdr.msg_iovlen)!
+        while first < messageCount {
+            let message = messages + first * messageStride
             let sent: Int32
             if let sendMultiple = Self.sendMultiple.function {
-                sent = sendMultiple(descriptor, messages + first * messageStride, UInt32(count - first), 0)
+                sent = sendMultiple(descriptor, message, UInt32(messageCount - first), 0)
             } else {
-                let name = UnsafeRawPointer(names + first).assumingMemoryBound(to: sockaddr.self)
-                let length = (messages + first * messageStride).load(fromByteOffset: MemoryLayout<msghdr>.offset(of: \msghdr.msg_namelen)!, as: socklen_t.self)
-                sent = sendto(descriptor, vectors[first].iov_base, vectors[first].iov_len, 0, name, length) < 0 ? -1 : 1
+                sent = sendmsg(descriptor, message.assumingMemoryBound(to: msghdr.self), 0) < 0 ? -1 : 1
             }
             statistics.systemCalls += 1
             if sent <= 0 {
                 let error = errno
                 if error == EINTR { continue }
-                // The first datagram is refused: drop it and go on with the rest.
-                statistics.datagramsFailed += 1
+                // The first message is refused: drop it and go on with the rest.
+                let segments = message.load(fromByteOffset: iovlenOffset, as: Int.self)
+                if segments > 1 { segmenting = false }
+                statistics.datagramsFailed += segments
                 statistics.lastError = error
                 first += 1
                 continue
             }
             for index in first..<first + Int(sent) {
-                statistics.bytesSent += vectors[index].iov_len
+                let header = (messages + index * messageStride).load(as: msghdr.self)
+                let segments = Int(header.msg_iovlen)
+                if segments > 1 { statistics.segmentedMessages += 1 }
+                statistics.datagramsSent += segments
+                for vector in 0..<segments { statistics.bytesSent += header.msg_iov![vector].iov_len }
             }
-            statistics.datagramsSent += Int(sent)
             first += Int(sent)
         }
         count = 0
+        messageCount = 0
+        messageFirst = 0
+        closedBySmallSegment = false
     }
 }

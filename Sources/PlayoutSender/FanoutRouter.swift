@@ -76,6 +76,12 @@ final class FanoutRouter {
     private var rtcpRefused = 0
     private var scratch = [UInt8](repeating: 0, count: DatagramBatch.defaultSlotSize)
     private var anyImpairs: Bool
+    /// The canonical packets handed over since the last ``poll(now:drainDeadline:)`` (a frame),
+    /// copied into one arena: each stream then sends them in a row, so that a frame's packets
+    /// to one viewer join one segmented message.
+    private var arena: UnsafeMutableRawBufferPointer
+    private var arenaUsed = 0
+    private var held: [(offset: Int, length: Int, track: Int, now: MonotonicInstant)] = []
 
     /// Opens the socket (an ephemeral port on every interface of `destination`'s family) and the
     /// streams.
@@ -90,9 +96,15 @@ final class FanoutRouter {
         stores = retransmission.map { $0 ? RetransmissionBuffer(minimumResendInterval: .zero) : nil }
         limits = Array(repeating: nil, count: streams.count)
         anyImpairs = streams.contains(where: \.impairs)
+        arena = .allocate(byteCount: 1 << 20, alignment: 16)
+        held.reserveCapacity(1_024)
         for (index, stream) in streams.enumerated() {
             for source in stream.feedbackSources where bySource[source] == nil { bySource[source] = index }
         }
+    }
+
+    deinit {
+        arena.deallocate()
     }
 
     /// The port the streams send from and take RTCP on.
@@ -101,29 +113,52 @@ final class FanoutRouter {
     var fileDescriptor: Int32 { socket.fileDescriptor }
 
     /// Hands canonical packet `packet` of track `track` to every stream (and keeps it for NACKs
-    /// when the track retransmits). Goes out with the next batch (``poll(now:)`` sends the rest).
+    /// when the track retransmits). Held until ``poll(now:drainDeadline:)``, which sends the
+    /// frame's packets stream by stream.
     func distribute(_ packet: [UInt8], track: Int, now: MonotonicInstant) {
         packet.withUnsafeBytes { bytes in
             guard let parsed = try? RTPPacket(parsing: bytes) else { return }
             if stores.indices.contains(track), stores[track] != nil {
                 stores[track]!.store(bytes, sequenceNumber: parsed.sequenceNumber.rawValue, now: now)
             }
-            let captureTime = captureTimeID.flatMap { parsed.headerExtension(id: $0) }
-            for stream in streams {
+            if arenaUsed + bytes.count > arena.count { sendHeld() }
+            guard bytes.count <= arena.count, let source = bytes.baseAddress else { return }
+            (arena.baseAddress! + arenaUsed).copyMemory(from: source, byteCount: bytes.count)
+            held.append((arenaUsed, bytes.count, track, now))
+            arenaUsed += (bytes.count + 15) & ~15
+        }
+    }
+
+    /// Sends the held canonical packets to every stream: stream after stream, each stream's
+    /// packets of one track in a row (one segmented message where their sizes allow).
+    private func sendHeld() {
+        guard !held.isEmpty else { return }
+        for stream in streams {
+            var previousTrack = -1
+            for packet in held {
+                let bytes = UnsafeRawBufferPointer(rebasing: arena[packet.offset..<packet.offset + packet.length])
+                guard let parsed = try? RTPPacket(parsing: bytes) else { continue }
+                let captureTime = captureTimeID.flatMap { parsed.headerExtension(id: $0) }
                 if stream.impairs {
-                    let length = scratch.withUnsafeMutableBytes { stream.write(canonical: parsed, track: track, captureTime: captureTime, now: now, into: $0) }
-                    if length > 0 { stream.submit(Array(scratch[0..<length]), label: track, now: now) }
-                } else {
-                    batch.append(to: stream.destination(track: track)) { slot in
-                        stream.write(canonical: parsed, track: track, captureTime: captureTime, now: now, into: slot)
+                    let length = scratch.withUnsafeMutableBytes {
+                        stream.write(canonical: parsed, track: packet.track, captureTime: captureTime, now: packet.now, into: $0)
                     }
+                    if length > 0 { stream.submit(Array(scratch[0..<length]), label: packet.track, now: packet.now) }
+                } else {
+                    batch.append(to: stream.destination(track: packet.track), joining: packet.track == previousTrack) { slot in
+                        stream.write(canonical: parsed, track: packet.track, captureTime: captureTime, now: packet.now, into: slot)
+                    }
+                    previousTrack = packet.track
                 }
             }
         }
+        held.removeAll(keepingCapacity: true)
+        arenaUsed = 0
     }
 
     /// Every stream's sender reports, batched to their RTCP destinations.
     func sendReports(wallClock: Int64, canonicalTimestamp: (Int) -> UInt32?, now: MonotonicInstant) {
+        sendHeld()  // the reports count what was sent
         for stream in streams {
             stream.senderReports(wallClock: wallClock, canonicalTimestamp: canonicalTimestamp, now: now) { track, datagram in
                 datagram.withUnsafeBytes { batch.append($0, to: stream.controlDestination(track: track)) }
@@ -178,6 +213,7 @@ final class FanoutRouter {
     /// run), what would leave after it is dropped instead.
     @discardableResult
     func poll(now: MonotonicInstant, drainDeadline: MonotonicInstant? = nil) -> MonotonicInstant? {
+        sendHeld()
         var next: MonotonicInstant?
         if anyImpairs {
             for stream in streams where stream.impairs {

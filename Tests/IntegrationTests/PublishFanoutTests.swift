@@ -108,6 +108,7 @@ struct PublishFanoutTests {
         #expect(fanout.batch.datagramsFailed == 0)
         // Batched: far fewer system calls than datagrams.
         #expect(fanout.batch.systemCalls * 8 < fanout.batch.datagramsSent)
+        #expect(fanout.batch.segmentedMessages > 0, "a frame's packets to one viewer leave as one segmented message (UDP GSO)")
         // Every viewer's reports reached its own stream.
         for stream in fanout.perStream {
             #expect((stream.tracks[.video]?.feedback.receiverReportsReceived ?? 0) > 0, "stream \(stream.viewer)")

@@ -185,7 +185,8 @@ public final class Publisher: @unchecked Sendable {
         /// The streams of a fan-out (nil: ``Options/fanout`` 1). Then ``tracks`` count the frames
         /// encoded and the canonical packets packetized once, with the feedback of every viewer
         /// added up; ``network``, the RTCP counters and ``senderReportsSent`` add up every
-        /// stream's; each stream's own counts are in ``FanoutStatistics/perStream``.
+        /// stream's; each stream's own counts are in ``FanoutStatistics/perStream``
+        /// (``Statistics/Track/packetsDelivered`` stays 0: each stream's network is in its own).
         public var fanout: FanoutStatistics?
     }
 

@@ -1,3 +1,4 @@
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -68,13 +69,20 @@ final class FanoutRouter {
     let stride: Int
     private let socket: UDPReceiver
     private let batch: DatagramBatch
+    /// The second half of the streams' media goes out through this batch, on a second thread
+    /// (nil: below ``parallelStreams`` streams, one thread does all).
+    private let helperBatch: DatagramBatch?
+    /// One scratch buffer per half (impaired streams' packets are written there first).
+    private let scratches: [UnsafeMutableRawBufferPointer]
+    /// From how many streams a frame's media is written and sent by two threads at once (the
+    /// publisher's and one of the system's pool), each with half of the streams and its own batch.
+    static let parallelStreams = 16
     private var stores: [RetransmissionBuffer?]
     private let captureTimeID: UInt8?
     private var bySource: [SocketAddress: Int] = [:]
     private var limits: [UInt64?]
     private var lowestLimit: UInt64?
     private var rtcpRefused = 0
-    private var scratch = [UInt8](repeating: 0, count: DatagramBatch.defaultSlotSize)
     private var anyImpairs: Bool
     /// The canonical packets handed over since the last ``poll(now:drainDeadline:)`` (a frame),
     /// copied into one arena: each stream then sends them in a row, so that a frame's packets
@@ -93,6 +101,12 @@ final class FanoutRouter {
         var size: Int32 = 8 << 20
         _ = setsockopt(socket.fileDescriptor, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         batch = DatagramBatch(socket: socket.fileDescriptor)
+        helperBatch = streams.count >= Self.parallelStreams ? DatagramBatch(socket: socket.fileDescriptor) : nil
+        scratches = (0..<2).map { _ in
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: DatagramBatch.defaultSlotSize, alignment: 16)
+            buffer.initializeMemory(as: UInt8.self, repeating: 0)
+            return buffer
+        }
         stores = retransmission.map { $0 ? RetransmissionBuffer(minimumResendInterval: .zero) : nil }
         limits = Array(repeating: nil, count: streams.count)
         anyImpairs = streams.contains(where: \.impairs)
@@ -105,6 +119,7 @@ final class FanoutRouter {
 
     deinit {
         arena.deallocate()
+        for scratch in scratches { scratch.deallocate() }
     }
 
     /// The port the streams send from and take RTCP on.
@@ -130,19 +145,45 @@ final class FanoutRouter {
     }
 
     /// Sends the held canonical packets to every stream: stream after stream, each stream's
-    /// packets of one track in a row (one segmented message where their sizes allow).
+    /// packets of one track in a row (one segmented message where their sizes allow). With
+    /// ``parallelStreams`` streams or more, two threads take half of the streams each; they
+    /// touch disjoint streams, batches and scratch buffers and only read the held packets.
     private func sendHeld() {
         guard !held.isEmpty else { return }
-        for stream in streams {
+        if helperBatch != nil {
+            let half = streams.count / 2
+            let router = UncheckedRouter(router: self)
+            DispatchQueue.concurrentPerform(iterations: 2) { part in
+                if part == 0 {
+                    router.router.send(streams: 0..<half, batch: router.router.batch, scratch: router.router.scratches[0])
+                } else {
+                    router.router.send(streams: half..<router.router.streams.count, batch: router.router.helperBatch!, scratch: router.router.scratches[1])
+                }
+            }
+        } else {
+            send(streams: streams.indices, batch: batch, scratch: scratches[0])
+        }
+        held.removeAll(keepingCapacity: true)
+        arenaUsed = 0
+    }
+
+    /// The router handed to the second thread of ``sendHeld()``: it only reads the held packets
+    /// and works on its own half of the streams, batch and scratch buffer.
+    private struct UncheckedRouter: @unchecked Sendable {
+        let router: FanoutRouter
+    }
+
+    /// Writes the held packets for `range` of the streams into `batch` (and sends it).
+    private func send(streams range: Range<Int>, batch: DatagramBatch, scratch: UnsafeMutableRawBufferPointer) {
+        for index in range {
+            let stream = streams[index]
             var previousTrack = -1
             for packet in held {
                 let bytes = UnsafeRawBufferPointer(rebasing: arena[packet.offset..<packet.offset + packet.length])
                 guard let parsed = try? RTPPacket(parsing: bytes) else { continue }
                 let captureTime = captureTimeID.flatMap { parsed.headerExtension(id: $0) }
                 if stream.impairs {
-                    let length = scratch.withUnsafeMutableBytes {
-                        stream.write(canonical: parsed, track: packet.track, captureTime: captureTime, now: packet.now, into: $0)
-                    }
+                    let length = stream.write(canonical: parsed, track: packet.track, captureTime: captureTime, now: packet.now, into: scratch)
                     if length > 0 { stream.submit(Array(scratch[0..<length]), label: packet.track, now: packet.now) }
                 } else {
                     batch.append(to: stream.destination(track: packet.track), joining: packet.track == previousTrack) { slot in
@@ -152,8 +193,7 @@ final class FanoutRouter {
                 }
             }
         }
-        held.removeAll(keepingCapacity: true)
-        arenaUsed = 0
+        batch.flush()
     }
 
     /// Every stream's sender reports, batched to their RTCP destinations.
@@ -250,6 +290,15 @@ final class FanoutRouter {
 
     /// A snapshot of every stream and the send path.
     var statistics: FanoutStatistics {
-        FanoutStatistics(streams: streams.count, stride: stride, perStream: streams.map(\.statistics), batch: batch.statistics, rtcpRefused: rtcpRefused)
+        var sent = batch.statistics
+        if let helper = helperBatch?.statistics {
+            sent.datagramsSent += helper.datagramsSent
+            sent.bytesSent += helper.bytesSent
+            sent.systemCalls += helper.systemCalls
+            sent.datagramsFailed += helper.datagramsFailed
+            sent.segmentedMessages += helper.segmentedMessages
+            sent.lastError = helper.lastError ?? sent.lastError
+        }
+        return FanoutStatistics(streams: streams.count, stride: stride, perStream: streams.map(\.statistics), batch: sent, rtcpRefused: rtcpRefused)
     }
 }

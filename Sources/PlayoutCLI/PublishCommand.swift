@@ -17,8 +17,11 @@ struct PublishCommand: ParsableCommand {
             subscriber needs with --sdp. With --whep-listen instead of --to, it serves WHEP subscribers (ICE-lite, \
             DTLS-SRTP, one UDP socket for all sessions): the URL to POST offers to is printed at once (a \
             {"type":"whep","url":…} line with --json), and every session gets the same frames in its own SRTP \
-            stream through its own simulated network. At the end, what was sent and what the simulated network \
-            did is printed (as one JSON object with --json).
+            stream through its own simulated network. With --fanout N, one encode is sent as N viewers' streams, \
+            the way an SFU serves an audience: viewer i at each port + i × 4 (× 2 without audio), its own SSRC, \
+            SRTP keys, simulated network, reports and feedback; --sdp writes viewer 0's SDP (viewer i's is \
+            SessionDescription.fannedOut(viewer: i), Docs/Fanout.md). At the end, what was sent and what the \
+            simulated network did is printed (as one JSON object with --json).
             """
     )
 
@@ -37,11 +40,14 @@ struct PublishCommand: ParsableCommand {
     @Flag(help: "Send SRTP with a random key (written into the SDP).")
     var srtp = false
 
-    @Option(help: SDPPathArgument.help("Write the SDP for receivers to this path."))
+    @Option(help: SDPPathArgument.help("Write the SDP for receivers to this path (with --fanout: viewer 0's)."))
     var sdp: SDPPathArgument?
 
     @Option(help: RunLength.help("How long to send, e.g. 20s (a file is sent to its end at most)."))
     var duration = RunLength.untilStopped
+
+    @Option(parsing: .unconditional, help: "Send one encode as N viewers' streams (viewer i at each port + i × 4, or × 2 without audio), each with its own SSRC, SRTP keys, simulated network, reports and feedback.")
+    var fanout = 1
 
     @Flag(name: .customLong("no-audio"), help: "Send the test pattern without the tone.")
     var noAudio = false
@@ -72,6 +78,7 @@ struct PublishCommand: ParsableCommand {
         case (_?, _?):
             throw ValidationError("--to and --whep-listen: choose one (--whep-listen serves subscribers instead of sending to one)")
         }
+        try Publisher.Options.validateFanout(fanout, destination: to?.address, servesWHEP: whepListen != nil, sendsAudio: !noAudio || source != "testsrc")
         if let limit = duration.duration, limit <= .zero {
             throw ValidationError("--duration \(duration.limit?.text ?? ""): must be more than 0s, e.g. 20s")
         }
@@ -109,7 +116,7 @@ struct PublishCommand: ParsableCommand {
             keyingMaterial: srtpKey?.keyingMaterial ?? (srtp ? .random(for: .aesCM128HMACSHA1_80) : nil),
             impairment: network.configuration(), duration: duration.duration,
             feedback: !noFeedback, retransmission: !feedback.noRetransmission,
-            whep: whepListen.map { WHEPEndpoint.Configuration(listen: $0.address) }
+            whep: whepListen.map { WHEPEndpoint.Configuration(listen: $0.address) }, fanout: fanout
         )
     }
 
@@ -149,6 +156,7 @@ extension Publisher.Statistics {
         )
         fields.append("\"senderReportsSent\":\(senderReportsSent)")
         if let whep { fields.append("\"whep\":\(whep.json)") }
+        if let fanout { fields.append("\"fanout\":\(fanout.json)") }
         fields.append("\"rtcp\":{\"accepted\":\(rtcpAccepted),\"refused\":\(rtcpRefused),\"undecodable\":\(rtcpUndecodable),\"ignored\":\(rtcpIgnored)}")
         return "{" + fields.joined(separator: ",") + "}"
     }
@@ -187,6 +195,7 @@ extension Publisher.Statistics {
             return (lines + whep.lines).joined(separator: "\n")
         }
         lines.append(feedbackLine)
+        if let fanout { lines.append(fanout.line) }
         lines.append("network: \(network.datagramsSent) sent, \(network.datagramsLost) lost, \(network.datagramsDroppedByBandwidth) over the bandwidth cap, \(network.datagramsDuplicated) duplicated, \(network.datagramsReordered) reordered")
         return lines.joined(separator: "\n")
     }
@@ -229,5 +238,28 @@ extension WHEPEndpoint.Statistics {
         }
         if sessions.count > 20 { lines.append("  … \(sessions.count - 20) more sessions (all of them with --json)") }
         return lines
+    }
+}
+
+extension FanoutStatistics {
+    /// One JSON object: the streams, their port stride, the per-stream counts summarised
+    /// (fewest and most), the RTCP refused from no viewer's address, and the batched send path.
+    var json: String {
+        func range(_ values: ClosedRange<Int>?) -> String {
+            values.map { "{\"min\":\($0.lowerBound),\"max\":\($0.upperBound)}" } ?? "null"
+        }
+        return "{\"streams\":\(streams),\"stride\":\(stride),\"packetsSentPerStream\":\(range(packetsSentPerStream)),"
+            + "\"feedbackRefusedPerStream\":\(range(feedbackRefusedPerStream)),\"retransmittedPacketsPerStream\":\(range(retransmittedPacketsPerStream)),"
+            + "\"rtcpRefused\":\(rtcpRefused),\"datagramsSent\":\(batch.datagramsSent),\"systemCalls\":\(batch.systemCalls),\"segmentedMessages\":\(batch.segmentedMessages),\"datagramsFailed\":\(batch.datagramsFailed)}"
+    }
+
+    /// The fan-out line of the human summary.
+    var line: String {
+        func range(_ values: ClosedRange<Int>?) -> String {
+            values.map { $0.lowerBound == $0.upperBound ? "\($0.lowerBound)" : "\($0.lowerBound)–\($0.upperBound)" } ?? "-"
+        }
+        return "fanout: \(streams) streams (ports every \(stride)): \(range(packetsSentPerStream)) packets, \(range(retransmittedPacketsPerStream)) RTX and "
+            + "\(range(feedbackRefusedPerStream)) RTCP refused per stream; \(rtcpRefused) RTCP from no viewer refused; "
+            + "\(batch.datagramsSent) datagrams in \(batch.systemCalls) sendmmsg calls, \(batch.datagramsFailed) failed"
     }
 }

@@ -106,4 +106,25 @@ extension Publisher.Options {
             )
         }
     }
+
+    /// Checks `--fanout` as ``Publisher`` will, in the command line's words: at least 1, not
+    /// with `--whep-listen`, and every viewer's ports (viewer i at PORT + i × stride, the stride
+    /// 4 with audio and 2 for video alone) at most 65535 — the message names the highest port.
+    static func validateFanout(_ fanout: Int, destination: SocketAddress?, servesWHEP: Bool, sendsAudio: Bool) throws(ValidationError) {
+        guard fanout >= 1 else {
+            throw ValidationError("--fanout \(fanout): the number of viewers' streams must be 1 or more, e.g. --fanout 100")
+        }
+        guard fanout == 1 || !servesWHEP else {
+            throw ValidationError("--fanout with --whep-listen: the WHEP endpoint already serves each session its own stream; leave out --fanout")
+        }
+        guard fanout > 1, let destination else { return }
+        let stride = sendsAudio ? 4 : 2
+        let (product, overflow) = (fanout - 1).multipliedReportingOverflow(by: stride)
+        let highest = overflow ? Int.max : Int(destination.port) + stride - 1 + product
+        guard highest > Int(UInt16.max) else { return }
+        let most = max(0, (Int(UInt16.max) - (Int(destination.port) + stride - 1)) / stride + 1)
+        throw ValidationError(
+            "--fanout \(fanout) from port \(destination.port): viewer \(fanout - 1) would need ports up to \(overflow ? "beyond \(Int.max)" : String(highest)) (viewer i at PORT + i × \(stride)), above the highest port 65535: use --fanout \(most) at most, or a lower PORT"
+        )
+    }
 }

@@ -71,6 +71,16 @@ extension SocketAddress {
         }
     }
 
+    /// Remembers `ports` as handed out unless one of them was lately (see ``freeLoopbackPorts(count:)``).
+    static func claimLoopbackPorts(_ ports: ClosedRange<UInt16>) -> Bool {
+        handedOut.withLock { $0.claim(ports) }
+    }
+
+    /// Whether UDP `port` can be bound on 0.0.0.0 now; releases it.
+    static func bindable(_ port: UInt16) -> Bool {
+        allBindable(port...port)
+    }
+
     /// Whether every port of `ports` can be bound on 0.0.0.0 (UDP) at once; releases them.
     private static func allBindable(_ ports: ClosedRange<UInt16>) -> Bool {
         var descriptors: [Int32] = []
@@ -106,5 +116,31 @@ extension Publisher {
     public static func freeLoopbackDestination() throws(PlayoutError) -> SocketAddress {
         let ports = try SocketAddress.freeLoopbackPorts(count: 4)
         return try SocketAddress(host: "127.0.0.1", port: ports.lowerBound)
+    }
+
+    /// A destination on 127.0.0.1 for a publisher that fans out to `fanout` viewers
+    /// (``Options/fanout``): the `fanout × stride` ports from it (stride 4 with audio, 2 for video
+    /// alone — viewer i at PORT + i × stride) are all free now, PORT even. For tests and demos
+    /// of many viewers on one machine.
+    ///
+    /// - Parameter fanout: How many viewers, 1…3,000.
+    /// - Throws: ``PlayoutError`` with code `invalidOption` for a count outside 1…3,000, or
+    ///   `addressInUse` when no free run was found in 256 tries.
+    public static func freeLoopbackDestination(fanout: Int, sendsAudio: Bool = true) throws(PlayoutError) -> SocketAddress {
+        guard (1...3_000).contains(fanout) else {
+            throw PlayoutError(.invalidOption, "Publisher.freeLoopbackDestination(fanout: \(fanout)): fanout must be from 1 to 3000")
+        }
+        let count = fanout * (sendsAudio ? 4 : 2)
+        let range = SocketAddress.freeLoopbackPortRange
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<256 {
+            let first = UInt16.random(in: range.lowerBound...(range.upperBound - UInt16(count) + 1), using: &generator) & ~1
+            let ports = first...(first + UInt16(count - 1))
+            // One port at a time: a large run would take more descriptors than a process may hold.
+            if ports.allSatisfy({ SocketAddress.bindable($0) }), SocketAddress.claimLoopbackPorts(ports) {
+                return try SocketAddress(host: "127.0.0.1", port: first)
+            }
+        }
+        throw PlayoutError(.addressInUse, "found no \(count) consecutive free UDP ports in \(range.lowerBound)…\(range.upperBound) on 127.0.0.1 in 256 tries: stop programs holding ports there")
     }
 }

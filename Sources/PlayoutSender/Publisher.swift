@@ -65,6 +65,18 @@ public final class Publisher: @unchecked Sendable {
         /// ``destination`` (which is then unused): see ``WHEPEndpoint`` and ``Publisher/whepEndpoint``.
         /// The impairment applies to each session's media on its own (seeds: seed + session number).
         public var whep: WHEPEndpoint.Configuration?
+        /// How many viewers' streams one encode is sent as (default 1), the way an SFU serves an
+        /// audience (`Docs/Fanout.md`): stream *i* goes to the destination's host at each port +
+        /// *i* × ``SessionDescription/fanoutStride`` (4 with audio, 2 for video alone), with its
+        /// own SSRC per track (viewer 0's + *i*), sequence-number and timestamp offsets, SRTP
+        /// session and keys (``SRTPKeyingMaterial/fannedOut(viewer:)``), simulated network (seed
+        /// + *i*), sender reports and feedback: a viewer's NACKs are answered on its stream only,
+        /// and only from its addresses. There is one encoder, so a PLI or FIR from any viewer
+        /// makes one key frame for all, and the video bit rate follows the lowest REMB/TMMBR.
+        /// ``Publisher/sessionDescription`` is viewer 0's; viewer *i*'s is
+        /// `sessionDescription.fannedOut(viewer: i)`. Not with ``whep`` (each WHEP session is
+        /// already its own stream).
+        public var fanout: Int = 1
 
         /// Options with the documented defaults: the test pattern (720p30 H.264 + Opus), plain RTP, no impairment, until stopped, a sender report every second.
         public init(
@@ -72,9 +84,10 @@ public final class Publisher: @unchecked Sendable {
             sendsAudio: Bool = true, keyingMaterial: SRTPKeyingMaterial? = nil,
             impairment: NetworkImpairment.Configuration = .init(), duration: Duration? = nil,
             senderReportInterval: Duration = .seconds(1), feedback: Bool = true, retransmission: Bool = true,
-            whep: WHEPEndpoint.Configuration? = nil
+            whep: WHEPEndpoint.Configuration? = nil, fanout: Int = 1
         ) {
             self.whep = whep
+            self.fanout = fanout
             self.feedback = feedback
             self.retransmission = retransmission
             self.source = source
@@ -97,6 +110,12 @@ public final class Publisher: @unchecked Sendable {
         /// - Throws: ``PlayoutError`` with code `invalidAddress` when the destination's port is
         ///   outside ``destinationPorts`` (0, or so high that PORT+3 passes 65535).
         public func validate() throws(PlayoutError) {
+            guard fanout >= 1 else {
+                throw PlayoutError(.invalidOption, "Publisher.Options.fanout \(fanout): the number of viewers' streams must be 1 or more, e.g. 100")
+            }
+            guard fanout == 1 || whep == nil else {
+                throw PlayoutError(.invalidOption, "Publisher.Options.fanout \(fanout) with whep: a WHEP endpoint already serves each session its own stream; leave fanout at 1")
+            }
             guard whep != nil || Self.destinationPorts.contains(destination.port) else {
                 throw PlayoutError(
                     .invalidAddress,
@@ -156,12 +175,19 @@ public final class Publisher: @unchecked Sendable {
         /// destination): the only ones acted on.
         public var rtcpAccepted = 0
         /// RTCP datagrams refused unread because they came from another address or port than the
-        /// stream's destination (``Publisher/acceptsFeedback(from:destinations:)``).
+        /// stream's destination (``Publisher/acceptsFeedback(from:destinations:)``). With
+        /// ``fanout``: from no viewer's address.
         public var rtcpRefused = 0
         /// The WHEP endpoint's sessions and requests (nil: not serving WHEP). With WHEP,
         /// ``tracks`` count the frames encoded and the packets packetized once; each session's
         /// packets, NACKs and RTX are in ``WHEPEndpoint/Statistics/sessions``.
         public var whep: WHEPEndpoint.Statistics?
+        /// The streams of a fan-out (nil: ``Options/fanout`` 1). Then ``tracks`` count the frames
+        /// encoded and the canonical packets packetized once, with the feedback of every viewer
+        /// added up; ``network``, the RTCP counters and ``senderReportsSent`` add up every
+        /// stream's; each stream's own counts are in ``FanoutStatistics/perStream``
+        /// (``Statistics/Track/packetsDelivered`` stays 0: each stream's network is in its own).
+        public var fanout: FanoutStatistics?
     }
 
     /// The options it was created with.
@@ -201,6 +227,15 @@ public final class Publisher: @unchecked Sendable {
     /// The WHEP endpoint (nil: sending to the destination) and its media side.
     public let whepEndpoint: WHEPEndpoint?
     private let router: WHEPRouter?
+    /// The fan-out's streams and send path (nil: ``Options/fanout`` 1).
+    private let fanout: FanoutRouter?
+
+    /// How many viewers a fan-out of `description` fits below port 65536 (0: not even one).
+    package static func maximumFanout(from description: SessionDescription) -> Int {
+        let stride = description.fanoutStride
+        guard stride > 0, let highest = description.highestFanoutPort(viewers: 1), highest <= Int(UInt16.max) else { return 0 }
+        return (Int(UInt16.max) - highest) / stride + 1
+    }
 
     /// The payload types and extension id the publisher uses.
     static let videoPayloadType: UInt8 = 96
@@ -270,16 +305,24 @@ public final class Publisher: @unchecked Sendable {
             }
         }
         var media: [MediaDescription] = []
+        // A fan-out packetizes once, in plain RTP ("canonical" packets); each viewer's stream
+        // rewrites and protects them. Its SSRCs: track t of viewer i sends on base + 2tN + i,
+        // its RTX on base + (2t+1)N + i — distinct across viewers and tracks.
+        let fansOut = options.fanout > 1
+        let ssrcBase = UInt32.random(in: 1...UInt32.max)
+        func fanoutSSRC(track: Int, retransmission: Bool, viewer: Int) -> UInt32 {
+            ssrcBase &+ UInt32(truncatingIfNeeded: (2 * track + (retransmission ? 1 : 0)) * options.fanout + viewer)
+        }
         for stream in streams {
             let payloadType = stream.kind == .video ? Self.videoPayloadType : Self.audioPayloadType
             let port = options.destination.port &+ (stream.kind == .video ? 0 : 2)
             let address = try SocketAddress(host: options.destination.host, port: port)
             var sender = try TrackSender(
-                codec: stream.codec, payloadType: payloadType, clockRate: stream.clockRate, keyingMaterial: options.keyingMaterial,
+                codec: stream.codec, payloadType: payloadType, clockRate: stream.clockRate, keyingMaterial: fansOut ? nil : options.keyingMaterial,
                 absoluteCaptureTimeID: Self.absoluteCaptureTimeID
             )
             let answersFeedback = options.feedback && stream.kind == .video
-            let serves = options.whep != nil
+            let serves = options.whep != nil || fansOut
             // With WHEP the track's packets are canonical (plain RTP): the router keeps them for NACKs
             // and rewrites them per session.
             if answersFeedback, options.retransmission, !serves { sender.enableRetransmission(payloadType: Self.retransmissionPayloadType) }
@@ -288,7 +331,7 @@ public final class Publisher: @unchecked Sendable {
                 kind: stream.kind, sender: sender, rtp: serves ? nil : try UDPSender(to: address), rtcp: rtcp,
                 rtcpDestination: try SocketAddress(host: options.destination.host, port: port &+ 1),
                 feedbackSources: Set([address, try SocketAddress(host: options.destination.host, port: port &+ 1)].map(\.normalized)),
-                rtcpSession: try options.keyingMaterial.map { try SRTPSession(keyingMaterial: $0, direction: .inbound) },
+                rtcpSession: fansOut ? nil : try options.keyingMaterial.map { try SRTPSession(keyingMaterial: $0, direction: .inbound) },
                 feedback: SenderFeedback(ssrc: sender.ssrc),
                 streamIndex: stream.streamIndex, streamClockRate: stream.streamClockRate
             ))
@@ -311,6 +354,17 @@ public final class Publisher: @unchecked Sendable {
                     in: &section, payloadType: payloadType, clockRate: UInt32(stream.clockRate), retransmission: options.retransmission,
                     encodes: options.source == .testPattern
                 )
+            }
+            if fansOut {
+                // Viewer 0's SSRCs: `fannedOut(viewer: i)` moves them up by i, as the streams do.
+                let index = media.count
+                let ssrc = fanoutSSRC(track: index, retransmission: false, viewer: 0)
+                section.ssrcAttributes.append(SSRCAttribute(ssrc: ssrc, name: "cname", value: "playout"))
+                if answersFeedback, options.retransmission {
+                    let rtx = fanoutSSRC(track: index, retransmission: true, viewer: 0)
+                    section.attributes.append(SDPAttribute(name: "ssrc-group", value: "FID \(ssrc) \(rtx)"))
+                    section.ssrcAttributes.append(SSRCAttribute(ssrc: rtx, name: "cname", value: "playout"))
+                }
             }
             if let key = options.keyingMaterial {
                 section.crypto = [CryptoAttribute(suite: SDPCryptoSuite(rawValue: key.suite.name), keys: [.init(keyAndSalt: key.concatenated)])]
@@ -340,14 +394,52 @@ public final class Publisher: @unchecked Sendable {
             whepEndpoint = nil
             router = nil
         }
-        sessionDescription = SessionDescription(
+        let description = SessionDescription(
             sessionName: "playout publish",
             connection: ConnectionData(addressType: options.destination.isIPv6 ? .ip6 : .ip4, address: options.destination.host),
             media: media
         )
+        sessionDescription = description
+        if fansOut {
+            let stride = description.fanoutStride
+            let highest = description.highestFanoutPort(viewers: options.fanout) ?? .max
+            guard highest <= Int(UInt16.max) else {
+                throw PlayoutError(
+                    .invalidAddress,
+                    "fanout \(options.fanout) from port \(options.destination.port): viewer \(options.fanout - 1) would need port \(highest) (viewer i at each port + i × \(stride)), above 65535: fan out to at most \(Self.maximumFanout(from: description)) viewers or start from a lower port"
+                )
+            }
+            let encodes = options.source == .testPattern
+            var viewers: [FanoutStream] = []
+            viewers.reserveCapacity(options.fanout)
+            for viewer in 0..<options.fanout {
+                let plans = try tracks.enumerated().map { index, track in
+                    let port = media[index].port &+ UInt16(viewer * stride)
+                    let answers = options.feedback && track.kind == .video
+                    return FanoutStream.TrackPlan(
+                        kind: track.kind, payloadType: track.sender.payloadType, clockRate: track.sender.clockRate,
+                        ssrc: fanoutSSRC(track: index, retransmission: false, viewer: viewer),
+                        retransmission: answers && options.retransmission
+                            ? (Self.retransmissionPayloadType, fanoutSSRC(track: index, retransmission: true, viewer: viewer)) : nil,
+                        captureTimeID: Self.absoluteCaptureTimeID,
+                        destination: try SocketAddress(host: options.destination.host, port: port),
+                        controlDestination: try SocketAddress(host: options.destination.host, port: port &+ 1),
+                        answersRequests: answers && encodes
+                    )
+                }
+                viewers.append(try FanoutStream(viewer: viewer, tracks: plans, keyingMaterial: options.keyingMaterial, impairment: options.impairment))
+            }
+            fanout = try FanoutRouter(
+                streams: viewers, stride: stride, retransmission: tracks.map { options.feedback && options.retransmission && $0.kind == .video },
+                captureTimeID: Self.absoluteCaptureTimeID, ipv6: options.destination.isIPv6
+            )
+        } else {
+            fanout = nil
+        }
         statisticsValue.withLock { statistics in
             for track in tracks { statistics.tracks[track.kind] = Statistics.Track(codec: track.sender.codec) }
             if let video = videoEncoder { statistics.tracks[.video]?.targetBitrate = video.bitrate }
+            if let fanout { statistics.fanout = FanoutStatistics(streams: fanout.streams.count, stride: fanout.stride) }
         }
     }
 
@@ -377,8 +469,10 @@ public final class Publisher: @unchecked Sendable {
 
     /// Where each track takes its receivers' RTCP (an ephemeral port on every interface; its
     /// sender reports leave from it, so a receiver that answers where reports come from finds it).
+    /// With ``Options/fanout`` above 1 it is one port for every viewer and track.
     public var controlPorts: [MediaKind: UInt16] {
-        Dictionary(tracks.compactMap { track in track.rtcp.map { (track.kind, $0.localAddress.port) } }, uniquingKeysWith: { first, _ in first })
+        if let fanout { return Dictionary(tracks.map { ($0.kind, fanout.controlPort) }, uniquingKeysWith: { first, _ in first }) }
+        return Dictionary(tracks.compactMap { track in track.rtcp.map { (track.kind, $0.localAddress.port) } }, uniquingKeysWith: { first, _ in first })
     }
 
     /// Starts sending on a thread of its own.
@@ -427,6 +521,7 @@ public final class Publisher: @unchecked Sendable {
         var pacer = RealTimePacer(clock: clock)  // one origin for every stream, as a live sender
         var fileEnded = false
         var forceKeyFrame = false
+        var warnedLate = false
 
         while !lifecycle.isStopRequested {
             if receiveFeedback(now: clock.now, wallStart: wallStart, start: start) { forceKeyFrame = true }
@@ -437,6 +532,14 @@ public final class Publisher: @unchecked Sendable {
             if let encoder = videoEncoder {
                 let due = start.advanced(by: frameInterval * videoFrames)
                 if now >= due {
+                    if !warnedLate, due.duration(to: now) > Self.lateWarning {
+                        // Said once: a sender that cannot keep up makes every viewer's stream late.
+                        warnedLate = true
+                        let audience = options.fanout > 1 ? " to \(options.fanout) viewers" : ""
+                        logger.warning(
+                            "the publisher cannot keep up in real time\(audience): frame \(videoFrames) is \(due.duration(to: now).compactDescription) late (the machine is busy\(options.fanout > 1 ? ", or fan out to fewer viewers" : ""))"
+                        )
+                    }
                     let capture = wallStart + start.duration(to: due).nanoseconds
                     let picture = pattern.picture(frameNumber: UInt32(videoFrames), captureTimeMilliseconds: UInt32(truncatingIfNeeded: capture / 1_000_000))
                     let ticks = Int64(videoFrames) * Int64(encoder.clockRate) / Int64(max(options.video.frameRate, 1))
@@ -501,18 +604,23 @@ public final class Publisher: @unchecked Sendable {
                 // milliseconds): a receiver's RTT is measured against these instants.
                 let sent = clock.now
                 let wall = wallStart + start.duration(to: sent).nanoseconds
-                router?.sendReports(wallClock: wall, canonicalTimestamp: { index in
+                func canonicalTimestamp(_ index: Int) -> UInt32? {
                     guard tracks.indices.contains(index) else { return nil }
                     return tracks[index].sender.rtpTimestamp(ticks: start.duration(to: sent).nanoseconds * Int64(tracks[index].sender.clockRate) / 1_000_000_000)
-                }, now: sent)
-                for index in tracks.indices where router == nil {
+                }
+                router?.sendReports(wallClock: wall, canonicalTimestamp: canonicalTimestamp, now: sent)
+                if let fanout {
+                    fanout.sendReports(wallClock: wall, canonicalTimestamp: canonicalTimestamp, now: sent)
+                    publishFanoutStatistics(fanout)
+                }
+                for index in tracks.indices where router == nil && fanout == nil {
                     let ticks = start.duration(to: sent).nanoseconds * Int64(tracks[index].sender.clockRate) / 1_000_000_000
                     let extras = tracks[index].feedback.senderReportExtras(now: sent)
                     if let report = try? tracks[index].sender.senderReport(wallClock: wall, ticks: ticks, extras: extras) {
                         try? report.withUnsafeBytes { try tracks[index].rtcp?.send($0, to: tracks[index].rtcpDestination) }
                     }
                 }
-                statisticsValue.withLock { $0.senderReportsSent += tracks.count }
+                if fanout == nil { statisticsValue.withLock { $0.senderReportsSent += tracks.count } }
                 nextReport = nextReport.advanced(by: options.senderReportInterval)
             }
             wake = min(wake, nextReport)
@@ -533,6 +641,11 @@ public final class Publisher: @unchecked Sendable {
             router.wait(until: wake, now: clock.now, limit: Self.feedbackWait)
             return
         }
+        if let fanout, options.feedback {
+            // Every viewer's RTCP arrives on the one socket.
+            fanout.wait(until: wake, now: clock.now, limit: Self.feedbackWait)
+            return
+        }
         guard options.feedback else {
             lifecycle.sleep(until: wake)
             return
@@ -543,6 +656,9 @@ public final class Publisher: @unchecked Sendable {
         _ = poll(&descriptors, nfds_t(descriptors.count), Int32(clamping: (wait.nanoseconds + 999_999) / 1_000_000))
     }
 
+    /// How late a frame may be encoded before the publisher warns (once) that it cannot keep up.
+    static let lateWarning: Duration = .seconds(1)
+
     /// The longest the send loop waits without looking at the receivers' RTCP and a stop.
     static let feedbackWait: Duration = .milliseconds(20)
 
@@ -551,6 +667,7 @@ public final class Publisher: @unchecked Sendable {
     /// asked for a key frame.
     private func receiveFeedback(now: MonotonicInstant, wallStart: Int64, start: MonotonicInstant) -> Bool {
         if let router { return serveWHEP(router, now: now, wallStart: wallStart, start: start) }
+        if let fanout { return serveFanout(fanout, now: now, wallStart: wallStart, start: start) }
         var keyFrame = false
         for index in tracks.indices {
             var actions: [SenderFeedback.Action] = []
@@ -631,6 +748,59 @@ public final class Publisher: @unchecked Sendable {
         return requests.keyFrame
     }
 
+    /// The fan-out side of a loop turn: every viewer's RTCP (each acted on for its own stream:
+    /// RTX, reports), then what the viewers asked of the one encoder — a key frame for all, or the
+    /// video bit rate under the lowest of their limits. Returns whether a key frame is due.
+    private func serveFanout(_ fanout: FanoutRouter, now: MonotonicInstant, wallStart: Int64, start: MonotonicInstant) -> Bool {
+        let requests = fanout.service(now: now, wallClock: wallStart + start.duration(to: now).nanoseconds)
+        guard options.feedback else { return false }
+        if let limit = requests.bitrateLimit, let encoder = videoEncoder {
+            let target = Self.videoTarget(configured: options.video.bitrate, limit: limit)
+            encoder.setBitrate(target)
+            logger.info("video bit rate \(target) bit/s (the lowest fan-out viewer's limit: \(limit.map(String.init) ?? "none"))")
+            statisticsValue.withLock { $0.tracks[.video]?.targetBitrate = target }
+        }
+        _ = fanout.poll(now: now)
+        return requests.keyFrame
+    }
+
+    /// Publishes the fan-out's counters into ``statistics``: per stream, and added up into the
+    /// publisher-wide fields (network, RTCP, sender reports, each track's feedback).
+    private func publishFanoutStatistics(_ fanout: FanoutRouter) {
+        let snapshot = fanout.statistics
+        var network = NetworkImpairment.Statistics()
+        var accepted = 0
+        var undecodable = 0
+        var reports = 0
+        var feedback: [MediaKind: SenderFeedback.Statistics] = [:]
+        var retransmitted: [MediaKind: Int] = [:]
+        var limits: [MediaKind: RetransmissionLimiter.Statistics] = [:]
+        for stream in snapshot.perStream {
+            network.add(stream.network)
+            accepted += stream.rtcpAccepted
+            undecodable += stream.feedbackRefused
+            reports += stream.senderReportsSent
+            for (kind, track) in stream.tracks {
+                feedback[kind, default: .init()].add(track.feedback)
+                retransmitted[kind, default: 0] += track.retransmittedPacketsSent
+                limits[kind, default: .init()].add(track.retransmissionLimits)
+            }
+        }
+        statisticsValue.withLock { statistics in
+            statistics.fanout = snapshot
+            statistics.network = network
+            statistics.rtcpAccepted = accepted
+            statistics.rtcpUndecodable = undecodable
+            statistics.rtcpRefused = snapshot.rtcpRefused
+            statistics.senderReportsSent = reports
+            for (kind, values) in feedback {
+                statistics.tracks[kind]?.feedback = values
+                statistics.tracks[kind]?.retransmittedPacketsSent = retransmitted[kind] ?? 0
+                statistics.tracks[kind]?.retransmissionLimits = limits[kind] ?? .init()
+            }
+        }
+    }
+
     /// The end of a run: delivers what the simulated network still holds for at most its
     /// ``NetworkImpairment/Configuration/drainLimit`` (1–2 s), then drops the rest, counted in
     /// ``NetworkImpairment/Statistics/datagramsDroppedAtEnd`` — so `--duration` bounds the run
@@ -645,6 +815,15 @@ public final class Publisher: @unchecked Sendable {
         let deadline = clock.now.advanced(by: limit)
         while let next = flushNetwork(now: clock.now, drainDeadline: deadline), lifecycle.sleep(until: next) {}
         impairment.discardPending()
+        if let fanout {
+            fanout.discardPending()
+            publishFanoutStatistics(fanout)
+            let network = statisticsValue.withLock { $0.network }
+            if network.datagramsDroppedAtEnd > 0 {
+                logger.info("\(network.datagramsDroppedAtEnd) datagrams were still in the viewers' simulated networks at the end: dropped (datagramsDroppedAtEnd)")
+            }
+            return
+        }
         let network = impairment.statistics
         statisticsValue.withLock { $0.network = network }
         let dropped = network.datagramsDroppedAtEnd
@@ -663,6 +842,8 @@ public final class Publisher: @unchecked Sendable {
         try tracks[index].sender.send(frame, captureTime: captureTime, now: now) { datagram in
             if let router {
                 router.distribute(datagram, track: index, now: now)
+            } else if let fanout {
+                fanout.distribute(datagram, track: index, now: now)
             } else {
                 impairment.submit(datagram, label: number << 8 | index, now: now)
             }
@@ -683,10 +864,13 @@ public final class Publisher: @unchecked Sendable {
     @discardableResult
     private func flushNetwork(now: MonotonicInstant, drainDeadline: MonotonicInstant? = nil) -> MonotonicInstant? {
         defer {
-            let network = impairment.statistics
-            statisticsValue.withLock { $0.network = network }
+            if fanout == nil {
+                let network = impairment.statistics
+                statisticsValue.withLock { $0.network = network }
+            }
         }
         if let router { return router.poll(now: now) }
+        if let fanout { return fanout.poll(now: now, drainDeadline: drainDeadline) }
         while true {
             let output = drainDeadline.map { impairment.drain(now: now, deadline: $0) } ?? impairment.poll(now: now)
             switch output {

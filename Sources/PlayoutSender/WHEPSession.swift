@@ -364,7 +364,9 @@ public final class WHEPSession {
             case .connected(let keys):
                 guard !afterEnd, !hasEnded else { continue }
                 do {
-                    outbound = try SRTPSession(keyingMaterial: keys.outbound, direction: .outbound)
+                    outbound = try SRTPSession(
+                        keyingMaterial: keys.outbound, direction: .outbound, configuration: .init(replayWindowSize: FanoutStream.outboundReplayWindow)
+                    )
                     inbound = try SRTPSession(keyingMaterial: keys.inbound, direction: .inbound)
                     state = .connected
                     statisticsValue.connectTime = openedAt.duration(to: now)
@@ -386,65 +388,19 @@ public final class WHEPSession {
         }
     }
 
-    /// Writes the session's version of canonical packet `parsed` into ``scratch``: the header
-    /// by hand (the session's payload type, offsets and SSRC; a one-byte-form extension block
-    /// with `sdes:mid` and `abs-capture-time` under the offer's ids), then the payload. Returns
-    /// its length (0 when it does not fit). Allocates nothing.
+    /// Writes the session's version of canonical packet `parsed` into ``scratch`` (``RTPRewrite``):
+    /// the session's payload type, offsets and SSRC, `sdes:mid` and `abs-capture-time` under the
+    /// offer's ids. Returns its length (0 when it does not fit). Allocates nothing.
     private func rewrite(_ parsed: RTPPacket, track index: Int, captureTime: UnsafeRawBufferPointer?) -> Int {
         let track = tracks[index]
-        let mid = track.midBytes
-        let midID = mid.isEmpty ? nil : track.agreed.midExtensionID
-        let captureID = captureTime.flatMap { (1...16).contains($0.count) ? track.agreed.absoluteCaptureTimeExtensionID : nil }
-        let elements = (midID == nil ? 0 : 1 + mid.count) + (captureID == nil ? 0 : 1 + (captureTime?.count ?? 0))
-        let padded = (elements + 3) & ~3
-        let headerLength = 12 + (elements > 0 ? 4 + padded : 0)
-        let payload = parsed.payload
-        // Room for the SRTP tag after the packet.
-        guard headerLength + payload.count + 32 <= scratch.count else { return 0 }
-        let sequence = parsed.sequenceNumber.rawValue &+ track.sequenceOffset
-        let timestamp = parsed.timestamp.rawValue &+ track.timestampOffset
-        let ssrc = track.agreed.ssrc
+        let mid = track.agreed.midExtensionID.flatMap { id in track.midBytes.isEmpty ? nil : (id: id, bytes: track.midBytes) }
+        let capture = captureTime.flatMap { value in track.agreed.absoluteCaptureTimeExtensionID.map { (id: $0, value: value) } }
         return scratch.withUnsafeMutableBytes { out in
-            out[0] = 0x80 | (elements > 0 ? 0x10 : 0)
-            out[1] = (parsed.marker ? 0x80 : 0) | (track.agreed.payloadType & 0x7F)
-            out[2] = UInt8(sequence >> 8)
-            out[3] = UInt8(truncatingIfNeeded: sequence)
-            for shift in 0..<4 {
-                out[4 + shift] = UInt8(truncatingIfNeeded: timestamp >> UInt32(24 - 8 * shift))
-                out[8 + shift] = UInt8(truncatingIfNeeded: ssrc >> UInt32(24 - 8 * shift))
-            }
-            var offset = 12
-            if elements > 0 {
-                out[12] = 0xBE
-                out[13] = 0xDE
-                out[14] = UInt8((padded / 4) >> 8)
-                out[15] = UInt8(truncatingIfNeeded: padded / 4)
-                offset = 16
-                if let midID {
-                    out[offset] = midID << 4 | UInt8(mid.count - 1)
-                    for byte in mid {
-                        offset += 1
-                        out[offset] = byte
-                    }
-                    offset += 1
-                }
-                if let captureID, let captureTime {
-                    out[offset] = captureID << 4 | UInt8(captureTime.count - 1)
-                    offset += 1
-                    for byte in captureTime {
-                        out[offset] = byte
-                        offset += 1
-                    }
-                }
-                while offset < headerLength {
-                    out[offset] = 0
-                    offset += 1
-                }
-            }
-            if let source = payload.baseAddress, !payload.isEmpty {
-                (out.baseAddress! + offset).copyMemory(from: source, byteCount: payload.count)
-            }
-            return headerLength + payload.count
+            // Room for the SRTP tag after the packet.
+            RTPRewrite.write(
+                parsed, into: out, payloadType: track.agreed.payloadType, sequenceNumber: parsed.sequenceNumber.rawValue &+ track.sequenceOffset,
+                timestamp: parsed.timestamp.rawValue &+ track.timestampOffset, ssrc: track.agreed.ssrc, mid: mid, captureTime: capture, trailer: 32
+            )
         }
     }
 

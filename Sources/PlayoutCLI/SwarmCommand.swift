@@ -188,10 +188,7 @@ struct SwarmCommand: ParsableCommand {
         if description.connection?.isMulticast == true || description.media.contains(where: { $0.connection?.isMulticast == true }) {
             return .url(given)
         }
-        return .sessionDescriptions(given, tracks: description.media.count) { viewer in
-            guard viewer == 0 else { throw PlayoutError(.invalidSource, "FANOUT PENDING") }
-            return description
-        }
+        return .sessionDescriptions(given, tracks: description.media.count) { viewer in try description.fannedOut(viewer: viewer) }
     }
 
     /// 12 random hex digits.

@@ -54,8 +54,9 @@ public struct FanoutStatistics: Equatable, Sendable {
 /// let next = router.poll(now: now)                // sends the batch, what the networks release
 /// ```
 ///
-/// No thread per stream, no allocation per stream and packet without impairment (with one, each
-/// stream's copy enters its simulated network).
+/// No thread per stream (from ``parallelStreams`` streams on, a frame's media is sent by two
+/// threads, half of the streams each), no allocation per stream and packet without impairment
+/// (with one, each stream's copy enters its simulated network).
 final class FanoutRouter {
     /// What ``service(now:wallClock:)`` found the viewers asking for.
     struct Requests: Equatable {

@@ -18,7 +18,8 @@ public import PlayoutRTP
 /// let length = stream.write(canonical: parsed, track: 0, captureTime: nil, now: now, into: slot)  // RTP → SRTP, in place
 /// ```
 ///
-/// Not `Sendable`: the publisher's thread owns it.
+/// Not `Sendable`: the publisher's thread owns it (while a frame goes out to many viewers, one of
+/// two sending threads has it, never both).
 public final class FanoutStream {
     /// What one track of the stream is: the publisher decides, from the viewer number.
     public struct TrackPlan: Sendable, Equatable {

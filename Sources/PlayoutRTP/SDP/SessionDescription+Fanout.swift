@@ -73,9 +73,11 @@ extension SessionDescription {
     public func fannedOut(viewer: Int) throws(SDPFanoutError) -> SessionDescription {
         guard viewer >= 0 else { throw .negativeViewer(viewer) }
         guard viewer > 0 else { return self }
-        guard let span = fanoutPortSpan, let highest = highestFanoutPort(viewers: viewer + 1) else { throw .noMediaPort }
-        guard highest <= Int(UInt16.max) else { throw .portOutOfRange(viewer: viewer, port: highest) }
-        let offset = highest - span.upperBound
+        guard let span = fanoutPortSpan else { throw .noMediaPort }
+        let (offset, overflow) = viewer.multipliedReportingOverflow(by: span.upperBound - span.lowerBound + 1)
+        guard !overflow, offset <= Int(UInt16.max) - span.upperBound else {
+            throw .portOutOfRange(viewer: viewer, port: overflow ? .max : span.upperBound + offset)
+        }
         var result = self
         let shift = UInt32(truncatingIfNeeded: viewer)
         for index in result.media.indices {

@@ -22,7 +22,7 @@ struct SwarmReportCommand: ParsableCommand {
     var from: String
 
     @Option(name: .customLong("run"), help: ArgumentHelp("The run id the shards were given (--run).", valueName: "id"))
-    var run: String
+    var runID: String
 
     @Flag(name: .customLong("json"), help: "One \"summary\" JSON line instead of the table.")
     var json = false
@@ -30,7 +30,7 @@ struct SwarmReportCommand: ParsableCommand {
     func validate() throws {
         do {
             _ = try SwarmStoreSpec(parsing: from)
-            try SwarmStore.validate(run: run)
+            try SwarmStore.validate(run: runID)
         } catch {
             throw ValidationError(error.message)
         }
@@ -38,10 +38,10 @@ struct SwarmReportCommand: ParsableCommand {
 
     func run() throws {
         do {
-            let stored = try SwarmStore.readRun(from: from, run: run)
+            let stored = try SwarmStore.readRun(from: from, run: runID)
             guard !stored.viewers.isEmpty else {
                 let unreadable = stored.unreadable > 0 ? " (\(stored.unreadable) records could not be read)" : ""
-                throw SwarmStoreError(.noViewers, "no viewers recorded for run \(run) in \(from)\(unreadable)")
+                throw SwarmStoreError(.noViewers, "no viewers recorded for run \(runID) in \(from)\(unreadable)")
             }
             writeOut(json ? stored.jsonLine() + "\n" : stored.table())
         } catch {

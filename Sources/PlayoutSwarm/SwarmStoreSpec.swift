@@ -1,3 +1,4 @@
+import PlayoutHTTP
 import PlayoutTelemetryBackends
 
 /// Where a swarm run's viewers are stored: an InfluxDB 1.x, or a VictoriaMetrics, over HTTP.

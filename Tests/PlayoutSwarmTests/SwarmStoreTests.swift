@@ -94,20 +94,24 @@ struct SwarmStoreTests {
 
     /// A server that answers every request with `answer` and keeps the request lines it got.
     final class Scripted: Sendable {
+        final class Log: Sendable {
+            let requests = Mutex<[String]>([])
+        }
+
         let server: ScriptedTCPServer
-        let requests = Mutex<[String]>([])
+        let log = Log()
 
         init(_ answer: String) throws {
-            let requests = self.requests
+            let log = self.log
             server = try ScriptedTCPServer { connection in
                 let request = String(decoding: connection.readRequest(), as: UTF8.self)
-                requests.withLock { $0.append(request) }
+                log.requests.withLock { $0.append(request) }
                 connection.write(answer)
             }
         }
 
         var port: UInt16 { server.port }
-        var firstRequest: String { requests.withLock { $0.first ?? "" } }
+        var firstRequest: String { log.requests.withLock { $0.first ?? "" } }
     }
 
     static func http(_ status: String, _ body: String, headers: String = "") -> String {

@@ -63,7 +63,7 @@ final class SlurmCluster {
     private func start(cpus: Int, timeout: Duration) throws {
         var key = [UInt8](repeating: 0, count: 1024)
         for index in key.indices { key[index] = UInt8.random(in: 0...255) }
-        FileManager.default.createFile(atPath: path("munge.key"), contents: Data(key), attributes: [.posixPermissions: 0o400])
+        _ = FileManager.default.createFile(atPath: path("munge.key"), contents: Data(key), attributes: [.posixPermissions: 0o400])
         try launch("/usr/sbin/munged", ["--foreground", "--force", "--socket=\(path("munge.socket"))", "--key-file=\(path("munge.key"))",
                                         "--pid-file=\(path("munged.pid"))", "--log-file=\(path("munged.log"))", "--seed-file=\(path("munged.seed"))"],
                    log: "munged.out")
@@ -114,7 +114,7 @@ final class SlurmCluster {
     }
 
     private func launch(_ executable: String, _ arguments: [String], log: String) throws {
-        FileManager.default.createFile(atPath: path(log), contents: nil)
+        _ = FileManager.default.createFile(atPath: path(log), contents: nil)
         let handle = try FileHandle(forWritingTo: directory.appendingPathComponent(log))
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)

@@ -31,7 +31,7 @@ final class SlurmCluster {
     let node: String
     /// The environment a client needs: `SLURM_CONF`.
     var environment: [String: String] { ["SLURM_CONF": directory.appendingPathComponent("slurm.conf").path] }
-    private var processes: [Process] = []
+    private var daemons: [(pid: pid_t, name: String)] = []
     private let marker: String
 
     /// Starts munged, slurmctld and slurmd and waits (at most `timeout`) for the node to be idle.
@@ -113,26 +113,44 @@ final class SlurmCluster {
         }
     }
 
+    /// Starts a daemon with posix_spawn, its output into `log`. (Not Foundation's `Process`: it
+    /// watches a child through a socket the child inherits, and daemons that close every inherited
+    /// descriptor, as slurmctld does, make it wait forever for a process that is still running.)
     private func launch(_ executable: String, _ arguments: [String], log: String) throws {
-        _ = FileManager.default.createFile(atPath: path(log), contents: nil)
-        let handle = try FileHandle(forWritingTo: directory.appendingPathComponent(log))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        process.environment = ProcessInfo.processInfo.environment.merging(environment.merging(["PLAYOUT_SLURM_CLUSTER": marker]) { _, new in new }) { _, new in new }
-        process.standardOutput = handle
-        process.standardError = handle
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        processes.append(process)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, path(log), O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var variables = ProcessInfo.processInfo.environment
+        for (key, value) in environment { variables[key] = value }
+        variables["PLAYOUT_SLURM_CLUSTER"] = marker
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            for pointer in argv { free(pointer) }
+            for pointer in envp { free(pointer) }
+        }
+        var pid: pid_t = 0
+        let status = posix_spawn(&pid, executable, &actions, nil, argv, envp)
+        guard status == 0 else { throw Failure(description: "cannot start \(executable): \(String(cString: strerror(status)))") }
+        daemons.append((pid, executable))
+    }
+
+    /// Whether the daemon `pid` has exited (reaped then), and its status.
+    private func exited(_ pid: pid_t) -> Int32? {
+        var status: Int32 = 0
+        return waitpid(pid, &status, WNOHANG) == pid ? status : nil
     }
 
     private func waitFor(_ what: String, timeout: Duration, _ ready: () throws -> Bool) throws {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            if let exited = processes.first(where: { !$0.isRunning }) {
-                throw Failure(description: "\(exited.executableURL?.lastPathComponent ?? "a daemon") exited with status \(exited.terminationStatus) before \(what):\n\(logTail())")
+            for (index, daemon) in daemons.enumerated() {
+                guard let status = exited(daemon.pid) else { continue }
+                daemons.remove(at: index)
+                throw Failure(description: "\(daemon.name) exited with wait status \(status) before \(what):\n\(logTail())")
             }
             if (try? ready()) == true { return }
             usleep(100_000)
@@ -158,9 +176,12 @@ final class SlurmCluster {
     /// Kills the daemons and every process that carries their marker (job steps, scripts), waits
     /// for the daemons, and removes the directory. Idempotent.
     func stop() {
-        for process in processes where process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        for process in processes { process.waitUntilExit() }
-        processes = []
+        for daemon in daemons { kill(daemon.pid, SIGKILL) }
+        for daemon in daemons {
+            var status: Int32 = 0
+            while waitpid(daemon.pid, &status, 0) < 0 && errno == EINTR {}
+        }
+        daemons = []
         // Job steps (slurmstepd) and their tasks are not the daemons' children once detached:
         // find them by the marker in their environment — only processes this cluster started.
         let needle = Array("PLAYOUT_SLURM_CLUSTER=\(marker)".utf8)

@@ -75,7 +75,7 @@ public enum SwarmStore {
         try write(lines, to: SwarmStoreSpec(parsing: spec))
     }
 
-    /// Writes `lines` to `spec`; see ``write(_:to:)-(_,String)``.
+    /// Writes `lines` to the parsed store `spec`, as the `String` overload does.
     public static func write(_ lines: [String], to spec: SwarmStoreSpec) throws(SwarmStoreError) {
         let client = HTTPClient(host: spec.host, port: spec.port, timeout: requestTimeout)
         defer { client.close() }

@@ -83,6 +83,7 @@ struct SlurmClusterTests {
         print("Slurm job array done in \(ContinuousClock.now - started): \(outputs.joined(separator: " | "))")
 
         let spec = "victoria:http://127.0.0.1:\(database.port)?db=playout"
+        _ = try? database.getText("/internal/force_flush")   // searchable now, not in a few seconds
         if Self.realSwarm {
             let report = try TelemetryServer.poll("\(viewers) viewers reported") { () -> String? in
                 let report = try runPlayout(["swarm", "report", "--from", spec, "--run", run, "--json"])

@@ -45,7 +45,8 @@ struct SwarmStoreServerTests {
         }
     }
 
-    func roundTrip(spec write: String, read: String, tolerance: Double = 0) throws {
+    /// `flush` makes what was written searchable now (VictoriaMetrics' `/internal/force_flush`).
+    func roundTrip(spec write: String, read: String, tolerance: Double = 0, flush: () -> Void = {}) throws {
         let outcomes = try storeOutcomes(count: 40, shards: 3)
         let now = Int64(Date().timeIntervalSince1970 * 1_000) * 1_000_000
         for shard in 0..<3 {
@@ -53,6 +54,7 @@ struct SwarmStoreServerTests {
         }
         // Another run in the same database is not read.
         try SwarmStore.write(try SwarmStore.lines(try storeOutcomes(count: 5, shards: 1), run: "run 7", at: now), to: write)
+        flush()
         let run = try TelemetryServer.poll("40 viewers of the run in \(read)") { () -> SwarmRun? in
             let run = try SwarmStore.readRun(from: read, run: Self.hostileRun)
             return run.viewers.count == 40 ? run : nil
@@ -68,6 +70,7 @@ struct SwarmStoreServerTests {
         retried[6].state = "ended"
         retried[6].framesRendered = 1
         try SwarmStore.write(try SwarmStore.lines(retried, run: Self.hostileRun, at: now + 5_000_000_000), to: write)
+        flush()
         let again = try TelemetryServer.poll("the retried shard's duplicates in \(read)") { () -> SwarmRun? in
             let run = try SwarmStore.readRun(from: read, run: Self.hostileRun)
             return run.duplicates == 13 ? run : nil
@@ -99,7 +102,9 @@ struct SwarmStoreServerTests {
     func victoria() throws {
         let server = try VictoriaMetricsServerTests.startVictoriaMetrics(graphitePort: ScriptedTCPServer.unusedPort())
         defer { server.stop() }
-        try roundTrip(spec: "influx:http://127.0.0.1:\(server.port)/write?db=playout", read: "victoria:http://127.0.0.1:\(server.port)?db=playout", tolerance: 1e-12)
+        try roundTrip(spec: "influx:http://127.0.0.1:\(server.port)/write?db=playout", read: "victoria:http://127.0.0.1:\(server.port)?db=playout", tolerance: 1e-12) {
+            _ = try? server.getText("/internal/force_flush")
+        }
         #expect(try SwarmStore.readRun(from: "victoria:http://127.0.0.1:\(server.port)?db=elsewhere", run: Self.hostileRun).viewers.isEmpty)
         #expect(try SwarmStore.readRun(from: "victoria:http://127.0.0.1:\(server.port)", run: Self.hostileRun).viewers.count == 40)
     }

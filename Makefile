@@ -22,7 +22,8 @@ DEBIAN_PACKAGES := libavformat-dev libavcodec-dev libavutil-dev libswscale-dev l
                    gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good \
                    python3-aiortc python3-aiohttp gstreamer1.0-nice gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly \
                    python3-gi gir1.2-gstreamer-1.0 gir1.2-gst-plugins-bad-1.0 \
-                   chromium chromium-driver python3-selenium
+                   chromium chromium-driver python3-selenium \
+                   slurm-wlm munge curl python3-venv python3-yaml
 
 # Warnings are errors in our targets, and every import must be a declared dependency.
 SWIFT_BUILD_FLAGS := -Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error

@@ -115,7 +115,7 @@ let package = Package(
         ),
         .target(
             name: "PlayoutSwarm",
-            dependencies: ["Playout", "PlayoutSender", "PlayoutCore", "PlayoutTelemetry"],
+            dependencies: ["Playout", "PlayoutSender", "PlayoutCore", "PlayoutTelemetry", "PlayoutTelemetryBackends", "PlayoutHTTP"],
             swiftSettings: settings
         ),
         .executableTarget(
@@ -277,6 +277,6 @@ let package = Package(
         .testTarget(name: "PlayoutSwarmTests", dependencies: ["RealTimeTesting", "PlayoutSwarm", "Playout", "PlayoutCore", "PlayoutSender", "PlayoutTesting"], swiftSettings: settings),
         .testTarget(name: "PlayoutAnalyticsTests", dependencies: ["RealTimeTesting", "PlayoutAnalytics", "PlayoutCore", "PlayoutTelemetry", "PlayoutTesting", log], swiftSettings: settings),
         .testTarget(name: "PlayoutCLITests", dependencies: ["RealTimeTesting", "PlayoutCLI", "Playout", "PlayoutAnalytics", "PlayoutBench", "PlayoutSender", "PlayoutTelemetry", "PlayoutTelemetryBackends"], swiftSettings: settings),
-        .testTarget(name: "IntegrationTests", dependencies: ["RealTimeTesting", "Playout", "PlayoutAnalytics", "PlayoutCore", "PlayoutRTP", "PlayoutSender", "PlayoutTelemetry", "PlayoutTelemetryBackends", "PlayoutHTTP", "PlayoutTesting", "PlayoutWebRTC", coreMetrics, prometheus], swiftSettings: settings),
+        .testTarget(name: "IntegrationTests", dependencies: ["RealTimeTesting", "Playout", "PlayoutSwarm", "PlayoutAnalytics", "PlayoutCore", "PlayoutRTP", "PlayoutSender", "PlayoutTelemetry", "PlayoutTelemetryBackends", "PlayoutHTTP", "PlayoutTesting", "PlayoutWebRTC", coreMetrics, prometheus], swiftSettings: settings),
     ]
 )

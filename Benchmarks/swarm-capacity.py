@@ -81,7 +81,7 @@ def run_swarm(mode, count, args, directory, port):
     loads = [json.loads(line)["tester"]["cpu"] for line in result.stdout.splitlines() if '"type":"swarm"' in line][2:]
     peak_kib = int((result.stderr.strip().splitlines() or ["0"])[-1] or 0)
     return {
-        "held": summary.get("failed") == 0 and ratio.get("n") == count and ratio.get("min", 0) >= 0.99,
+        "held": summary.get("failed") == 0 and ratio.get("count") == count and ratio.get("min", 0) >= 0.99,
         "min": ratio.get("min"), "p50": ratio.get("p50"), "cpu": sum(loads) / len(loads) if loads else tester.get("cpu"),
         "memoryPerViewer": summary.get("memoryPerViewer"), "peakMiB": peak_kib / 1024,
         "saturated": tester.get("saturated"),

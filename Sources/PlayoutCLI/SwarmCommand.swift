@@ -7,11 +7,23 @@ import PlayoutCore
 import PlayoutSender
 import PlayoutSwarm
 import PlayoutTelemetry
+import PlayoutTelemetryBackends
 
-/// `playout swarm [<source>] --viewers N`: an audience of real viewers in one process.
+/// `playout swarm`: runs an audience (``SwarmRunCommand``, the default), or reads a run back
+/// across shards (`swarm report`, ``SwarmReportCommand``).
 struct SwarmCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "swarm",
+        abstract: "Run an audience of real viewers in one process (swarm [run]), or read a sharded run back (swarm report).",
+        subcommands: [SwarmRunCommand.self, SwarmReportCommand.self],
+        defaultSubcommand: SwarmRunCommand.self
+    )
+}
+
+/// `playout swarm [run] [<source>] --viewers N`: an audience of real viewers in one process.
+struct SwarmRunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
         abstract: "Run an audience of real viewers in one process — each its own jitter buffer, playout clock and QoS — and report percentiles across them.",
         discussion: """
             Each viewer is a whole subscriber (the core `subscribe` runs) on a fixed pool of threads. Sources: a \
@@ -21,8 +33,7 @@ struct SwarmCommand: ParsableCommand {
             serves WHEP on loopback. Every interval an aggregate across viewers is written — a "swarm" JSON line \
             with --json (or when stdout is not a terminal), else a live view — and a summary at the end. With \
             --slo the exit status is \(PlayoutCommand.sloBreachedExitCode) when an objective is breached.
-            """,
-        subcommands: []
+            """
     )
 
     @Argument(help: "A WHEP URL, an SDP file (unicast: fanned out; multicast: joined), or a libavformat URL; none: the built-in publisher over WHEP on loopback.")
@@ -112,7 +123,7 @@ struct SwarmCommand: ParsableCommand {
                 var sendFor: Duration?
                 if let limit = subscription.duration.duration { sendFor = limit + .seconds(2) }
                 let builtIn = try Publisher(options: .init(
-                    destination: try SocketAddress(host: "127.0.0.1", port: 47_000), video: video.settings(), duration: sendFor,
+                    destination: try Publisher.freeLoopbackDestination(), video: video.settings(), duration: sendFor,
                     whep: WHEPEndpoint.Configuration(listen: try SocketAddress(host: "127.0.0.1", port: 0))))
                 try builtIn.start()
                 publisher = builtIn
@@ -149,6 +160,7 @@ struct SwarmCommand: ParsableCommand {
             }
             lingering.lingerAndStop()
             for warning in result.warnings { writeError("playout: warning: \(warning)\n") }
+            try storeOutcomes(result.outcomes, run: run)
             if let final = result.final {
                 view.summary(final, run: run, shard: shard, sessions: result.outcomes.count, memoryPerViewer: result.memoryPerViewer, verdicts: verdicts, warnings: result.warnings)
             }
@@ -173,6 +185,28 @@ struct SwarmCommand: ParsableCommand {
             }
         } catch {
             throw PlayoutCommand.failure(error)
+        }
+    }
+
+    /// Every viewer's outcome into each InfluxDB v1 `--telemetry` store (InfluxDB or
+    /// VictoriaMetrics), where `swarm report` reads the run back across shards.
+    ///
+    /// - Throws: ``PlayoutError`` when a store refused them.
+    func storeOutcomes(_ outcomes: [ViewerOutcome], run: String) throws {
+        let specs = subscription.telemetry.filter { spec in
+            switch spec.destination {
+            case .influx(writeURL: _, api: .v1): true
+            default: false
+            }
+        }
+        guard !specs.isEmpty, !outcomes.isEmpty else { return }
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        do {
+            let lines = try SwarmStore.lines(outcomes, run: run, at: Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec))
+            for spec in specs { try SwarmStore.write(lines, to: spec.text) }
+        } catch {
+            throw PlayoutError(.invalidState, "the viewers' outcomes were not stored: \(error)")
         }
     }
 

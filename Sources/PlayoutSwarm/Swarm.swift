@@ -54,7 +54,10 @@ public final class Swarm: @unchecked Sendable {
             _ description: String, tracks: Int, _ sessionDescription: @escaping @Sendable (Int) throws -> SessionDescription
         ) -> Source {
             Source(description: description, descriptorsPerViewer: 2 * max(1, tracks)) { viewer, options in
-                try Subscriber(sessionDescription: sessionDescription(viewer), options: options)
+                // A key given for the stream is viewer 0's: each viewer's stream has its own.
+                var options = options
+                options.srtpKey = options.srtpKey?.fannedOut(viewer: viewer)
+                return try Subscriber(sessionDescription: sessionDescription(viewer), options: options)
             }
         }
     }

@@ -3,7 +3,7 @@ import Playout
 /// Writes a swarm's aggregates as the JSON Lines of DESIGN.md's command-line contract: a
 /// `"swarm"` object per interval and a last `"summary"` — `"t"`, `"viewers"`, `"connected"`,
 /// `"connecting"`, `"failed"`, `"ended"`, then per measure an object of percentiles across
-/// viewers (`min`, `p50`, `p95`, `p99`, `max`, and `n`, the viewers that had a value), then
+/// viewers (`min`, `p50`, `p95`, `p99`, `max`, and `count`, the viewers that had a value), then
 /// `"tester"` (its CPU in cores, cores, late polls, render error p99, dropped telemetry, resident
 /// bytes, saturated).
 public enum SwarmJSON {
@@ -17,7 +17,7 @@ public enum SwarmJSON {
         for (name, spread) in sample.measures {
             fields.append((name, object([
                 ("min", number(spread.min)), ("p50", number(spread.p50)), ("p95", number(spread.p95)), ("p99", number(spread.p99)),
-                ("max", number(spread.max)), ("n", "\(spread.count)"),
+                ("max", number(spread.max)), ("count", "\(spread.count)"),
             ])))
         }
         let tester = sample.tester

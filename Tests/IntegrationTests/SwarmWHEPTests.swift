@@ -29,12 +29,12 @@ struct SwarmWHEPTests {
         #expect(result.status == 0, "\(result.stderr)")
         let summary = try Self.summary(result.stdout)
         #expect(summary["failed"] as? Int == 0 && summary["sessions"] as? Int == 10)
-        #expect(Self.spread(summary, "startupTime")["n"] == 10, "every viewer rendered a first frame")
+        #expect(Self.spread(summary, "startupTime")["count"] == 10, "every viewer rendered a first frame")
         // Rendered on time: ≥ 99 % when aiortc's ten Python encoders have the CPU they need (Docs/Swarm.md's
         // numbers); on a busy machine aiortc sends late — the server is the bottleneck — hence the bound.
         #expect(Self.spread(summary, "renderedRatio")["p50"] ?? 0 >= 0.5, "\(Self.spread(summary, "renderedRatio"))")
         // The WHEP steps are part of each viewer's start-up.
-        #expect(Self.spread(summary, "startup.dtls_connected")["n"] == 10)
+        #expect(Self.spread(summary, "startup.dtls_connected")["count"] == 10)
         // Every session deleted: aiortc saw ten DELETEs, one per session it created.
         let deadline = ContinuousClock.now + .seconds(5)
         while peer.objects(where: { $0["event"] as? String == "deleted" }).count < 10, ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.05) }
@@ -54,7 +54,7 @@ struct SwarmWHEPTests {
         #expect(result.status == 0, "\(result.stderr)")
         let summary = try Self.summary(result.stdout)
         #expect(summary["failed"] as? Int == 0 && summary["sessions"] as? Int == 50)
-        #expect(Self.spread(summary, "startupTime")["n"] == 50, "every viewer rendered a first frame")
+        #expect(Self.spread(summary, "startupTime")["count"] == 50, "every viewer rendered a first frame")
         #expect(Self.spread(summary, "renderedRatio")["p50"] ?? 0 >= 0.8, "\(Self.spread(summary, "renderedRatio"))")
         #expect(publisher.waitUntilEnded(timeout: .seconds(15)))
         let statistics = try #require(publisher.object(timeout: .seconds(2)) { $0["whep"] != nil }?["whep"] as? [String: Any])

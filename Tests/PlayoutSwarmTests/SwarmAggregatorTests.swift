@@ -53,7 +53,7 @@ struct SwarmAggregatorTests {
         let sample = SwarmAggregator.sample(elapsed: .seconds(2), planned: 2, viewers: [Self.viewer(0, rendered: 60), Self.viewer(1, rendered: 30)], tester: load)
         let line = SwarmJSON.line(sample, type: "summary", extra: [("run", SwarmJSON.string("r \"1\""))])
         #expect(line.hasPrefix(#"{"type":"summary","t":2,"viewers":2,"connected":2,"connecting":0,"failed":0,"ended":0,"startupTime":{"min":0.5,"#))
-        #expect(line.contains(#""framesRendered":{"min":30,"p50":30,"p95":60,"p99":60,"max":60,"n":2}"#))
+        #expect(line.contains(#""framesRendered":{"min":30,"p50":30,"p95":60,"p99":60,"max":60,"count":2}"#))
         #expect(line.contains(#""tester":{"cpu":1.5,"cores":2,"latePolls":3,"renderErrorP99":0.004,"droppedTelemetry":7,"residentBytes":1000,"saturated":true}"#))
         #expect(line.hasSuffix(#","run":"r \"1\""}"#))
     }

@@ -114,7 +114,9 @@ def run_processes(kind, count, args, directory, port):
         if kind == "subscribe":
             summary = next((json.loads(line) for line in reversed(out.splitlines()) if '"summary"' in line), {})
             video = summary.get("video", {})
-            due = video.get("framesRendered", 0) + video.get("framesDropped", 0) - video.get("framesSkipped", 0)
+            # Frames not on time: rendered late, or arrived after their render time (the frames before a
+            # viewer's first key frame, which it joined after, are not in its summary apart; leave them out).
+            due = video.get("framesRendered", 0) + video.get("framesLate", 0)
             ratios.append((video.get("framesRendered", 0) - video.get("framesRenderedLate", 0)) / due if due else 0)
         else:
             frames = [int(x) for x in re.findall(r"frame=\s*(\d+)", err)]
@@ -133,7 +135,8 @@ def main():
     parser.add_argument("--port", type=int, default=20000)
     args = parser.parse_args()
     counts = [int(c) for c in args.counts.split(",")]
-    resource.setrlimit(resource.RLIMIT_NOFILE, (65536, 65536))
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     rows = []
     with tempfile.TemporaryDirectory(prefix="swarm-capacity-") as directory:
         for receiver in args.receivers.split(","):

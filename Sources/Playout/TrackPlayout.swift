@@ -27,6 +27,11 @@ struct TrackPlayout {
     /// Video frames dropped after a loss while waiting for a key frame (their references are
     /// gone; decoding them would show corrupt pictures).
     public private(set) var framesDroppedWaitingForKeyframe = 0
+    /// Those of them dropped before the first key frame: a receiver that joined mid-stream (between
+    /// two key frames) could never render them.
+    public private(set) var framesDroppedBeforeFirstKeyframe = 0
+    /// Whether a key frame was accepted yet.
+    private var sawKeyframe = false
     /// Video waits for a key frame at the start and after a loss (nothing before it decodes).
     private var waitingForKeyframe: Bool
     /// Whether video decoding waits for a key frame (at the start, after a loss that was not
@@ -195,11 +200,13 @@ struct TrackPlayout {
             if waitingForKeyframe {
                 guard frame.isKeyframe else {
                     framesDroppedWaitingForKeyframe += 1
+                    if !sawKeyframe { framesDroppedBeforeFirstKeyframe += 1 }
                     depacketizer.recycle(frame.bytes)
                     return
                 }
                 waitingForKeyframe = false
             }
+            sawKeyframe = true
         }
         let media = frame.mediaTime.duration
         timeline.observe(mediaTime: media, arrival: frame.firstArrival)

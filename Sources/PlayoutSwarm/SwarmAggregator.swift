@@ -54,10 +54,12 @@ public struct ViewerSnapshot: Sendable {
     public var startupTime: Double? { startup?.elapsed(.firstFrame)?.seconds }
 
     /// Frames rendered on time / frames due (rendered, or dropped for any reason but a skip on
-    /// a playout-delay decrease, which is on purpose); nil before any was due.
+    /// a playout-delay decrease, which is on purpose, and the frames before its first key frame,
+    /// which a viewer that joined between two key frames could never render); nil before any was
+    /// due.
     public var renderedRatio: Double? {
         guard let track = main else { return nil }
-        let due = track.framesRendered + track.framesDropped - track.framesSkipped
+        let due = track.framesRendered + track.framesDropped - track.framesSkipped - track.framesDroppedBeforeFirstKeyframe
         return due > 0 ? Double(track.framesRendered - track.framesRenderedLate) / Double(due) : nil
     }
 

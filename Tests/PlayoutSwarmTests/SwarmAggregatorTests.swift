@@ -24,7 +24,11 @@ struct SwarmAggregatorTests {
 
     @Test("Rendered ratio is on-time frames over frames due; freeze ratio is frozen time over time since the first frame")
     func perViewer() throws {
-        let viewer = Self.viewer(0, rendered: 290, late: 10, dropped: 10, freezes: .milliseconds(500))
+        var viewer = Self.viewer(0, rendered: 290, late: 10, dropped: 10, freezes: .milliseconds(500))
+        #expect(viewer.renderedRatio == 280.0 / 300.0)
+        // A viewer that joined between two key frames was never due the frames before its first one.
+        viewer.qos?.tracks[.video]?.framesDropped += 25
+        viewer.qos?.tracks[.video]?.framesDroppedBeforeFirstKeyframe = 25
         #expect(viewer.renderedRatio == 280.0 / 300.0)
         #expect(viewer.freezeRatio == 0.05)
         #expect(viewer.startupTime == 0.5)

@@ -72,6 +72,7 @@ extension TrackQoS {
         framesReceived = playout.framesReceived
         framesIncomplete = playout.depacketizerStatistics.framesDiscarded
         framesDroppedWaitingForKeyframe = playout.framesDroppedWaitingForKeyframe
+        framesDroppedBeforeFirstKeyframe = playout.framesDroppedBeforeFirstKeyframe
         framesSkipped = frames.framesSkipped
         totalSkippedDuration = frames.totalSkippedDuration
         framesDroppedOverflow = frames.framesDroppedOverflow

@@ -171,7 +171,7 @@ extension TrackQoS {
         .seconds("roundTripTime", \.roundTripTime),
         .count("ssrc", \.playedSSRC, property: "playedSSRC"),
         .unwritten("kind"), .unwritten("codec"), .unwritten("decoded"), .unwritten("playoutDelay"), .unwritten("restarts"),
-        .unwritten("framesDroppedWaitingForKeyframe"), .unwritten("framesDroppedOverflow"), .unwritten("framesDroppedOnRestart"),
+        .unwritten("framesDroppedWaitingForKeyframe"), .unwritten("framesDroppedBeforeFirstKeyframe"), .unwritten("framesDroppedOverflow"), .unwritten("framesDroppedOnRestart"),
         .unwritten("renderError"), .unwritten("endToEndLatency"), .unwritten("transit"),
     ]
 

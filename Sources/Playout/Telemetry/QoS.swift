@@ -172,6 +172,9 @@ public struct TrackQoS: Equatable, Sendable {
     public var framesIncomplete = 0
     /// Video frames dropped after a loss or at the start until a key frame came.
     public var framesDroppedWaitingForKeyframe = 0
+    /// Those of ``framesDroppedWaitingForKeyframe`` that came before the first key frame: a viewer
+    /// that joined between two key frames could never render them (not frames it was due).
+    public var framesDroppedBeforeFirstKeyframe = 0
     /// Frames dropped because the buffer's byte budget was full.
     public var framesDroppedOverflow = 0
     /// Frames still queued when the stream restarted.

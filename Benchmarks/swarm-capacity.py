@@ -20,6 +20,7 @@ Usage: Benchmarks/swarm-capacity.py [--counts 50,100,200,300,500] [--duration 20
 Env: PLAYOUT (default .build/release/playout, relative to the repo root).
 """
 import argparse
+import base64
 import json
 import os
 import re
@@ -34,9 +35,21 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PLAYOUT = os.path.join(ROOT, os.environ.get("PLAYOUT", ".build/release/playout"))
 
 
-def shifted(sdp, offset):
-    """The SDP with every m= port moved by offset (what SessionDescription.fannedOut does)."""
-    return re.sub(r"^m=(\w+) (\d+)", lambda m: "m=%s %d" % (m.group(1), int(m.group(2)) + offset), sdp, flags=re.M)
+def fanned_out(sdp, viewer, step):
+    """Viewer `viewer`'s SDP, as SessionDescription.fannedOut(viewer:) makes it (Docs/Fanout.md):
+    every m= port + viewer × step, every a=ssrc + viewer, the SRTP master salt's first six bytes
+    XORed with the viewer number (big-endian)."""
+    sdp = re.sub(r"^m=(\w+) (\d+)", lambda m: "m=%s %d" % (m.group(1), int(m.group(2)) + viewer * step), sdp, flags=re.M)
+    sdp = re.sub(r"^a=ssrc:(\d+)", lambda m: "a=ssrc:%d" % ((int(m.group(1)) + viewer) % 2**32), sdp, flags=re.M)
+    sdp = re.sub(r"^a=ssrc-group:(\S+) (.*)$", lambda m: "a=ssrc-group:%s %s" % (
+        m.group(1), " ".join(str((int(x) + viewer) % 2**32) for x in m.group(2).split())), sdp, flags=re.M)
+
+    def salted(match):
+        material = bytearray(base64.b64decode(match.group(2)))
+        for index in range(6):
+            material[16 + index] ^= (viewer >> (8 * (5 - index))) & 0xFF
+        return match.group(1) + base64.b64encode(bytes(material)).decode()
+    return re.sub(r"(inline:)([A-Za-z0-9+/=]{40})", salted, sdp)
 
 
 def stride(sdp):
@@ -97,11 +110,11 @@ def run_processes(kind, count, args, directory, port):
     for viewer in range(count):
         path = os.path.join(directory, "viewer_%d.sdp" % viewer)
         with open(path, "w") as handle:
-            handle.write(shifted(sdp, viewer * step))
+            handle.write(fanned_out(sdp, viewer, step))
         if kind == "subscribe":
             command = [PLAYOUT, "subscribe", path, "--no-decode", "--duration", "%ds" % args.duration, "--json"]
         else:
-            command = ["ffmpeg", "-nostdin", "-loglevel", "error", "-protocol_whitelist", "file,udp,rtp,srtp", "-i", path,
+            command = ["ffmpeg", "-nostdin", "-loglevel", "error", "-stats", "-protocol_whitelist", "file,udp,rtp,srtp", "-i", path,
                        "-t", str(args.duration), "-f", "null", "-"]
         processes.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     outputs = [process.communicate() for process in processes]

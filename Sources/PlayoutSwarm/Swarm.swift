@@ -111,7 +111,8 @@ public final class Swarm: @unchecked Sendable {
         public var outcomes: [ViewerOutcome]
         /// Every session's start-up time (first frame), seconds.
         public var startupTimes: [Double]
-        /// Resident memory per viewer once every viewer joined, bytes (nil: never all joined).
+        /// Resident memory per viewer at the end of the run (every viewer joined, its buffers
+        /// filled), over what the process held before the first joined, bytes (nil: not all joined).
         public var memoryPerViewer: Int?
         /// What was said during the run (the tester saturated, viewers that could not start).
         public var warnings: [String]
@@ -287,10 +288,13 @@ public final class Swarm: @unchecked Sendable {
                 case .end: ended = true
                 }
             }
-            if memoryPerViewer == nil, scheduler.joined == configuration.shardViewers.count, !sessions.isEmpty {
-                memoryPerViewer = max(0, TesterMonitor.residentBytes() - residentBefore) / max(1, configuration.shardViewers.count)
+            if ended {
+                // Measured at the end, every viewer's buffers filled: what a viewer costs in steady state.
+                if scheduler.joined == configuration.shardViewers.count, !sessions.isEmpty {
+                    memoryPerViewer = max(0, TesterMonitor.residentBytes() - residentBefore) / max(1, configuration.shardViewers.count)
+                }
+                break
             }
-            if ended { break }
             collectLeft()
             if now >= nextSample {
                 sample(now: now, final: false)

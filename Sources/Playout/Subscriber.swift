@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 public import PlayoutCore
 import PlayoutCodec
 public import PlayoutJitter
@@ -104,10 +107,23 @@ public final class Subscriber: @unchecked Sendable {
         /// out of telemetry records) and a `.y4m` or `.wav` sink gets nothing to write (refused):
         /// for many viewers in one process, where decoding each would cost a core apiece.
         public var decoding = true
+        /// The network interface a multicast group is joined on, by name (e.g. `lo` for a test
+        /// sender with TTL 0 on this host; nil, the default: the one the routing table picks).
+        public var multicastInterface: String?
         /// How a WHEP source is asked (token, STUN server, interface, TLS checks); a source is a
         /// WHEP endpoint when it is an `http(s)://` URL whose path says `whep`, or any with
         /// ``WHEPSourceOptions/always``.
         public var whep = WHEPSourceOptions()
+
+        /// ``multicastInterface``'s index (nil: none named).
+        ///
+        /// - Throws: ``PlayoutError`` when no interface has that name.
+        func multicastInterfaceIndex() throws -> UInt32? {
+            guard let name = multicastInterface else { return nil }
+            let index = if_nametoindex(name)
+            guard index != 0 else { throw PlayoutError(.invalidOption, "multicast interface \(name): no such interface (e.g. lo, eth0)") }
+            return index
+        }
 
         /// The silence after which a track moves to another valid source: ``sourceSwitchTimeout``,
         /// else ``stallTimeout``.
@@ -330,7 +346,8 @@ public final class Subscriber: @unchecked Sendable {
             } else {
                 tracks = try source.makeTracks(
                     delay: delay, switchAfterSilence: options.switchAfterSilence, bind: bindingSockets,
-                    feedback: options.feedback, feedbackDestinations: options.feedbackDestinations, seed: options.seed
+                    feedback: options.feedback, feedbackDestinations: options.feedbackDestinations, seed: options.seed,
+                    multicastInterface: try options.multicastInterfaceIndex()
                 )
             }
             bandwidthLimiter.attach(tracks)

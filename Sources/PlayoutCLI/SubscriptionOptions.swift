@@ -71,6 +71,9 @@ struct SubscriptionOptions<Defaults: SubscriptionDefaults>: ParsableArguments {
     )
     var limitBandwidth: [BandwidthLimitArgument] = []
 
+    @Option(name: .customLong("multicast-interface"), help: "Join a multicast SDP's group on this interface, e.g. lo (default: the one the routing table picks).")
+    var multicastInterface: String?
+
     @Option(help: TelemetrySpec.help("Send telemetry (player events, heartbeats, session KPIs) to \(TelemetrySpec.forms). Repeatable."))
     var telemetry: [TelemetrySpec] = []
 
@@ -145,6 +148,7 @@ struct SubscriptionOptions<Defaults: SubscriptionDefaults>: ParsableArguments {
             bandwidthLimits: limitBandwidth.map(\.limit)
         )
         options.decoding = !noDecode
+        options.multicastInterface = multicastInterface
         return options
     }
 

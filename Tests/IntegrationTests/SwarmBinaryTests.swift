@@ -122,6 +122,33 @@ struct SwarmBinaryTests {
         #expect(summary["failed"] as? Int == 3 && summary["bitrate"] == nil, "\(summary)")
     }
 
+    @Test("A multicast SDP: every viewer joins the group (TTL 0 on lo, as a functional test) and renders the same stream")
+    func multicast() throws {
+        let port = Int.random(in: 30_000...40_000) & ~1
+        let sdp = Self.temporary("multicast.sdp")
+        defer { unlink(sdp) }
+        try """
+            v=0\r\no=- 0 0 IN IP4 127.0.0.1\r\ns=multicast\r\nc=IN IP4 239.255.77.9/0\r\nt=0 0\r\n\
+            m=video \(port) RTP/AVP 96\r\na=rtpmap:96 H264/90000\r\na=fmtp:96 packetization-mode=1\r\n
+            """.write(toFile: sdp, atomically: true, encoding: .utf8)
+        // ffmpeg sends to the group out of lo (localaddr), TTL 0: nothing leaves this host.
+        let sender = Process()
+        sender.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+        sender.arguments = [
+            "-nostdin", "-loglevel", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30:duration=7", "-c:v", "libx264",
+            "-preset", "veryfast", "-tune", "zerolatency", "-g", "15", "-payload_type", "96", "-f", "rtp",
+            "rtp://239.255.77.9:\(port)?ttl=0&localaddr=127.0.0.1",
+        ]
+        sender.standardOutput = FileHandle.nullDevice
+        try sender.run()
+        defer { if sender.isRunning { kill(sender.processIdentifier, SIGKILL) } }
+        let result = try runPlayout(["swarm", sdp, "--viewers", "4", "--duration", "4s", "--json", "--multicast-interface", "lo"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let summary = try #require(Self.lines(result.stdout).last)
+        let rendered = try #require(summary["framesRendered"] as? [String: Any], "\(summary)")
+        #expect(rendered["count"] as? Int == 4 && (rendered["min"] as? Int ?? 0) > 30, "\(rendered)")
+    }
+
     @Test("More viewers than file descriptors: refused before the ramp, naming the limit")
     func descriptors() throws {
         let binary = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

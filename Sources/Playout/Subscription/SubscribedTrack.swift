@@ -50,6 +50,8 @@ package final class SubscribedTrack: @unchecked Sendable {
     let codec: Codec
     /// The RTP port (0 for a libavformat input).
     let port: UInt16
+    /// The interface its multicast group is joined on (nil: the routing table's choice).
+    private let multicastInterface: UInt32?
     let decoderSetup: DecoderSetup
     private(set) var receivers: [Socket] = []  // the driver's receiving thread
     /// Guards everything below but the sockets.
@@ -84,8 +86,9 @@ package final class SubscribedTrack: @unchecked Sendable {
     init(
         index: Int, kind: MediaKind, media: MediaDescription, session: SessionDescription?, delay: Duration,
         switchAfterSilence: Duration = .seconds(1), feedback: TrackReceiver.FeedbackSettings? = nil, feedbackDestination: SocketAddress? = nil,
-        bind: Bool = true, keysFromDTLS: Bool = false
+        bind: Bool = true, keysFromDTLS: Bool = false, multicastInterface: UInt32? = nil
     ) throws {
+        self.multicastInterface = multicastInterface
         self.feedbackDestination = feedbackDestination
         fixedDestination = feedbackDestination != nil
         self.index = index
@@ -104,11 +107,11 @@ package final class SubscribedTrack: @unchecked Sendable {
         decoderSetup = DecoderSetup(codec: pipeline.codec, sampleRate: Int(map?.clockRate ?? 0), channelCount: Int(map?.channels ?? 0))
         guard bind, !keysFromDTLS else { return }
         let host = media.connection?.address ?? session?.connection?.address ?? "0.0.0.0"
-        receivers = [Socket(receiver: try Self.bind(host: host, port: media.port), isControl: false)]
+        receivers = [Socket(receiver: try Self.bind(host: host, port: media.port, interface: multicastInterface), isControl: false)]
         if !media.rtcpMux, media.port < UInt16.max {
             let port = media.rtcp?.port ?? media.port + 1
             // Sender reports are optional (latency needs them): a busy RTCP port is not fatal.
-            if let control = try? Self.bind(host: host, port: port) {
+            if let control = try? Self.bind(host: host, port: port, interface: multicastInterface) {
                 receivers.append(Socket(receiver: control, isControl: true))
             }
         }
@@ -124,6 +127,7 @@ package final class SubscribedTrack: @unchecked Sendable {
         self.kind = kind
         self.codec = codec
         port = 0
+        multicastInterface = nil
         feedbackSession = nil
         fixedDestination = false
         pipeline = try TrackPipeline(track: TrackID(rawValue: UInt32(index)), codec: codec, clockRate: stream.clockRate, delay: delay)
@@ -132,12 +136,13 @@ package final class SubscribedTrack: @unchecked Sendable {
         decoderSetup = DecoderSetup(codec: codec, extradata: stream.extradata, sampleRate: stream.sampleRate, channelCount: stream.channelCount)
     }
 
-    /// Binds the address the SDP names: a multicast group is joined, a unicast address is
-    /// received on every interface (senders address this host by any of its names).
-    private static func bind(host: String, port: UInt16) throws(UDPError) -> UDPReceiver {
+    /// Binds the address the SDP names: a multicast group is joined (on `interface` when given),
+    /// a unicast address is received on every interface (senders address this host by any of its
+    /// names).
+    private static func bind(host: String, port: UInt16, interface: UInt32?) throws(UDPError) -> UDPReceiver {
         let multicast = SocketAddress.isMulticastHost(host)
         let bindHost = multicast ? host : (host.contains(":") ? "::" : "0.0.0.0")
-        return try UDPReceiver(bindingTo: SocketAddress(host: bindHost, port: port))
+        return try UDPReceiver(bindingTo: SocketAddress(host: bindHost, port: port), interfaceIndex: multicast ? interface ?? 0 : 0)
     }
 
     // MARK: Intake side
@@ -146,7 +151,9 @@ package final class SubscribedTrack: @unchecked Sendable {
     /// that receives: the subscription's decisions run there).
     func reopen(socketAt index: Int) throws {
         let socket = receivers[index]
-        receivers[index] = Socket(receiver: try UDPReceiver(bindingTo: socket.receiver.localAddress), isControl: socket.isControl)
+        let address = socket.receiver.localAddress
+        receivers[index] = Socket(
+            receiver: try UDPReceiver(bindingTo: address, interfaceIndex: address.isMulticast ? multicastInterface ?? 0 : 0), isControl: socket.isControl)
         lock.withLock { if feedbackSocket === socket.receiver { feedbackSocket = receivers[index].receiver } }
     }
 

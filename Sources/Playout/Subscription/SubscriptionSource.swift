@@ -122,7 +122,7 @@ enum SubscriptionSource {
     /// receiver SSRC per track, one CNAME for all).
     func makeTracks(
         delay: Duration, switchAfterSilence: Duration = .seconds(1), bind: Bool = true, feedback: Bool = false,
-        feedbackDestinations: [MediaKind: SocketAddress] = [:], seed: UInt64? = nil
+        feedbackDestinations: [MediaKind: SocketAddress] = [:], seed: UInt64? = nil, multicastInterface: UInt32? = nil
     ) throws -> [SubscribedTrack] {
         switch self {
         case .rtp(let session, let media):
@@ -137,7 +137,7 @@ enum SubscriptionSource {
                 try SubscribedTrack(
                     index: index, kind: entry.kind, media: entry.description, session: session, delay: delay, switchAfterSilence: switchAfterSilence,
                     feedback: feedback ? TrackReceiver.FeedbackSettings(ssrc: draw(1...UInt32.max), cname: cname) : nil,
-                    feedbackDestination: feedbackDestinations[entry.kind], bind: bind
+                    feedbackDestination: feedbackDestinations[entry.kind], bind: bind, multicastInterface: multicastInterface
                 )
             }
         case .demuxer(let input):

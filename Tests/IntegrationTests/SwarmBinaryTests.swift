@@ -149,6 +149,24 @@ struct SwarmBinaryTests {
         #expect(rendered["count"] as? Int == 4 && (rendered["min"] as? Int ?? 0) > 30, "\(rendered)")
     }
 
+    @Test("A file libavformat opens: each viewer opens its own and plays it in real time to its end")
+    func libavformatInput() throws {
+        let clip = Self.temporary("clip.mkv")
+        defer { unlink(clip) }
+        let made = try runProgram("/usr/bin/ffmpeg", [
+            "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30:duration=3", "-c:v", "libx264",
+            "-preset", "veryfast", "-g", "30", clip,
+        ])
+        #expect(made.status == 0, "\(made.stderr)")
+        let result = try runPlayout(["swarm", clip, "--viewers", "3", "--duration", "6s", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let summary = try #require(Self.lines(result.stdout).last)
+        let rendered = try #require(summary["framesRendered"] as? [String: Any], "\(summary)")
+        // 90 frames each; the last playout delay's worth may still be held when a viewer's file ended.
+        #expect(rendered["count"] as? Int == 3 && (rendered["min"] as? Int ?? 0) >= 80, "\(rendered)")
+        #expect(summary["failed"] as? Int == 0 && summary["sessions"] as? Int == 3)
+    }
+
     @Test("More viewers than file descriptors: refused before the ramp, naming the limit")
     func descriptors() throws {
         let binary = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

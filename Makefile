@@ -57,13 +57,14 @@ samples: build
 
 # The samples wait on real time (a few seconds of stream each) and use a fraction of a core, so
 # they run at once: ≈ 20 s instead of ≈ 80 s one after another. ManyViewers (20 encoders in one
-# process) runs first, alone, so that it is the only sample with a CPU's worth of work.
+# process) and AudienceSwarm (24 viewers and their publisher) run first, alone, one after the
+# other, so that each is the only sample with a CPU's worth of work.
 define CHECK_SAMPLES
 @outputs=$$(mktemp -d); trap 'rm -rf "$$outputs"' EXIT; \
 run() { status=0; .build/debug/$$1 > "$$outputs/$$1.out" 2> "$$outputs/$$1.err" || status=$$?; echo $$status > "$$outputs/$$1.status"; }; \
 names=$$(for dir in Samples/*/; do basename "$$dir"; done); \
-run ManyViewers; \
-for name in $$names; do [ "$$name" = ManyViewers ] || run "$$name" & done; \
+run ManyViewers; run AudienceSwarm; \
+for name in $$names; do case "$$name" in ManyViewers|AudienceSwarm) ;; *) run "$$name" & ;; esac; done; \
 wait; \
 for name in $$names; do \
   dir=Samples/$$name; \

@@ -80,6 +80,7 @@ extension PlayoutDelayBenchmark {
             ("framesNotRecorded", array(results.map { "\($0.analysis.framesNotRecorded)" })),
             ("subscriberFramesRendered", array(results.map { "\($0.qos.tracks[$0.analysis.kind ?? .video]?.framesRendered ?? 0)" })),
             ("subscriberFramesSkipped", array(results.map { "\($0.qos.tracks[$0.analysis.kind ?? .video]?.framesSkipped ?? 0)" })),
+            ("subscriberFramesLate", array(results.map { "\($0.qos.tracks[$0.analysis.kind ?? .video]?.framesLate ?? 0)" })),
             ("delayPauseCount", array(results.map { "\($0.qos.tracks[$0.analysis.kind ?? .video]?.delayPauseCount ?? 0)" })),
             ("freezeCount", array(results.map { "\($0.qos.tracks[$0.analysis.kind ?? .video]?.freezeCount ?? 0)" })),
         ]))

@@ -96,7 +96,8 @@ struct PublishSubscribeTests {
     static let intervals: [(MediaKind, Duration)] = [(.video, .seconds(1) / 30), (.audio, .milliseconds(20))]
 
     /// Every frame sent renders, but for those the sender itself delivered too late to be on time
-    /// (an in-process encoder the machine kept from a CPU; see ``ReceiverShare``): each frame the
+    /// (an in-process encoder the machine kept from a CPU; see ``ReceiverShare``) and the few a
+    /// thread kept waiting presented late (``ReceiverShare/skippedInTimeAllowance``): each frame the
     /// receiver did not render must be one of those, and at least a third must come in time for
     /// the run to show something.
     static func expectEveryFrameInTimeRendered(_ run: Run) throws {
@@ -104,9 +105,11 @@ struct PublishSubscribeTests {
             let track = try #require(run.final.tracks[kind])
             let sent = try #require(run.sent.tracks[kind]?.framesSent)
             let share = ReceiverShare(run.frames, kind: kind, interval: interval)
-            #expect(share.skippedInTime.isEmpty, "\(kind): \(share.skippedInTime.count) frames delivered in time not rendered: \(share.skippedInTimeDescription)")
-            #expect(track.framesRendered + share.skippedSentLate == sent, "\(kind): \(track.framesRendered) rendered + \(share.skippedSentLate) sent late vs \(sent) sent: \(track)")
-            #expect(track.framesDropped == share.skippedSentLate && track.framesLate == share.skippedSentLate, "\(kind): dropped only what came late: \(track)")
+            let receiverLate = share.skippedInTime.count
+            #expect(receiverLate <= share.skippedInTimeAllowance, "\(kind): \(receiverLate) frames delivered in time not rendered: \(share.skippedInTimeDescription)")
+            #expect(track.framesRendered + share.skippedSentLate + receiverLate == sent, "\(kind): \(track.framesRendered) rendered + \(share.skippedSentLate) sent late + \(receiverLate) presented late vs \(sent) sent: \(track)")
+            #expect(track.framesDropped == share.skippedSentLate + receiverLate && track.framesLate == share.skippedSentLate + receiverLate, "\(kind): dropped only what came late: \(track)")
+            if receiverLate > 0 { print("\(kind): \(receiverLate) frames delivered in time presented late (a thread kept waiting): \(share.skippedInTimeDescription)") }
             #expect(share.skippedSentLate * 3 <= sent * 2, "\(kind): the sender delivered \(share.skippedSentLate) of \(sent) frames late (up to \(share.latestDelivery)): the run shows little")
             if share.skippedSentLate > 0 { print("\(kind): \(share.skippedSentLate) of \(sent) frames sent too late to render (up to \(share.latestDelivery) after the fastest)") }
         }

@@ -296,7 +296,7 @@ struct PlayoutDelayBenchmarkOutputTests {
         let lines = PlayoutDelayBenchmark.jsonLines(Self.results(runs: 2))
         #expect(lines.count == 3)
         #expect(lines[0] == #"{"type":"transition","index":1,"at":2,"before":0.2,"after":1,"source":"override","transition":"immediate","expected":{"pause":0.8,"skip":0,"settle":0.8},"pause":{"median":0.8,"min":0.8,"max":0.8},"skippedDuration":{"median":0,"min":0,"max":0},"skippedFrames":{"median":0,"min":0,"max":0},"error":{"median":0,"min":0,"max":0},"settle":{"median":0.81,"min":0.81,"max":0.81},"latencyBefore":{"median":0.21,"min":0.21,"max":0.21},"latencyAfter":{"median":1.01,"min":1.01,"max":1.01},"runs":2}"#)
-        #expect(lines[2] == #"{"type":"benchmark","runs":2,"track":"video","frameInterval":0.04,"transitions":2,"framesDue":[175,175],"framesRendered":[152,152],"framesSkipped":[23,23],"framesNotRecorded":[0,0],"subscriberFramesRendered":[150,150],"subscriberFramesSkipped":[23,23],"delayPauseCount":[1,1],"freezeCount":[0,0]}"#)
+        #expect(lines[2] == #"{"type":"benchmark","runs":2,"track":"video","frameInterval":0.04,"transitions":2,"framesDue":[175,175],"framesRendered":[152,152],"framesSkipped":[23,23],"framesNotRecorded":[0,0],"subscriberFramesRendered":[150,150],"subscriberFramesSkipped":[23,23],"subscriberFramesLate":[0,0],"delayPauseCount":[1,1],"freezeCount":[0,0]}"#)
     }
 
     @Test("CSV: the header with units, then one row per frame and run")

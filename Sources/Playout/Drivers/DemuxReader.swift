@@ -22,11 +22,11 @@ final class DemuxReader: @unchecked Sendable {
         self.arrived = arrived
     }
 
-    /// Starts the reading thread.
+    /// Starts the reading thread, named `name`.
     ///
     /// - Throws: ``PlayoutError`` when the thread cannot start.
-    func start() throws {
-        try startThread(named: "playout-demux") { [self] in run() }
+    func start(named name: String) throws {
+        try startThread(named: name) { [self] in run() }
     }
 
     private func run() {

@@ -32,6 +32,8 @@ import Synchronization
 /// — its reads block — which hands the frames over and has the worker take the subscription's
 /// turn; it is reopened when the decisions say.
 public final class SubscriptionEventLoop: @unchecked Sendable {
+    /// What the loop's threads are named after (``init(workers:decodeThreads:named:)``).
+    public let name: String
     private let workers: [Worker]
     private let observers: ObserverPump
     private let decodePool: DecodePool?
@@ -63,15 +65,14 @@ public final class SubscriptionEventLoop: @unchecked Sendable {
 
     /// Starts `workers` worker threads (default: one per core), `decodeThreads` decode threads
     /// (default: one per core; 0: each subscriber's frames decode on its worker) and the observer
-    /// thread. The threads end after ``shutdown()``.
+    /// thread. The threads end after ``shutdown()``. They are named after `name` (what `top -H`
+    /// and `/proc/PID/task/*/comm` show, up to 15 bytes): `name-0`… for the workers, `name-d0`…
+    /// for the decode threads, `name-obs` for the observer thread and `name-in` for a thread
+    /// reading a file or URL source.
     ///
     /// - Throws: ``PlayoutError`` when a thread cannot start (those started are ended).
-    public convenience init(workers: Int = SubscriptionEventLoop.defaultWorkerCount, decodeThreads: Int = SubscriptionEventLoop.defaultWorkerCount) throws {
-        try self.init(workers: workers, decodeThreads: decodeThreads, named: "playout-loop")
-    }
-
-    /// As ``init(workers:decodeThreads:)``, its threads named `name-0`…, `name-d0`…, `name-obs`.
-    init(workers: Int, decodeThreads: Int, named name: String) throws {
+    public init(workers: Int = SubscriptionEventLoop.defaultWorkerCount, decodeThreads: Int = SubscriptionEventLoop.defaultWorkerCount, named name: String = "playout-loop") throws {
+        self.name = name
         let decodePool = decodeThreads > 0 ? try DecodePool(threads: decodeThreads, named: "\(name)-d") : nil
         let observers = ObserverPump(name: "\(name)-obs")
         var started: [Worker] = []
@@ -131,7 +132,7 @@ public final class SubscriptionEventLoop: @unchecked Sendable {
             // Its reads block: a thread of its own, which has the worker take the subscription's
             // turn as each frame arrives.
             do {
-                try DemuxReader(input: input, subscription: subscription, clock: clock) { takeTurn(true) }.start()
+                try DemuxReader(input: input, subscription: subscription, clock: clock) { takeTurn(true) }.start(named: "\(name)-in")
             } catch {
                 subscription.fail(reason: "\(error)")
                 throw error

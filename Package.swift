@@ -98,7 +98,7 @@ let package = Package(
         // the command-line tool.
         .target(
             name: "Playout",
-            dependencies: ["PlayoutCore", "PlayoutRTP", "PlayoutJitter", "PlayoutCodec", "PlayoutTelemetry", "PlayoutAnalytics", "PlayoutWebRTC", log],
+            dependencies: ["PlayoutCore", "PlayoutRTP", "PlayoutJitter", "PlayoutCodec", "PlayoutTelemetry", "PlayoutAnalytics", "PlayoutWebRTC", "CSocket", log],
             swiftSettings: settings
         ),
         // On the facade, one job each: the test sender (Publisher, its seeded network impairment,

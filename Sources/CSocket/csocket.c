@@ -5,16 +5,28 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
+
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
 
 int playout_enable_timestamps(int fd) {
     int on = 1;
     return setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) == 0 ? 0 : -errno;
 }
 
+int playout_enable_gro(int fd) {
+    int on = 1;
+    return setsockopt(fd, IPPROTO_UDP, UDP_GRO, &on, sizeof on) == 0 ? 0 : -errno;
+}
+
 typedef union {
-    char bytes[CMSG_SPACE(sizeof(struct timespec))];
+    char bytes[CMSG_SPACE(sizeof(struct timespec)) + CMSG_SPACE(sizeof(int))];
     struct cmsghdr align;
 } playout_control;
 
@@ -101,17 +113,24 @@ static inline int64_t nanoseconds(clockid_t clock) {
     return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 }
 
-/// The kernel's SO_TIMESTAMPNS receive time (CLOCK_REALTIME, ns) of a message, or -1.
-static inline int64_t kernel_timestamp(struct msghdr *header) {
-    if (header->msg_controllen < CMSG_LEN(sizeof(struct timespec))) return -1;
+/// From a message's control data: the kernel's SO_TIMESTAMPNS receive time (CLOCK_REALTIME, ns;
+/// -1 when none) and, with UDP_GRO, the size of the datagrams joined in it (0 when none).
+static inline int64_t read_control(struct msghdr *header, uint16_t *segment_size) {
+    int64_t stamp_ns = -1;
+    *segment_size = 0;
+    if (header->msg_controllen < sizeof(struct cmsghdr)) return -1;
     for (struct cmsghdr *c = CMSG_FIRSTHDR(header); c != NULL; c = CMSG_NXTHDR(header, c)) {
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS && c->cmsg_len >= CMSG_LEN(sizeof(struct timespec))) {
             struct timespec stamp;
             memcpy(&stamp, CMSG_DATA(c), sizeof stamp);
-            return (int64_t)stamp.tv_sec * 1000000000 + stamp.tv_nsec;
+            stamp_ns = (int64_t)stamp.tv_sec * 1000000000 + stamp.tv_nsec;
+        } else if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO && c->cmsg_len >= CMSG_LEN(sizeof(int))) {
+            int size;
+            memcpy(&size, CMSG_DATA(c), sizeof size);
+            if (size > 0 && size <= 65535) *segment_size = (uint16_t)size;
         }
     }
-    return -1;
+    return stamp_ns;
 }
 
 int playout_receiver_receive(playout_receiver *receiver, int fd, playout_datagram_info *infos) {
@@ -132,7 +151,7 @@ int playout_receiver_receive(playout_receiver *receiver, int fd, playout_datagra
         struct msghdr *header = &receiver->messages[i].msg_hdr;
         infos[i].length = receiver->messages[i].msg_len;
         infos[i].truncated = (header->msg_flags & MSG_TRUNC) != 0;
-        int64_t kernel = kernel_timestamp(header);
+        int64_t kernel = read_control(header, &infos[i].segment_size);
         int64_t age = 0;
         if (kernel >= 0) {
             age = realtime_now - kernel;
@@ -173,4 +192,31 @@ int playout_send_batch(int fd, const uint8_t *buffer, size_t slot_size, const si
     }
     int sent = sendmmsg(fd, messages, count, 0);
     return sent < 0 ? -errno : sent;
+}
+
+int playout_epoll_create(void) {
+    int fd = epoll_create1(EPOLL_CLOEXEC);
+    return fd >= 0 ? fd : -errno;
+}
+
+int playout_epoll_add(int epoll_fd, int fd, uint64_t token) {
+    struct epoll_event event = {.events = EPOLLIN, .data.u64 = token};
+    if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &event) == 0) return 0;
+    if (errno != EEXIST) return -errno;
+    return epoll_ctl(epoll_fd, EPOLL_CTL_MOD, fd, &event) == 0 ? 0 : -errno;
+}
+
+int playout_epoll_remove(int epoll_fd, int fd) {
+    struct epoll_event unused = {0};  // kernels before 2.6.9 wanted one
+    return epoll_ctl(epoll_fd, EPOLL_CTL_DEL, fd, &unused) == 0 ? 0 : -errno;
+}
+
+int playout_epoll_wait(int epoll_fd, uint64_t *tokens, int capacity, int timeout_ms) {
+    struct epoll_event events[PLAYOUT_EPOLL_MAX_EVENTS];
+    if (capacity > PLAYOUT_EPOLL_MAX_EVENTS) capacity = PLAYOUT_EPOLL_MAX_EVENTS;
+    if (capacity < 1) return -EINVAL;
+    int ready = epoll_wait(epoll_fd, events, capacity, timeout_ms);
+    if (ready < 0) return -errno;
+    for (int i = 0; i < ready; i++) tokens[i] = events[i].data.u64;
+    return ready;
 }

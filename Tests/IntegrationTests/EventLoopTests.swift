@@ -81,14 +81,14 @@ struct EventLoopTests {
         return SimulatedStream(configuration)
     }
 
-    /// How long the event loop's threads (named `playout-loop-…`) have waited for a CPU so
+    /// How long the event loop's threads (named `prefix…`) have waited for a CPU so
     /// far (/proc/self/task/*/schedstat: run time, run-queue delay, slices): how busy the
     /// machine kept them.
-    static func loopRunQueueDelay() -> Duration {
+    static func loopRunQueueDelay(named prefix: String) -> Duration {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
         var delay: Int64 = 0
         for task in tasks {
-            guard let name = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8), name.hasPrefix("playout-loop"),
+            guard let name = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8), name.hasPrefix(prefix),
                   let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/schedstat", encoding: .utf8) else { continue }
             let fields = stat.split(separator: " ")
             if fields.count > 1, let waited = Int64(fields[1]) { delay += waited }
@@ -177,13 +177,13 @@ struct EventLoopTests {
         let threadsWith200 = Self.threadCount()
         let loopThreadsWith200 = Self.threadCount(named: "evl-200-")
 
-        let (cpuBefore, wallBefore, waitedBefore) = (Self.processCPU(), clock.now, Self.loopRunQueueDelay())
+        let (cpuBefore, wallBefore, waitedBefore) = (Self.processCPU(), clock.now, Self.loopRunQueueDelay(named: "evl-200-"))
         try Self.send(stream, to: ports)
         Thread.sleep(forTimeInterval: 1)  // the last frame's render time is 230 ms after it arrived
         for subscriber in subscribers { subscriber.stop() }
         let finals = subscribers.map { $0.waitUntilEnded() }
         let cpu = Self.processCPU() - cpuBefore
-        let waited = Self.loopRunQueueDelay() - waitedBefore
+        let waited = Self.loopRunQueueDelay(named: "evl-200-") - waitedBefore
         let wall = wallBefore.duration(to: clock.now)
 
         // The threads: the loop's five, whatever the number of viewers — counted by name, as

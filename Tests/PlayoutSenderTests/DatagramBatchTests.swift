@@ -21,9 +21,12 @@ struct DatagramBatchTests {
         (0..<length).map { UInt8(truncatingIfNeeded: $0) ^ tag }
     }
 
-    @Test("joined runs (equal sizes, a shorter last one) and single datagrams to three receivers arrive whole, one by one, in order", arguments: [true, false])
-    func segmented(segmenting: Bool) throws {
-        let receivers = try (0..<3).map { _ in try UDPReceiver(bindingTo: SocketAddress(host: "127.0.0.1", port: 0)) }
+    /// With the receivers' `receiveOffload` (UDP_GRO), loopback hands each segmented message over
+    /// whole and the receiver splits it: the same datagrams arrive, in fewer receives.
+    @Test("joined runs (equal sizes, a shorter last one) and single datagrams to three receivers arrive whole, one by one, in order", arguments: [true, false], [true, false])
+    func segmented(segmenting: Bool, receiveOffload: Bool) throws {
+        let configuration = UDPReceiver.Configuration(receiveOffload: receiveOffload)
+        let receivers = try (0..<3).map { _ in try UDPReceiver(bindingTo: SocketAddress(host: "127.0.0.1", port: 0), configuration: configuration) }
         let destinations = try receivers.map { try DatagramDestination($0.localAddress) }
         let sender = try UDPReceiver(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
         let batch = DatagramBatch(socket: sender.fileDescriptor, capacity: 16, segmenting: segmenting)
@@ -50,6 +53,14 @@ struct DatagramBatchTests {
         #expect(batch.pending == 0)
         for (index, receiver) in receivers.enumerated() {
             #expect(try Self.drain(receiver) == expected[index], "receiver \(index)")
+            #expect(receiver.statistics.datagramsReceived == expected[index].count)
+        }
+        // Joined on arrival exactly when the sender segmented and the receiver takes joined buffers.
+        let joined = receivers.reduce(0) { $0 + $1.statistics.joinedBuffers }
+        if segmenting && receiveOffload {
+            #expect(joined > 0 && receivers[1].statistics.joinedBuffers == 0, "\(receivers.map(\.statistics))")
+        } else {
+            #expect(joined == 0)
         }
         let total = expected.reduce(0) { $0 + $1.count }
         #expect(batch.statistics.datagramsSent == total)

@@ -12,7 +12,10 @@ typedef struct {
     /// Bytes received (at most the receiver's largest datagram size).
     uint32_t length;
     /// Non-zero when the datagram was larger than the receiver's largest datagram size and was cut.
-    uint32_t truncated;
+    uint16_t truncated;
+    /// With UDP_GRO (playout_enable_gro): the size of each datagram the kernel joined into this
+    /// buffer (the last may be shorter), or 0 for one datagram.
+    uint16_t segment_size;
     /// When it arrived, in nanoseconds on CLOCK_MONOTONIC: the kernel's receive timestamp mapped
     /// onto the monotonic clock, or the time of the system call when the kernel gave none.
     int64_t arrival_ns;
@@ -56,5 +59,29 @@ int playout_send_batch(int fd, const uint8_t *buffer, size_t slot_size, const si
 
 /// Enables per-datagram kernel receive timestamps (SO_TIMESTAMPNS). Returns 0 or -errno.
 int playout_enable_timestamps(int fd);
+
+/// Lets the kernel hand over a run of datagrams of one size from one sender (a sender's UDP GSO
+/// batch, or what GRO joined) as one buffer, with its datagram size in `segment_size` (UDP_GRO,
+/// Linux 5.0). Only for a receiver whose largest datagram size is 65,535 bytes: a joined buffer is
+/// up to that long. Returns 0 or -errno.
+int playout_enable_gro(int fd);
+
+/// The most events one playout_epoll_wait returns.
+#define PLAYOUT_EPOLL_MAX_EVENTS 256
+
+/// An epoll instance (close-on-exec), for a thread that waits on many sockets at once: a wait
+/// costs what is ready, not how many are watched. Returns its descriptor or -errno.
+int playout_epoll_create(void);
+
+/// Watches `fd` for input (level-triggered); its events carry `token`. Watching it again
+/// replaces the token. Returns 0 or -errno.
+int playout_epoll_add(int epoll_fd, int fd, uint64_t token);
+
+/// Stops watching `fd`, which must still be open. Returns 0 or -errno.
+int playout_epoll_remove(int epoll_fd, int fd);
+
+/// Waits up to `timeout_ms` (-1: forever) and writes the tokens of up to `capacity` (at most
+/// PLAYOUT_EPOLL_MAX_EVENTS) ready descriptors to `tokens`. Returns how many, or -errno.
+int playout_epoll_wait(int epoll_fd, uint64_t *tokens, int capacity, int timeout_ms);
 
 #endif

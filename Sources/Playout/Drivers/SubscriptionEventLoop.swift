@@ -1,14 +1,16 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+internal import CSocket
 import Logging
 import PlayoutCore
 import Synchronization
 
 /// Drives any number of subscribers on a fixed set of threads — one viewer or thousands:
 /// ``Subscriber/start()`` is the one-viewer case, a loop of its own. Each worker thread owns the
-/// subscribers handed to it and waits on all their sockets at once (`poll`; the last millisecond
-/// before a due instant slept exactly), until the earliest instant one of them is due; then it
+/// subscribers handed to it and waits on all their sockets at once (`epoll`, so a wake-up costs
+/// what is ready, not the number of sockets; the last millisecond before a due instant slept
+/// exactly), until the earliest instant one of them is due; then it
 /// reads what arrived (batched, `recvmmsg`) and takes each due subscriber's turn — its decisions,
 /// feedback and playout loops (``SubscriptionTurns``). The decodes run on a bounded pool of decode
 /// threads, so a worker presents one track's frame on time while another track's decode is under
@@ -160,18 +162,21 @@ private final class Worker: @unchecked Sendable {
     private struct Member {
         var turns: SubscriptionTurns
         var sockets: [Subscription.IntakeSocket]
+        /// Whether each of `sockets` is waited on (a socket that failed is not, until bound again).
+        var waiting: [Bool]
         /// The subscription's ``Subscription/socketsGeneration`` when `sockets` was read.
         var generation: Int
     }
-
     private let name: String
     private let observers: ObserverPump
     /// Called on the thread as it ends.
     private let onEnd: @Sendable () -> Void
     private let clock = MonotonicClock()
     private let logger = Logger(label: "playout.event-loop")
-    /// Wakes the thread from `poll` (a subscriber added, a shutdown): a pipe's two ends.
+    /// Wakes the thread from `epoll_wait` (a subscriber added, a shutdown): a pipe's two ends.
     private let wakeDescriptors: (read: Int32, write: Int32)
+    /// What the thread waits on: the wake-up pipe and every member's sockets.
+    private let epoll: Int32
     /// Turns to take at once, each with whether its decisions are wanted too.
     private let state = LockedValue<(incoming: [SubscriptionTurns], count: Int, stopping: Bool, stopAll: Bool, soon: [ObjectIdentifier: Bool])>(
         ([], 0, false, false, [:])
@@ -190,14 +195,28 @@ private final class Worker: @unchecked Sendable {
         guard pipe(&ends) == 0 else {
             throw PlayoutError(.invalidState, "the event loop's wake-up pipe could not be made: \(String(cString: strerror(errno)))")
         }
-        for end in ends { _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK) }
+        for end in ends { _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK | O_CLOEXEC) }
+        let epoll = playout_epoll_create()
+        let added = epoll >= 0 ? playout_epoll_add(epoll, ends[0], Self.wakeToken) : epoll
+        guard added == 0 else {
+            if epoll >= 0 { Glibc.close(epoll) }
+            for end in ends { Glibc.close(end) }
+            throw PlayoutError(.invalidState, "the event loop's epoll instance could not be made: \(String(cString: strerror(-added)))")
+        }
         wakeDescriptors = (ends[0], ends[1])
+        self.epoll = epoll
     }
 
     deinit {
+        Glibc.close(epoll)
         Glibc.close(wakeDescriptors.read)
         Glibc.close(wakeDescriptors.write)
     }
+
+    /// The epoll token of the wake-up pipe; a socket's is its member's slot × 256 + its index.
+    private static let wakeToken = UInt64.max
+    /// The most events one `epoll_wait` returns (the rest come with the next).
+    private static let eventCapacity = Int(PLAYOUT_EPOLL_MAX_EVENTS)
 
     /// How many subscribers it drives (to place the next one).
     var load: Int { state.withLock { $0.count } }
@@ -259,18 +278,37 @@ private final class Worker: @unchecked Sendable {
         _ = write(wakeDescriptors.write, &one, 1)  // a full pipe is awake already
     }
 
+    /// Waits on `sockets` of the member in `slot` (a member has at most 256 sockets).
+    private func register(_ sockets: [Subscription.IntakeSocket], slot: Int) {
+        for (index, socket) in sockets.enumerated() {
+            let added = playout_epoll_add(epoll, socket.receiver.fileDescriptor, UInt64(slot) << 8 | UInt64(index & 0xFF))
+            if added != 0 { logger.error("the event loop cannot wait on \(socket.receiver.localAddress): \(String(cString: strerror(-added)))") }
+        }
+    }
+
+    /// Waits on `socket` no more. Only for a socket still open (the member holds it): a closed
+    /// one left the epoll set by itself, and its number may be another socket's by now.
+    private func unregister(_ socket: Subscription.IntakeSocket) {
+        _ = playout_epoll_remove(epoll, socket.receiver.fileDescriptor)
+    }
+
     private func run() {
-        var members: [Member] = []
-        /// Each member's next turn in nanoseconds (`.max`: none), kept beside the members so a
-        /// wake-up costs a scan of plain integers, not a question to every subscription.
+        // Each member keeps its slot until it ends, so the tokens of its sockets stay valid;
+        // an ended member's slot is reused.
+        var members: [Member?] = []
+        /// Each slot's next turn in nanoseconds (`.max`: none, or an empty slot), kept beside
+        /// the members so a wake-up costs a scan of plain integers, not a question to every
+        /// subscription.
         var wakes: [Int64] = []
-        var descriptors: [pollfd] = []
-        var owners: [(member: Int, socket: Int)] = []
+        var freeSlots: [Int] = []
+        var slots: [ObjectIdentifier: Int] = [:]
+        var tokens = [UInt64](repeating: 0, count: Self.eventCapacity)
         var stopped = false
         var received: [Int] = []
-        func turn(_ index: Int, now: MonotonicInstant) -> Bool {
-            let ended = members[index].turns.turn(now: now)
-            wakes[index] = members[index].turns.nextWake?.nanoseconds ?? .max
+        func turn(_ slot: Int, now: MonotonicInstant) -> Bool {
+            let turns = members[slot]!.turns
+            let ended = turns.turn(now: now)
+            wakes[slot] = turns.nextWake?.nanoseconds ?? .max
             return ended
         }
         while true {
@@ -283,59 +321,61 @@ private final class Worker: @unchecked Sendable {
             }
             if stopAll, !stopped {
                 stopped = true
-                for member in members { member.turns.subscriber.stop() }
+                for member in members { member?.turns.subscriber.stop() }
             }
-            var changed = !incoming.isEmpty
             for turns in incoming {
                 if stopped { turns.subscriber.stop() }
-                members.append(Member(turns: turns, sockets: turns.subscription.sockets, generation: turns.subscription.socketsGeneration))
-                wakes.append(turns.nextWake?.nanoseconds ?? .max)
-            }
-            if !soon.isEmpty {
-                for index in members.indices {
-                    guard let deciding = soon[ObjectIdentifier(members[index].turns)] else { continue }
-                    if deciding { members[index].turns.decideAtNextTurn() }
-                    wakes[index] = 0
+                let sockets = turns.subscription.sockets
+                let member = Member(turns: turns, sockets: sockets, waiting: sockets.map { _ in true }, generation: turns.subscription.socketsGeneration)
+                let slot: Int
+                if let free = freeSlots.popLast() {
+                    slot = free
+                    members[slot] = member
+                    wakes[slot] = turns.nextWake?.nanoseconds ?? .max
+                } else {
+                    slot = members.count
+                    members.append(member)
+                    wakes.append(turns.nextWake?.nanoseconds ?? .max)
                 }
+                slots[ObjectIdentifier(turns)] = slot
+                register(sockets, slot: slot)
+            }
+            for (identifier, deciding) in soon {
+                guard let slot = slots[identifier] else { continue }
+                if deciding { members[slot]!.turns.decideAtNextTurn() }
+                wakes[slot] = 0
             }
             // Take the turns that are due; hand the runs that ended to the observer thread.
             let now = clock.now
             let lateBefore = now.nanoseconds &- SubscriptionEventLoop.latePollBound.nanoseconds
-            var index = 0
-            while index < members.count {
-                if wakes[index] > 0, wakes[index] <= now.nanoseconds {
+            for slot in wakes.indices where wakes[slot] <= now.nanoseconds {
+                if wakes[slot] > 0 {
                     duePolls.add(1, ordering: .relaxed)
-                    if wakes[index] < lateBefore { latePolls.add(1, ordering: .relaxed) }
+                    if wakes[slot] < lateBefore { latePolls.add(1, ordering: .relaxed) }
                 }
-                if wakes[index] <= now.nanoseconds, turn(index, now: now) {
-                    observers.finish(members[index].turns)
-                    members.remove(at: index)
-                    wakes.remove(at: index)
+                if turn(slot, now: now) {
+                    let member = members[slot]!
+                    for (index, socket) in member.sockets.enumerated() where member.waiting[index] { unregister(socket) }
+                    observers.finish(member.turns)
+                    slots[ObjectIdentifier(member.turns)] = nil
+                    members[slot] = nil
+                    wakes[slot] = .max
+                    freeSlots.append(slot)
                     state.withLock { $0.count -= 1 }
-                    changed = true
-                    continue
                 }
-                index += 1
             }
-            if members.isEmpty, stopping { return }
-            for index in members.indices where members[index].turns.subscription.socketsGeneration != members[index].generation {
-                // A failed socket was bound again: wait on the new one.
-                members[index].generation = members[index].turns.subscription.socketsGeneration
-                members[index].sockets = members[index].turns.subscription.sockets
-                changed = true
-            }
-            if changed {
-                descriptors = [pollfd(fd: wakeDescriptors.read, events: Int16(POLLIN), revents: 0)]
-                owners = [(-1, -1)]
-                for (memberIndex, member) in members.enumerated() {
-                    for (socketIndex, entry) in member.sockets.enumerated() {
-                        descriptors.append(pollfd(fd: entry.receiver.fileDescriptor, events: Int16(POLLIN), revents: 0))
-                        owners.append((memberIndex, socketIndex))
-                    }
-                }
+            if slots.isEmpty, stopping { return }
+            for slot in members.indices {
+                guard let member = members[slot], member.turns.subscription.socketsGeneration != member.generation else { continue }
+                // A failed socket was bound again: wait on the new one (the old, closed, left
+                // the epoll set by itself once the member let go of it).
+                for (index, socket) in member.sockets.enumerated() where member.waiting[index] { unregister(socket) }
+                let sockets = member.turns.subscription.sockets
+                members[slot] = Member(turns: member.turns, sockets: sockets, waiting: sockets.map { _ in true }, generation: member.turns.subscription.socketsGeneration)
+                register(sockets, slot: slot)
             }
             // Wait for packets until the earliest turn (at most 100 ms: a stop is noticed then).
-            // poll(2) counts whole milliseconds: the last one before a turn is slept exactly.
+            // epoll_wait counts whole milliseconds: the last one before a turn is slept exactly.
             let earliest = wakes.withUnsafeBufferPointer { wakes in
                 var earliest = Int64.max
                 for wake in wakes where wake < earliest { earliest = wake }
@@ -346,43 +386,42 @@ private final class Worker: @unchecked Sendable {
                 sleepUntil(MonotonicInstant(nanoseconds: earliest))
                 continue
             }
-            let ready = poll(&descriptors, nfds_t(descriptors.count), Int32(wait / 1_000_000))
-            if ready < 0, errno != EINTR {
-                logger.error("the event loop's poll failed: \(String(cString: strerror(errno)))")
+            let ready = playout_epoll_wait(epoll, &tokens, Int32(tokens.count), Int32(wait / 1_000_000))
+            if ready < 0, ready != -EINTR {
+                logger.error("the event loop's epoll_wait failed: \(String(cString: strerror(-ready)))")
                 continue
             }
             guard ready > 0 else { continue }
-            if descriptors[0].revents != 0 {
-                var drained = [UInt8](repeating: 0, count: 64)
-                while read(wakeDescriptors.read, &drained, drained.count) > 0 {}
-            }
             received.removeAll(keepingCapacity: true)
-            let readable = descriptors.withUnsafeBufferPointer { descriptors in
-                var readable: [Int] = []
-                for position in 1..<descriptors.count where descriptors[position].revents != 0 { readable.append(position) }
-                return readable
-            }
-            for position in readable {
-                let (memberIndex, socketIndex) = owners[position]
-                let entry = members[memberIndex].sockets[socketIndex]
+            for position in 0..<Int(ready) {
+                let token = tokens[position]
+                if token == Self.wakeToken {
+                    var drained = [UInt8](repeating: 0, count: 64)
+                    while read(wakeDescriptors.read, &drained, drained.count) > 0 {}
+                    continue
+                }
+                let (slot, socketIndex) = (Int(token >> 8), Int(token & 0xFF))
+                guard slot < members.count, let member = members[slot], socketIndex < member.sockets.count, member.waiting[socketIndex] else { continue }
+                let entry = member.sockets[socketIndex]
                 do {
                     try entry.receive()
-                    if received.last != memberIndex { received.append(memberIndex) }
+                    if received.last != slot { received.append(slot) }
                 } catch {
                     // The decisions say when to bind it again; not waited on meanwhile.
+                    unregister(entry)
+                    members[slot]!.waiting[socketIndex] = false
                     if let source = entry.source {
-                        members[memberIndex].turns.subscription.sourceFailed(source, error: error)
+                        member.turns.subscription.sourceFailed(source, error: error)
                     } else {
-                        members[memberIndex].turns.subscription.fail(reason: "receiving on \(entry.receiver.localAddress) failed: \(error)")
+                        member.turns.subscription.fail(reason: "receiving on \(entry.receiver.localAddress) failed: \(error)")
                     }
-                    descriptors[position].fd = -1
-                    wakes[memberIndex] = now.nanoseconds
+                    wakes[slot] = now.nanoseconds
                 }
             }
             // What arrived may be due now (a frame completed, a gap to ask for); an end is
             // handed over at the top of the loop.
             let arrived = clock.now
-            for memberIndex in received where turn(memberIndex, now: arrived) { wakes[memberIndex] = arrived.nanoseconds }
+            for slot in received where turn(slot, now: arrived) { wakes[slot] = arrived.nanoseconds }
         }
     }
 }

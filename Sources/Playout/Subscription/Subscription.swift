@@ -3,6 +3,7 @@ import PlayoutCore
 import PlayoutJitter
 import PlayoutRTP
 import PlayoutTelemetry
+import Synchronization
 
 /// One subscription's parts, wired, on the clock it is handed: the tracks, their playout loops,
 /// the playout-delay controller, the state machine and the observer delivery. It starts no
@@ -40,7 +41,7 @@ package final class Subscription: @unchecked Sendable {
     private var inputReopenDue = false  // waits
     private var finishing = false  // waits
     /// Bumped when a track's socket was bound anew: drivers read ``sockets`` again.
-    private let socketsChanged = LockedValue(0)
+    private let socketsChanged = Atomic<Int>(0)  // a driver reads it at every wake-up
     /// The WebRTC transport (a WHEP source): its sockets carry every track's packets.
     let connection: WebRTCConnection?
     /// How the start-up went so far.
@@ -112,7 +113,7 @@ package final class Subscription: @unchecked Sendable {
     }
 
     /// Changes whenever a socket was bound anew (a reopen).
-    var socketsGeneration: Int { socketsChanged.withLock { $0 } }
+    var socketsGeneration: Int { socketsChanged.load(ordering: .acquiring) }
 
     /// The instant the subscription started.
     package var startInstant: MonotonicInstant { machine.withLock { $0.startInstant } }
@@ -313,7 +314,7 @@ package final class Subscription: @unchecked Sendable {
                 let now = clock.now
                 do {
                     try tracks[track].reopen(socketAt: socket)
-                    socketsChanged.withLock { $0 += 1 }
+                    socketsChanged.add(1, ordering: .releasing)
                     perform(machine.withLock { $0.reopened(.socket(track: track, socket: socket), now: now) }, now: now)
                 } catch {
                     sourceFailed(.socket(track: track, socket: socket), error: error)

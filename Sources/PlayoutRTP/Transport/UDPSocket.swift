@@ -48,16 +48,24 @@ public final class UDPReceiver {
         /// default) — exact even when datagrams queue up — or the time the batch was read, which
         /// saves the kernel ≈ 100 ns per datagram but dates queued datagrams late.
         public var kernelTimestamps: Bool
+        /// Whether the kernel may hand over a run of same-sized datagrams from one sender — a
+        /// sender's UDP GSO batch, or what the network card's GRO joined — as one buffer
+        /// (`UDP_GRO`), which the receiver splits back into its datagrams: one receive and one
+        /// copy for the run instead of one per datagram, and on loopback no splitting in the
+        /// kernel at all (default; only with a ``maxDatagramSize`` of 65,535 bytes, as a joined
+        /// buffer may be that long). The datagrams, their bytes and arrival are the same.
+        public var receiveOffload: Bool
 
         public init(
             batchSize: Int = 64, maxDatagramSize: Int = Self.defaultMaxDatagramSize, slotSize: Int = Self.defaultSlotSize,
-            receiveBufferSize: Int = 8 << 20, kernelTimestamps: Bool = true
+            receiveBufferSize: Int = 8 << 20, kernelTimestamps: Bool = true, receiveOffload: Bool = true
         ) {
             self.batchSize = min(max(batchSize, 1), Int(PLAYOUT_MAX_BATCH))
             self.maxDatagramSize = min(max(maxDatagramSize, 64), Self.defaultMaxDatagramSize)
             self.slotSize = min(max(slotSize, 64), self.maxDatagramSize)
             self.receiveBufferSize = receiveBufferSize
             self.kernelTimestamps = kernelTimestamps
+            self.receiveOffload = receiveOffload
         }
     }
 
@@ -94,6 +102,9 @@ public final class UDPReceiver {
         public var datagramsLarge = 0
         /// System calls that returned at least one datagram.
         public var batches = 0
+        /// Buffers in which the kernel handed over several datagrams at once
+        /// (``Configuration/receiveOffload``); their datagrams count in ``datagramsReceived``.
+        public var joinedBuffers = 0
     }
 
     public let configuration: Configuration
@@ -130,6 +141,8 @@ public final class UDPReceiver {
         var size = Int32(clamping: configuration.receiveBufferSize)
         _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         if configuration.kernelTimestamps { _ = playout_enable_timestamps(descriptor) }
+        // A kernel without UDP_GRO (before 5.0) hands over every datagram on its own, as before.
+        if configuration.receiveOffload, configuration.maxDatagramSize >= Configuration.defaultMaxDatagramSize { _ = playout_enable_gro(descriptor) }
         let multicast = address.isMulticast
         if multicast {
             var on: Int32 = 1
@@ -199,8 +212,8 @@ public final class UDPReceiver {
     }
 
     /// Waits up to `timeout` (nil: forever, zero: not at all) for datagrams, receives one batch
-    /// and calls `body` with each, in arrival order. Returns how many were received (0 on
-    /// timeout).
+    /// and calls `body` with each, in arrival order (a buffer the kernel joined split back into
+    /// its datagrams). Returns how many were received (0 on timeout).
     @discardableResult
     public func receive(timeout: Duration?, _ body: (Datagram) throws -> Void) throws -> Int {
         // Try first: under load datagrams are already queued and the wait is a wasted system call.
@@ -219,14 +232,17 @@ public final class UDPReceiver {
         if received < 0 { throw UDPError.from(errno: -received, operation: "receive on", address: localAddress) }
         guard received > 0 else { return 0 }
         let count = Int(received)
+        var datagrams = 0
         var bytes = 0
         var truncated = 0
         var large = 0
+        var joined = 0
         defer {
             statistics.batches += 1
-            statistics.datagramsReceived += count
+            statistics.datagramsReceived += datagrams
             statistics.bytesReceived += bytes
             if large > 0 { statistics.datagramsLarge += large }
+            if joined > 0 { statistics.joinedBuffers += joined }
             if truncated > 0 { countTruncated(truncated) }
         }
         let slot = slotSize
@@ -240,15 +256,24 @@ public final class UDPReceiver {
             }
             bytes += length
             if info.truncated != 0 { truncated += 1 }
-            try body(Datagram(
-                bytes: UnsafeRawBufferPointer(start: start, count: length),
-                arrival: MonotonicInstant(nanoseconds: info.arrival_ns),
-                isTruncated: info.truncated != 0,
-                state: state,
-                index: UInt32(index)
-            ))
+            // A joined buffer: datagrams of `segment` bytes, the last one possibly shorter.
+            let segment = info.segment_size > 0 && Int(info.segment_size) < length ? Int(info.segment_size) : length
+            if segment < length { joined += 1 }
+            var offset = 0
+            while offset < length {
+                let end = min(offset + segment, length)
+                datagrams += 1
+                try body(Datagram(
+                    bytes: UnsafeRawBufferPointer(start: start + offset, count: end - offset),
+                    arrival: MonotonicInstant(nanoseconds: info.arrival_ns),
+                    isTruncated: info.truncated != 0 && end == length,
+                    state: state,
+                    index: UInt32(index)
+                ))
+                offset = end
+            }
         }
-        return count
+        return datagrams
     }
 
     /// Sends one datagram from this socket's bound address to `destination` — symmetric RTCP

@@ -177,6 +177,13 @@ extension PlayoutError.Code {
         playout.recycle(bytes)
     }
 
+    /// A frame released for rendering was skipped after all: a delay decrease after its release
+    /// made it late; see ``PlayoutScheduler/releasedFrameSkipped()``. Gives its bytes back.
+    public mutating func releasedFrameSkipped(_ frame: EncodedFrame) {
+        playout.releasedFrameSkipped()
+        playout.recycle(frame.bytes)
+    }
+
     /// Counters of every stage, as one snapshot.
     public var statistics: TrackPlayoutStatistics {
         TrackPlayoutStatistics(network: receiver.statistics(assembledBytes: playout.assembledBytesReceived), frames: playout.schedulerStatistics, playoutDelay: EffectivePlayoutDelay(delay: playout.delay, source: .configured))

@@ -218,6 +218,15 @@ struct TrackPlayout {
         depacketizer.recycle(bytes)
     }
 
+    /// A frame released for rendering was skipped after all; see
+    /// ``PlayoutScheduler/releasedFrameSkipped()``.
+    public mutating func releasedFrameSkipped() {
+        scheduler.releasedFrameSkipped()
+    }
+
+    /// How late a frame may still be rendered instead of skipped (the scheduler's).
+    public var lateTolerance: Duration { scheduler.configuration.lateTolerance }
+
     /// The scheduler's counters.
     public var schedulerStatistics: PlayoutSchedulerStatistics {
         scheduler.statistics

@@ -202,9 +202,10 @@ public enum PlayoutDelayBenchmark {
             // jumped (the skip, in the decrease's window).
             // (A change that came more than a frame interval after the last render found
             // rendering stopped already.)
-            // Likewise a pause that a frame decoded ahead (which keeps its render time) ends only
-            // after the next change: the part before that change is the earlier change's pause
-            // (it was charged to the next one: −270 ms then +277 ms for 500ms@0.3s/0.3s).
+            // Likewise a pause that ends only after the next change (500ms@0.3s/0.3s: the pause
+            // ends at 0.57 s, and the first frame under 500 ms may be due just after 0.6 s): the
+            // part before that change is the earlier change's pause (it was charged to the next
+            // one: −270 ms then +277 ms).
             let within = skeletons.filter { $0.at > since(a.shown) + interval && $0.at <= to }
             let skippedInside = frames.contains { $0.skipped && $0.mediaTime > a.mediaTime && $0.mediaTime < b.mediaTime }
             if skippedInside || excess > interval / 2, let last = within.last {

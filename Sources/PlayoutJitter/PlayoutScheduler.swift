@@ -301,6 +301,16 @@ public struct PlayoutScheduler<Frame> {
         for _ in head..<end { removeHead() }
     }
 
+    /// A frame handed out for rendering was not rendered after all: a delay decrease after its
+    /// release made it late before its render time (a caller that decodes ahead held it
+    /// meanwhile, and computed its render time again under the new delay). It counts as skipped
+    /// by the decrease (``PlayoutSchedulerStatistics/framesSkipped``), not rendered.
+    public mutating func releasedFrameSkipped() {
+        statistics.framesRendered -= 1
+        statistics.framesSkipped += 1
+        skippedSinceRender = true
+    }
+
     /// Takes the head out of the queue. Its frame is released at once (the slot stays until the
     /// queue compacts): a frame handed out must be uniquely referenced by its taker, so the
     /// depacketizer can reuse its bytes instead of allocating new ones for every frame.

@@ -3,7 +3,9 @@ import RealTimeTesting
 import Testing
 
 /// `playout swarm` as a user runs it: the built-in publisher over WHEP on loopback, real viewers.
-@Suite("playout swarm binary", .realTime(weight: 2), .serialized)
+// Weight 3: a swarm and its in-process publisher in a debug build; at weight 2, beside the rest of
+// the suite, the publisher once fell a second behind real time (rendered ratio p50 0.39).
+@Suite("playout swarm binary", .realTime(weight: 3), .serialized)
 struct SwarmBinaryTests {
     static func lines(_ stdout: String) -> [[String: Any]] {
         stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }

@@ -79,7 +79,7 @@ package final class SubscriptionTurns: @unchecked Sendable {
         }
         for index in order {
             switch loopWakes[index] {
-            case .present(let at) where at > now && !subscription.loops[index].decodeCompleted: continue
+            case .present(let at) where at > now && !subscription.loops[index].decodeCompleted && !subscription.loops[index].holdsStaleRenderTimes: continue
             case .yield(let at) where at > now: continue
             default:
                 var deadline: MonotonicInstant?

@@ -53,6 +53,8 @@ package final class PlayoutLoop: @unchecked Sendable {
         var bytes: Int
         /// Its schedule (due, delay, capture time) and the source of the delay, as released.
         var schedule: (frame: TrackPipeline.FrameSchedule, source: PlayoutDelaySource)?
+        /// The track's delay generation `renderAt` was computed under.
+        var delayGeneration: Int
     }
 
     /// A frame being decoded: where it renders (nil: decoded without rendering) and its schedule.
@@ -60,6 +62,7 @@ package final class PlayoutLoop: @unchecked Sendable {
         var frame: EncodedFrame
         var renderAt: MonotonicInstant?
         var schedule: (frame: TrackPipeline.FrameSchedule, source: PlayoutDelaySource)?
+        var delayGeneration = 0
     }
 
     /// What one decode made.
@@ -137,6 +140,9 @@ package final class PlayoutLoop: @unchecked Sendable {
     private let delayPauseEnded: @Sendable (MonotonicInstant) -> Void
     /// A frame that ended a delay pause was not presented (it did not decode): the next one presented ends it.
     private var delayPauseEnding = false
+    /// The delay generation of the last delay pause ended: a pause ends once, at the first frame
+    /// presented after it, though the scheduler marks a later one when frames held were re-timed.
+    private var delayPauseEndedGeneration: Int?
 
     /// The loop of `track`, presenting into `renderer`; `start` is the subscription's start (time
     /// zero of a remuxed file). End-to-end latency is measured on `clock`'s wall time against the
@@ -171,6 +177,11 @@ package final class PlayoutLoop: @unchecked Sendable {
         var now = start
         if let pending, let result = offloaded.take() { absorb(result, of: pending) }
         while true {
+            if holdsStaleRenderTimes {
+                // Read the clock again: the change was recorded after the turn began.
+                now = clock.now
+                retime(now: now)
+            }
             if let first = decoded.first {
                 // Another decode fits before the first render time: three average decodes plus
                 // 2 ms (a key frame costs about three).
@@ -207,7 +218,7 @@ package final class PlayoutLoop: @unchecked Sendable {
             switch polled.action {
             case .render(let frame, let renderAt):
                 bursting = true
-                decode(Pending(frame: frame, renderAt: renderAt, schedule: polled.schedule))
+                decode(Pending(frame: frame, renderAt: renderAt, schedule: polled.schedule, delayGeneration: polled.delayGeneration))
             case .skip(let frame, .decodeWithoutRender):
                 logSkip(frame, schedule: polled.schedule, at: now)
                 decode(Pending(frame: frame, renderAt: nil, schedule: polled.schedule))
@@ -228,6 +239,39 @@ package final class PlayoutLoop: @unchecked Sendable {
     /// Whether a decode handed to the pool has completed and waits to be taken in (the driver
     /// then advances the loop before its next render time, to start the next decode).
     package var decodeCompleted: Bool { pending != nil && offloaded.isReady }
+
+    /// Whether a decoded frame waits with a render time computed under an earlier delay (the
+    /// driver then advances the loop at once, not at that time).
+    package var holdsStaleRenderTimes: Bool {
+        guard let first = decoded.first else { return false }
+        return first.delayGeneration != track.delayGeneration  // the oldest released first
+    }
+
+    /// The decoded frames were released under an earlier delay: computes their render times
+    /// again by the rule every frame follows — an increase pauses them with the rest, a decrease
+    /// brings them forward and skips those it made late, as the scheduler skips what it holds.
+    /// (Decoding ahead in bursts releases frames up to ``DecodeAhead/horizon`` early; without
+    /// this, a change kept up to three frames on the old delay: a frame shown inside a pause, or
+    /// 80 ms of the old delay after a decrease.)
+    private func retime(now: MonotonicInstant) {
+        let (schedules, generation, lateTolerance) = track.retime(decoded.map(\.frame), now: now)
+        let later = decoded.first.map { schedules[0].frame.due > $0.renderAt } ?? false
+        for index in decoded.indices {
+            var schedule = schedules[index]
+            // Moved later by an increase: the first frame held is the first after the pause.
+            schedule.frame.endsDelayPause = index == 0 && later || (decoded[index].schedule?.frame.endsDelayPause ?? false)
+            decoded[index].renderAt = schedule.frame.due
+            decoded[index].schedule = schedule
+            decoded[index].delayGeneration = generation
+        }
+        let lateLimit = now.advanced(by: .zero - lateTolerance)
+        while let first = decoded.first, first.renderAt < lateLimit {
+            decoded.removeFirst()
+            decodedBytes -= first.bytes
+            logSkip(first.frame, schedule: first.schedule, at: now)
+            track.releasedFrameSkipped(first.frame, decoder: statistics)
+        }
+    }
 
     /// Has the loop's decodes run on `pool` from now on, `completed` called on the pool's thread
     /// after each (the driver advances the loop then). Before the first ``advance(now:presentingBy:)``.
@@ -282,7 +326,8 @@ package final class PlayoutLoop: @unchecked Sendable {
         }
         decodeTime += result.time
         decodes += 1
-        decoded.append(Decoded(frame: pending.frame, renderAt: renderAt, pictures: result.pictures, bytes: result.bytes, schedule: pending.schedule))
+        decoded.append(Decoded(
+            frame: pending.frame, renderAt: renderAt, pictures: result.pictures, bytes: result.bytes, schedule: pending.schedule, delayGeneration: pending.delayGeneration))
         decodedBytes += result.bytes
         remux(pending.frame, renderAt: renderAt, picture: result.pictures.first)
     }
@@ -326,7 +371,10 @@ package final class PlayoutLoop: @unchecked Sendable {
         let capture = presented == nil ? nil : decoded.schedule?.frame.captureTime
         let wall = clock.wallClockNanoseconds
         let now = clock.now
-        if decoded.schedule?.frame.endsDelayPause == true { delayPauseEnding = true }
+        if decoded.schedule?.frame.endsDelayPause == true, delayPauseEndedGeneration != decoded.delayGeneration {
+            delayPauseEnding = true
+            delayPauseEndedGeneration = decoded.delayGeneration
+        }
         if let presented, delayPauseEnding {
             delayPauseEnding = false
             delayPauseEnded(presented)

@@ -3,6 +3,7 @@ import PlayoutCore
 import PlayoutJitter
 import PlayoutRTP
 import PlayoutTelemetry
+import Synchronization
 
 /// One received track: its sockets, its ``TrackPipeline`` — the very composition
 /// `TrackPipelineTests` test, polled as they poll it — and what the playout loop measured.
@@ -64,6 +65,9 @@ package final class SubscribedTrack: @unchecked Sendable {
     /// with that poll's instant: a transition starts there).
     private var delay: (delay: Duration, transition: PlayoutDelayTransition, source: PlayoutDelaySource)
     private var appliedDelay: (delay: Duration, transition: PlayoutDelayTransition, source: PlayoutDelaySource)
+    /// Counts ``setDelay(_:transition:source:)`` calls (written under `lock`): a render time
+    /// computed before the last one may be stale.
+    private let delayChanges = Atomic<Int>(0)
     /// Where the sender's RTCP comes from: feedback goes back there (symmetric RTCP, RFC 4961),
     /// unless the subscriber was told where (`fixedDestination`).
     private var feedbackDestination: SocketAddress?
@@ -262,6 +266,38 @@ package final class SubscribedTrack: @unchecked Sendable {
     func setDelay(_ delay: Duration, transition: PlayoutDelayTransition = .immediate, source: PlayoutDelaySource = .configured) {
         lock.withLock {
             self.delay = (delay, transition, source)
+            delayChanges.add(1, ordering: .releasing)
+        }
+    }
+
+    /// Changes with every ``setDelay(_:transition:source:)``: the render times of frames
+    /// released before (``Poll/delayGeneration``) follow the delay no more (any thread).
+    var delayGeneration: Int { delayChanges.load(ordering: .acquiring) }
+
+    /// Moves the playout side to the delay last set, at `now`. Under `lock`.
+    private func applyDelay(now: MonotonicInstant) {
+        if delay.delay != appliedDelay.delay || delay.transition != appliedDelay.transition {
+            pipeline.setDelay(delay.delay, transition: delay.transition, now: now)
+        }
+        appliedDelay = delay
+    }
+
+    /// The schedules of `frames`, released earlier and not yet presented, under the delay last
+    /// set (applied at `now`): the rule every later frame follows. With the delay generation
+    /// they are computed under, and how late a frame may still be rendered. The loop's thread.
+    func retime(_ frames: [EncodedFrame], now: MonotonicInstant) -> (schedules: [(frame: TrackPipeline.FrameSchedule, source: PlayoutDelaySource)], generation: Int, lateTolerance: Duration) {
+        lock.withLock {
+            applyDelay(now: now)
+            return (frames.map { (pipeline.schedule(of: $0), delay.source) }, delayChanges.load(ordering: .relaxed), pipeline.playout.lateTolerance)
+        }
+    }
+
+    /// A frame released for rendering and held by the loop was skipped: a delay decrease made
+    /// it late before its render time. Counted as skipped by the decrease; its bytes given back.
+    func releasedFrameSkipped(_ frame: EncodedFrame, decoder: FFmpegDecoder.Statistics) {
+        lock.withLock {
+            playback.decoder = decoder
+            pipeline.releasedFrameSkipped(frame)
         }
     }
 
@@ -274,6 +310,8 @@ package final class SubscribedTrack: @unchecked Sendable {
         /// For `.render` and `.skip`: when the frame is due, the delay that puts it there, its
         /// capture time, and where the delay came from.
         var schedule: (frame: TrackPipeline.FrameSchedule, source: PlayoutDelaySource)?
+        /// The ``SubscribedTrack/delayGeneration`` the schedule was computed under.
+        var delayGeneration = 0
     }
 
     /// What the pipeline says to do at `now` (a frame released `lead` before its render time),
@@ -282,10 +320,7 @@ package final class SubscribedTrack: @unchecked Sendable {
     /// track is drained). The loop's thread.
     func poll(now: MonotonicInstant, lead: Duration?, loopHoldsNothing: Bool) -> Poll {
         lock.withLock {
-            if delay.delay != appliedDelay.delay || delay.transition != appliedDelay.transition {
-                pipeline.setDelay(delay.delay, transition: delay.transition, now: now)
-            }
-            appliedDelay = delay
+            applyDelay(now: now)
             let pauses = pipeline.playout.schedulerStatistics.delayPauseCount
             let action = pipeline.poll(now: now, lead: lead)
             var schedule: (TrackPipeline.FrameSchedule, PlayoutDelaySource)?
@@ -300,7 +335,7 @@ package final class SubscribedTrack: @unchecked Sendable {
             case .idle: loopIdle = loopHoldsNothing
             case .wait: break
             }
-            return Poll(action: action, schedule: schedule)
+            return Poll(action: action, schedule: schedule, delayGeneration: delayChanges.load(ordering: .relaxed))
         }
     }
 

@@ -13,24 +13,20 @@ final class SwarmView: Sendable {
     let json: Bool
     private let viewLines = LockedValue(0)
 
-    /// The measures the live view and the table show, with their unit.
-    static let shown: [(name: String, unit: Unit)] = [
-        ("startupTime", .milliseconds), ("renderedRatio", .percent), ("freezeRatio", .percent), ("freezeCount", .count),
-        ("endToEndLatency", .milliseconds), ("jitterBufferDelay", .milliseconds), ("framesPerSecond", .decimal), ("bitrate", .bitrate),
-        ("packetsLost", .count), ("nackCount", .count), ("framesDecoded", .count),
+    /// The measures the live view and the table show (their units are ``SwarmMeasure``'s).
+    static let shown = [
+        "startupTime", "renderedRatio", "freezeRatio", "freezeCount", "endToEndLatency", "jitterBufferDelay", "framesPerSecond", "bitrate",
+        "packetsLost", "nackCount", "framesDecoded",
     ]
 
-    enum Unit {
-        case milliseconds, percent, count, decimal, bitrate
-
-        func text(_ value: Double) -> String {
-            switch self {
-            case .milliseconds: fixed(value * 1_000, 0) + " ms"
-            case .percent: fixed(value * 100, 2) + " %"
-            case .count: fixed(value, 0)
-            case .decimal: fixed(value, 1)
-            case .bitrate: LiveView.bitrate(value)
-            }
+    /// `value` of a measure in `unit` as the live view shows it: `412 ms`, `99.50 %`, `29.9`, `2.5 Mbit/s`.
+    static func text(_ value: Double, _ unit: SwarmMeasure.Unit) -> String {
+        switch unit {
+        case .seconds: fixed(value * 1_000, 0) + " ms"
+        case .ratio: fixed(value * 100, 2) + " %"
+        case .count: fixed(value, 0)
+        case .framesPerSecond: fixed(value, 1)
+        case .bitsPerSecond: LiveView.bitrate(value)
         }
     }
 
@@ -81,14 +77,15 @@ final class SwarmView: Sendable {
             "viewers \(sample.viewers): connected \(sample.connected), connecting \(sample.connecting), failed \(sample.failed), ended \(sample.ended)",
             padded("", 20) + ["min", "p50", "p95", "p99", "max"].map { padded($0, 14) }.joined(),
         ]
-        for (name, unit) in shown {
+        for name in shown {
             guard let spread = sample[name] else { continue }
-            lines.append(padded(name, 20) + [spread.min, spread.p50, spread.p95, spread.p99, spread.max].map { padded(unit.text($0), 14) }.joined())
+            let unit = SwarmMeasure.named(name).unit
+            lines.append(padded(name, 20) + [spread.min, spread.p50, spread.p95, spread.p99, spread.max].map { padded(text($0, unit), 14) }.joined())
         }
         let tester = sample.tester
         lines.append(
             "tester  CPU \(fixed(tester.cpuCores, 2)) of \(tester.cores) cores, \(fixed(Double(tester.residentBytes) / 1_048_576, 0)) MiB, "
-                + "late polls \(tester.latePolls), render error p99 \(tester.renderErrorP99.map { Unit.milliseconds.text($0) } ?? "–"), "
+                + "late polls \(tester.latePolls), render error p99 \(tester.renderErrorP99.map { text($0, .seconds) } ?? "–"), "
                 + "telemetry dropped \(tester.droppedTelemetry)" + (tester.saturated ? "  SATURATED: the tester is the bottleneck" : ""))
         return lines
     }

@@ -87,7 +87,7 @@ public struct SwarmRun: Equatable, Sendable {
         let headers = ["measure", "viewers", "min", "p50", "p95", "p99", "max"]
         var rows: [[String]] = []
         for (name, spread) in measures {
-            let unit = ViewerOutcome.unit(ofMeasure: name) ?? .count
+            let unit = SwarmMeasure.named(name).unit
             let values = [spread.min, spread.p50, spread.p95, spread.p99, spread.max].map { Self.format($0, unit) }
             rows.append(["\(name) \(Self.unitLabel(unit))".trimmingSpaces(), "\(spread.count)"] + values)
         }
@@ -126,17 +126,19 @@ public struct SwarmRun: Equatable, Sendable {
 
     /// `value` in the table's unit: ms with 1 decimal, % with 2, kbit/s with 1, counts whole (or
     /// with 1 decimal when not whole).
-    static func format(_ value: Double, _ unit: ViewerOutcome.MeasureUnit) -> String {
+    static func format(_ value: Double, _ unit: SwarmMeasure.Unit) -> String {
         switch unit {
         case .seconds: fixed(value * 1_000, 1)
         case .ratio: fixed(value * 100, 2)
         case .bitsPerSecond: fixed(value / 1_000, 1)
+        case .framesPerSecond: fixed(value, 1)
         case .count: value == value.rounded() ? fixed(value, 0) : fixed(value, 1)
         }
     }
 
-    static func unitLabel(_ unit: ViewerOutcome.MeasureUnit) -> String {
+    static func unitLabel(_ unit: SwarmMeasure.Unit) -> String {
         switch unit {
+        case .framesPerSecond: "fps"
         case .seconds: "ms"
         case .ratio: "%"
         case .bitsPerSecond: "kbit/s"

@@ -1,38 +1,21 @@
 /// The final aggregate across a run's viewers: the swarm's closing summary and `swarm report`
 /// both read it.
 extension ViewerOutcome {
-    /// What a measure counts, for printing it (seconds as ms, ratios as %, bits/s as kbit/s).
-    public enum MeasureUnit: Equatable, Sendable {
-        /// Seconds.
-        case seconds
-        /// A ratio from 0 to 1.
-        case ratio
-        /// A count (frames, packets, freezes, NACKs).
-        case count
-        /// Bits per second.
-        case bitsPerSecond
-    }
-
-    /// The measures in the order they are reported, each with its unit and how to read it from
-    /// one viewer (nil: the viewer has no value, which is not 0).
-    public static let measureDefinitions: [(name: String, unit: MeasureUnit, value: @Sendable (ViewerOutcome) -> Double?)] = [
-        ("startupTime", .seconds, { $0.startupTime }),
-        ("renderedRatio", .ratio, { $0.renderedRatio }),
-        ("framesRendered", .count, { Double($0.framesRendered) }),
-        ("freezeCount", .count, { Double($0.freezeCount) }),
-        ("freezeRatio", .ratio, { $0.freezeRatio }),
-        ("endToEndLatency", .seconds, { $0.endToEndLatency }),
-        ("jitterBufferDelay", .seconds, { $0.jitterBufferDelay }),
-        ("bitrate", .bitsPerSecond, { $0.bitrate }),
-        ("packetsLost", .count, { Double($0.packetsLost) }),
-        ("nackCount", .count, { Double($0.nackCount) }),
-        ("framesDecoded", .count, { $0.framesDecoded.map(Double.init) }),
+    /// The measures in the order they are reported (each a ``SwarmMeasure``, which says its
+    /// unit), with how to read each from one viewer (nil: the viewer has no value, which is not 0).
+    public static let measureDefinitions: [(name: String, value: @Sendable (ViewerOutcome) -> Double?)] = [
+        ("startupTime", { $0.startupTime }),
+        ("renderedRatio", { $0.renderedRatio }),
+        ("framesRendered", { Double($0.framesRendered) }),
+        ("freezeCount", { Double($0.freezeCount) }),
+        ("freezeRatio", { $0.freezeRatio }),
+        ("endToEndLatency", { $0.endToEndLatency }),
+        ("jitterBufferDelay", { $0.jitterBufferDelay }),
+        ("bitrate", { $0.bitrate }),
+        ("packetsLost", { Double($0.packetsLost) }),
+        ("nackCount", { Double($0.nackCount) }),
+        ("framesDecoded", { $0.framesDecoded.map(Double.init) }),
     ]
-
-    /// The unit of the measure called `name`, nil for a name that is not one.
-    public static func unit(ofMeasure name: String) -> MeasureUnit? {
-        measureDefinitions.first { $0.name == name }?.unit
-    }
 
     /// The spread across `outcomes` of each measure, in this order: `startupTime`,
     /// `renderedRatio`, `framesRendered`, `freezeCount`, `freezeRatio`, `endToEndLatency`,

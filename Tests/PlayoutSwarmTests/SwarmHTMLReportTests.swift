@@ -177,7 +177,7 @@ struct SwarmHTMLReportTests {
             #expect(html.contains(fact), "the header does not say \(fact)")
         }
         #expect(count("<svg class=\"chart\"", in: html) == SyntheticSwarmRun.charts)
-        for title in SwarmHTMLReport.knownMeasures.filter({ SyntheticSwarmRun.measureNames.contains($0.name) }).map(\.title) {
+        for title in SwarmMeasure.known.filter({ SyntheticSwarmRun.measureNames.contains($0.name) }).map(\.title) {
             #expect(html.contains("<figcaption>\(title) — "), "no chart for \(title)")
         }
         // Percentile lines and their legend; the units on the axes.

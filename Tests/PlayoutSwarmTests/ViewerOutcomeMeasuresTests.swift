@@ -27,11 +27,12 @@ struct ViewerOutcomeMeasuresTests {
         #expect(abs(startup.p99 - 1.38) < 1e-9 && abs(startup.max - 1.39) < 1e-9)
         let frames = try #require(measures.first { $0.name == "framesRendered" }?.spread)
         #expect(frames.min == 801 && frames.max == 900)
-        #expect(ViewerOutcome.unit(ofMeasure: "bitrate") == .bitsPerSecond)
-        #expect(ViewerOutcome.unit(ofMeasure: "freezeRatio") == .ratio)
-        #expect(ViewerOutcome.unit(ofMeasure: "startupTime") == .seconds)
-        #expect(ViewerOutcome.unit(ofMeasure: "nackCount") == .count)
-        #expect(ViewerOutcome.unit(ofMeasure: "nope") == nil)
+        // Every measure is one of the swarm's, with its unit (one list for every view of a run).
+        let known = Set(SwarmMeasure.known.map(\.name))
+        #expect(ViewerOutcome.measureDefinitions.allSatisfy { known.contains($0.name) })
+        #expect(SwarmMeasure.named("bitrate").unit == .bitsPerSecond && SwarmMeasure.named("freezeRatio").unit == .ratio)
+        #expect(SwarmMeasure.named("startupTime").unit == .seconds && SwarmMeasure.named("nackCount").unit == .count)
+        #expect(SwarmMeasure.named("startup.ice_connected").unit == .seconds && SwarmMeasure.named("nope").unit == .count)
     }
 
     @Test("nil values are left out, not 0; a measure no viewer has is left out of the list")

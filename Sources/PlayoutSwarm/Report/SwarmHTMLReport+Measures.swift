@@ -1,67 +1,15 @@
 extension SwarmHTMLReport {
-    /// What a measure's numbers are, which decides how they read: seconds stay seconds, ratios read
-    /// as percent, bits/s as kbit/s or Mbit/s.
-    enum Unit: Equatable, Sendable {
-        case seconds
-        case ratio
-        case bitsPerSecond
-        case framesPerSecond
-        case count
-    }
+    /// What a measure's numbers are (``SwarmMeasure/Unit``).
+    typealias Unit = SwarmMeasure.Unit
 
     /// A measure's title, axis name and unit, for a name in `SwarmSample.measures` or an SLO's
-    /// objective.
-    struct MeasureInfo: Equatable, Sendable {
-        /// The name as the run wrote it.
-        var name: String
-        /// What a reader calls it.
-        var title: String
-        /// What its y axis says before the unit (short: the axis is 200 px tall).
-        var axis: String
-        var unit: Unit
-    }
-
-    /// The measures the report knows by name, in the order their charts come.
-    static let knownMeasures: [(name: String, title: String, axis: String, unit: Unit)] = [
-        ("startupTime", "Start-up time to the first frame", "start-up time", .seconds),
-        ("renderedRatio", "Frames rendered on time", "rendered on time", .ratio),
-        ("freezeRatio", "Time frozen", "time frozen", .ratio),
-        ("freezeCount", "Freezes", "freezes", .count),
-        ("rebufferRatio", "Rebuffering", "rebuffering", .ratio),
-        ("endToEndLatency", "End-to-end latency", "end-to-end latency", .seconds),
-        ("jitterBufferDelay", "Jitter-buffer delay per frame", "jitter-buffer delay", .seconds),
-        ("framesPerSecond", "Frame rate rendered", "frame rate", .framesPerSecond),
-        ("bitrate", "Bitrate received", "bitrate", .bitsPerSecond),
-        ("packetsLost", "Packets lost", "packets lost", .count),
-        ("nackCount", "NACKs sent", "NACKs sent", .count),
-        ("framesDecoded", "Frames decoded", "frames decoded", .count),
-    ]
-
-    /// The title and unit of the measure `name`: a known one by its name, any other by the words in
-    /// its name (`…Ratio`/`…Percentage`: a ratio; `…Time`, `…Delay`, `…Latency`, `…Duration`,
-    /// `jitter`: seconds; `bitrate`/`…Bps`: bits/s; `…PerSecond`/`fps`: frames/s; else a count).
-    static func measure(_ name: String) -> MeasureInfo {
-        if let known = knownMeasures.first(where: { $0.name == name }) {
-            return MeasureInfo(name: name, title: known.title, axis: known.axis, unit: known.unit)
-        }
-        let lower = name.lowercased()
-        let unit: Unit
-        if lower.contains("ratio") || lower.contains("percentage") || lower.hasSuffix("percent") {
-            unit = .ratio
-        } else if lower.contains("bitrate") || lower.hasSuffix("bps") {
-            unit = .bitsPerSecond
-        } else if lower.contains("persecond") || lower == "fps" {
-            unit = .framesPerSecond
-        } else if lower.hasPrefix("startup") || ["time", "delay", "latency", "duration", "jitter"].contains(where: lower.contains) {
-            unit = .seconds
-        } else {
-            unit = .count
-        }
-        return MeasureInfo(name: name, title: name, axis: name, unit: unit)
+    /// objective (``SwarmMeasure/named(_:)``).
+    static func measure(_ name: String) -> SwarmMeasure {
+        SwarmMeasure.named(name)
     }
 
     /// The measure an SLO objective is about: `startupTime.p95<2s` is about `startupTime`.
-    static func objectiveMeasure(_ objective: String) -> MeasureInfo {
+    static func objectiveMeasure(_ objective: String) -> SwarmMeasure {
         let name = objective.prefix { $0 != "." && $0 != "<" && $0 != ">" && $0 != "=" && $0 != " " }
         return measure(String(name))
     }
@@ -76,7 +24,7 @@ extension SwarmHTMLReport {
                 appearing.append(measure.name)
             }
         }
-        let known = knownMeasures.map(\.name).filter(seen.contains)
+        let known = SwarmMeasure.known.map(\.name).filter(seen.contains)
         return known + appearing.filter { name in !known.contains(name) }
     }
 

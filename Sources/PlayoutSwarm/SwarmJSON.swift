@@ -14,12 +14,7 @@ public enum SwarmJSON {
             ("type", string(type)), ("t", number(sample.elapsed.seconds)), ("viewers", "\(sample.viewers)"),
             ("connected", "\(sample.connected)"), ("connecting", "\(sample.connecting)"), ("failed", "\(sample.failed)"), ("ended", "\(sample.ended)"),
         ]
-        for (name, spread) in sample.measures {
-            fields.append((name, object([
-                ("min", number(spread.min)), ("p50", number(spread.p50)), ("p95", number(spread.p95)), ("p99", number(spread.p99)),
-                ("max", number(spread.max)), ("count", "\(spread.count)"),
-            ])))
-        }
+        for (name, spread) in sample.measures { fields.append((name, Self.spread(spread))) }
         let tester = sample.tester
         fields.append(("tester", object([
             ("cpu", number(tester.cpuCores)), ("cores", "\(tester.cores)"), ("latePolls", "\(tester.latePolls)"),
@@ -27,6 +22,15 @@ public enum SwarmJSON {
             ("residentBytes", "\(tester.residentBytes)"), ("saturated", tester.saturated ? "true" : "false"),
         ])))
         return object(fields + extra)
+    }
+
+    /// A measure's spread across viewers: `{"min":…,"p50":…,"p95":…,"p99":…,"max":…,"count":…}`
+    /// (`count`: the viewers that had a value).
+    public static func spread(_ spread: Spread) -> String {
+        object([
+            ("min", number(spread.min)), ("p50", number(spread.p50)), ("p95", number(spread.p95)), ("p99", number(spread.p99)),
+            ("max", number(spread.max)), ("count", "\(spread.count)"),
+        ])
     }
 
     /// The SLO verdicts as a JSON array: `[{"objective":…,"measured":…,"bound":…,"held":…}]`.

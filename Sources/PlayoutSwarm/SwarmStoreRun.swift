@@ -107,21 +107,19 @@ public struct SwarmRun: Equatable, Sendable {
     }
 
     /// The `--json` line: `{"type":"summary","run":…,"viewers":N,"shards":{"0":n0,…},
-    /// "duplicates":D,"failed":F,"connecting":C,"connected":K,"unreadable":U,"<measure>":{"count":…,
-    /// "min":…,"p50":…,"p95":…,"p99":…,"max":…},…}` in the measures' own units (seconds, ratios,
-    /// bits/s), without a final newline.
+    /// "duplicates":D,"failed":F,"connecting":C,"connected":K,"unreadable":U,"<measure>":{"min":…,
+    /// "p50":…,"p95":…,"p99":…,"max":…,"count":…},…}` in the measures' own units (seconds, ratios,
+    /// bits/s), each measure as the swarm's own lines write it (``SwarmJSON/spread(_:)``), without a
+    /// final newline.
     public func jsonLine() -> String {
         var fields: [(String, String)] = [
-            ("type", QoSJSONWriter.string("summary")), ("run", QoSJSONWriter.string(run)), ("viewers", "\(viewers.count)"),
+            ("type", SwarmJSON.string("summary")), ("run", SwarmJSON.string(run)), ("viewers", "\(viewers.count)"),
             ("shards", "{" + viewersPerShard.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ",") + "}"),
             ("duplicates", "\(duplicates)"), ("failed", "\(failed)"), ("connecting", "\(connecting)"), ("connected", "\(connected)"),
             ("unreadable", "\(unreadable)"),
         ]
-        for (name, spread) in measures {
-            let statistics = [("count", Double(spread.count)), ("min", spread.min), ("p50", spread.p50), ("p95", spread.p95), ("p99", spread.p99), ("max", spread.max)]
-            fields.append((name, "{" + statistics.map { "\"\($0.0)\":\(QoSJSONWriter.number($0.1))" }.joined(separator: ",") + "}"))
-        }
-        return "{" + fields.map { "\(QoSJSONWriter.string($0.0)):\($0.1)" }.joined(separator: ",") + "}"
+        for (name, spread) in measures { fields.append((name, SwarmJSON.spread(spread))) }
+        return SwarmJSON.object(fields)
     }
 
     /// `value` in the table's unit: ms with 1 decimal, % with 2, kbit/s with 1, counts whole (or

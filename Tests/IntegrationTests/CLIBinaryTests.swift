@@ -302,9 +302,11 @@ struct StalledOutputTests {
             let dropped = try #require(track["framesDropped"] as? Int)
             let buffered = try #require(track["bufferedFrames"] as? Int)
             // Every frame received was rendered, or is still held for the 500 ms delay at the
-            // end; a debug build on a busy machine may skip one or two at the start.
+            // end. A reader that held up the media would cost the 10 s it did not read (300
+            // frames); a debug build that sends and receives in one process, beside the rest of
+            // the suite, lets a few come late (4 of 358 video, 7 of 600 audio frames): 2 %.
             #expect(rendered + dropped + buffered == received, "\(kind): \(track)")
-            #expect(dropped <= received / 100, "\(kind): \(track)")
+            #expect(dropped <= received / 50, "\(kind): \(track)")
         }
         let samples = lines.filter { $0.contains("\"type\":\"qos\"") }.count
         let dropped = try #require(summary["samplesDropped"] as? Int)

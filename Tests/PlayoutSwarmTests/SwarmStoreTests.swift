@@ -86,8 +86,8 @@ struct SwarmStoreTests {
         #expect(ratio.split(separator: " ").map(String.init).last == "100.00")
 
         let json = run.jsonLine()
-        #expect(json.hasPrefix(#"{"type":"summary","run":"r1","viewers":10,"shards":{"0":4,"1":4,"2":2},"duplicates":5,"failed":1,"connecting":0,"connected":9,"unreadable":0,"startupTime":{"count":10,"min":0.4,"p50":0.44,"p95":0.49,"p99":0.49,"max":0.49},"#))
-        #expect(json.contains(#""framesDecoded":{"count":10,"#) && json.hasSuffix("}") && !json.contains("\n"))
+        #expect(json.hasPrefix(#"{"type":"summary","run":"r1","viewers":10,"shards":{"0":4,"1":4,"2":2},"duplicates":5,"failed":1,"connecting":0,"connected":9,"unreadable":0,"startupTime":{"min":0.4,"p50":0.44,"p95":0.49,"p99":0.49,"max":0.49,"count":10},"#))
+        #expect(json.contains(#""framesDecoded":{"min":"#) && json.contains(#""count":10}"#) && json.hasSuffix("}") && !json.contains("\n"))
     }
 
     // MARK: - Hostile servers

@@ -95,7 +95,8 @@ def run_swarm(mode, count, args, directory, port):
     peak_kib = int((result.stderr.strip().splitlines() or ["0"])[-1] or 0)
     return {
         "held": summary.get("failed") == 0 and ratio.get("count") == count and ratio.get("min", 0) >= 0.99,
-        "min": ratio.get("min"), "p50": ratio.get("p50"), "cpu": sum(loads) / len(loads) if loads else tester.get("cpu"),
+        "min": ratio.get("min"), "p50": ratio.get("p50"), "rated": ratio.get("count"), "failed": summary.get("failed"),
+        "cpu": sum(loads) / len(loads) if loads else tester.get("cpu"),
         "memoryPerViewer": summary.get("memoryPerViewer"), "peakMiB": peak_kib / 1024,
         "saturated": tester.get("saturated"),
     }, ""

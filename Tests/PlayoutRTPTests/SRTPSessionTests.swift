@@ -105,6 +105,42 @@ struct SRTPSessionTests {
         #expect(receiver.statistics.authFailures == 0)
     }
 
+    /// A receiver that joins a stream minutes in (a fanned-out viewer, a multicast member): the
+    /// sender's sequence number wrapped before, so its rollover counter is not 0. Seen as one viewer
+    /// of 250 failing "every SRTP packet fails authentication" in a swarm run.
+    @Test("a stream joined after its sender's sequence number wrapped (once, twice) authenticates from its first packet, and keeps following wraps", arguments: suites, [1, 2])
+    func lateJoiner(suite: SRTPCryptoSuite, wraps: Int) throws {
+        let (sender, receiver) = try SRTPSession.pair(suite)
+        // The sender protects from sequence number 65,000 on; the receiver sees packets only after
+        // `wraps` wraps, then across one more.
+        var joined = false
+        var received = 0
+        for index in 0..<(65_536 * wraps + 1_000) {
+            let sequenceNumber = UInt16(truncatingIfNeeded: 65_000 + index)
+            let packet = SRTPTestPackets.rtp(sequenceNumber: sequenceNumber, payloadLength: 40)
+            let protected = try sender.protectRTP(packet)
+            guard index >= 65_536 * wraps - 600 else { continue }  // joins at ROC `wraps`, 1,136 packets before the next wrap
+            joined = true
+            let unprotected = try? receiver.unprotectRTP(protected)
+            #expect(unprotected == packet, "packet \(index), sequence number \(sequenceNumber), after \(received) received")
+            if unprotected == nil { break }
+            received += 1
+        }
+        #expect(joined && received == 1_600)
+        #expect(receiver.statistics.authFailures == 0 && receiver.statistics.rolloverCountersRecovered == 1)
+    }
+
+    @Test("a wrong key still fails, after a bounded number of rollover counters tried", arguments: suites)
+    func wrongKeyLateJoiner(suite: SRTPCryptoSuite) throws {
+        let sender = try SRTPSession(keyingMaterial: .random(for: suite), direction: .outbound)
+        let receiver = try SRTPSession(keyingMaterial: .random(for: suite), direction: .inbound)
+        for sequenceNumber in UInt16(0)..<2_000 {
+            let protected = try sender.protectRTP(SRTPTestPackets.rtp(sequenceNumber: sequenceNumber, payloadLength: 40))
+            #expect(throws: SRTPError.authenticationFailed) { try receiver.unprotectRTP(protected) }
+        }
+        #expect(receiver.statistics.authFailures == 2_000 && receiver.statistics.rolloverCountersRecovered == 0)
+    }
+
     @Test("RTCP round-trips through protect and unprotect", arguments: suites)
     func rtcpRoundTrip(suite: SRTPCryptoSuite) throws {
         let (sender, receiver) = try SRTPSession.pair(suite)

@@ -22,6 +22,9 @@ public enum SRTPCryptoSuite: String, CaseIterable, Sendable, Hashable, CustomStr
     /// AES-256 GCM with a 128-bit tag (RFC 7714 §14.2).
     case aeadAES256GCM = "AEAD_AES_256_GCM"
 
+    /// Whether it is an AEAD suite (GCM): decryption and authentication in one step.
+    public var isAEAD: Bool { self == .aeadAES128GCM || self == .aeadAES256GCM }
+
     /// The suite with this RFC 4568 name (case-sensitive, as in SDP).
     ///
     /// - Throws: ``SRTPError/unknownSuite(_:)`` naming the suites that exist.

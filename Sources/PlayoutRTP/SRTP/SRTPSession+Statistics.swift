@@ -15,6 +15,9 @@ extension SRTPSession {
         /// Authentication failures since the last packet that unprotected (or since the start).
         /// Other failures neither add to nor reset it; a success resets it to 0.
         public var consecutiveAuthFailures = 0
+        /// Streams joined late whose rollover counter was found (see
+        /// ``SRTPSession/maximumRecoveredRolloverCounter``): their packets authenticate from then on.
+        public var rolloverCountersRecovered = 0
 
         public init() {}
     }

@@ -73,6 +73,21 @@ public final class SRTPSession {
     var failureRun = FailureRun()
 
     private let context: srtp_t
+    /// The master key and salt (inbound only), for a stream of one SSRC added when its rollover
+    /// counter is recovered; zeroed when the session ends.
+    private var key: [UInt8]
+    /// Authentication failures per SSRC that never authenticated, while its rollover counter may
+    /// still be recovered (at most ``maximumRecoveringSSRCs`` SSRCs).
+    private var recovering: [UInt32: Int] = [:]
+    /// With GCM, libsrtp2 decrypts in place before the tag fails: a packet of an SSRC that never
+    /// authenticated is copied here first, so its rollover counter can be looked for.
+    private var pristine: [UInt8] = []
+
+    /// The most rollover counters tried for a stream joined late (``unprotectRTP(_:length:)``):
+    /// 15 wraps of the sequence number, ≈ 1 M packets — an hour of 2.5 Mbit/s video.
+    public static let maximumRecoveredRolloverCounter: UInt32 = 15
+    /// SSRCs whose rollover counter is looked for at once; strangers beyond are simply refused.
+    static let maximumRecoveringSSRCs = 64
 
     /// Creates a libsrtp2 session for any SSRC in `direction`.
     ///
@@ -103,6 +118,7 @@ public final class SRTPSession {
         policy.window_size = UInt(configuration.replayWindowSize)
         policy.allow_repeat_tx = 0
         var key = keyingMaterial.concatenated
+        self.key = direction == .inbound ? key : []
         var created: srtp_t?
         let status = key.withUnsafeMutableBufferPointer { key in
             policy.key = key.baseAddress
@@ -125,6 +141,7 @@ public final class SRTPSession {
 
     deinit {
         srtp_dealloc(context)
+        for index in key.indices { key[index] = 0 }
     }
 
     // MARK: In place, on a caller-owned buffer
@@ -235,9 +252,21 @@ public final class SRTPSession {
             throw .packetTooShort(length: length, minimum: minimum)
         }
         var octets = Int32(length)
-        let status = operation == .unprotect
+        let keepsPristine = operation == .unprotect && suite.isAEAD && !key.isEmpty && !authenticated(base, length: length)
+        if keepsPristine {
+            pristine.removeAll(keepingCapacity: true)
+            pristine.append(contentsOf: UnsafeRawBufferPointer(start: base, count: length))
+        }
+        var status = operation == .unprotect
             ? srtp_unprotect(context, base, &octets)
             : srtp_unprotect_rtcp(context, base, &octets)
+        if keepsPristine, status != srtp_err_status_ok {
+            pristine.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: length) }
+        }
+        if status == srtp_err_status_auth_fail, operation == .unprotect, let recovered = recoverRolloverCounter(base, length: Int32(length)) {
+            octets = recovered
+            status = srtp_err_status_ok
+        }
         guard status == srtp_err_status_ok else {
             let error = SRTPError.from(status, operation: operation)
             recordFailure(error)
@@ -245,6 +274,65 @@ public final class SRTPSession {
         }
         recordSuccess()
         return Int(octets)
+    }
+
+    /// A stream joined late: its sender's sequence number wrapped before the first packet came,
+    /// so the rollover counter (ROC) is not the 0 a new stream starts from, and every packet fails
+    /// authentication (RFC 3711 §3.3.1 wants the ROC signalled; SDES cannot). Such is a viewer
+    /// that joins a fanned-out stream or a multicast group minutes in. For an SSRC that never
+    /// authenticated, tries ROC 1…``maximumRecoveredRolloverCounter`` on a copy of the packet; the
+    /// first that authenticates is kept (a stream of that SSRC is added at that ROC) and the
+    /// packet decrypted in place. Tried at that SSRC's 1st, 2nd, 4th… 512th failure only, so a
+    /// wrong key or a stranger costs a bounded number of tries. Returns the RTP length, or nil.
+    private func recoverRolloverCounter(_ base: UnsafeMutableRawPointer, length: Int32) -> Int32? {
+        guard !key.isEmpty, length >= 12, !authenticated(base, length: Int(length)) else { return nil }
+        let ssrc = Self.ssrc(base)
+        guard recovering[ssrc] != nil || recovering.count < Self.maximumRecoveringSSRCs else { return nil }
+        let failures = recovering[ssrc, default: 0] + 1
+        recovering[ssrc] = failures
+        guard failures <= 512, failures & (failures - 1) == 0 else { return nil }
+        var policy = srtp_policy_t()
+        suite.configure(&policy)
+        policy.ssrc.type = ssrc_specific
+        policy.ssrc.value = ssrc
+        policy.window_size = UInt(configuration.replayWindowSize)
+        policy.allow_repeat_tx = 0
+        let added = key.withUnsafeMutableBufferPointer { key in
+            policy.key = key.baseAddress
+            return srtp_add_stream(context, &policy)
+        }
+        guard added == srtp_err_status_ok else { return nil }
+        var copy = [UInt8](repeating: 0, count: Int(length))
+        for candidate in 1...Self.maximumRecoveredRolloverCounter {
+            var octets = length
+            let status = copy.withUnsafeMutableBytes { copy -> srtp_err_status_t in
+                copy.copyMemory(from: UnsafeRawBufferPointer(start: base, count: Int(length)))
+                _ = srtp_set_stream_roc(context, ssrc, candidate)
+                return srtp_unprotect(context, copy.baseAddress, &octets)
+            }
+            if status == srtp_err_status_ok {
+                copy.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: Int(octets)) }
+                recovering[ssrc] = nil
+                statistics.rolloverCountersRecovered += 1
+                return octets
+            }
+        }
+        _ = srtp_remove_stream(context, ssrc.bigEndian)  // back to the template: ROC 0 for its next packet
+        return nil
+    }
+
+    /// The SSRC of the RTP packet at `base` (12 bytes or more).
+    private static func ssrc(_ base: UnsafeMutableRawPointer) -> UInt32 {
+        let bytes = base.assumingMemoryBound(to: UInt8.self)
+        return UInt32(bytes[8]) << 24 | UInt32(bytes[9]) << 16 | UInt32(bytes[10]) << 8 | UInt32(bytes[11])
+    }
+
+    /// Whether a packet of the SSRC of the RTP packet at `base` authenticated before: libsrtp2
+    /// keeps a stream of it from then on, and follows its wraps.
+    private func authenticated(_ base: UnsafeMutableRawPointer, length: Int) -> Bool {
+        guard length >= 12 else { return true }
+        var roc: UInt32 = 0
+        return srtp_get_stream_roc(context, Self.ssrc(base), &roc) == srtp_err_status_ok
     }
 
     private func transform(

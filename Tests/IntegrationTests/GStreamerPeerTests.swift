@@ -76,7 +76,12 @@ struct GStreamerPeerTests {
         #expect(video.framesRendered > 150, "\(video.framesRendered) frames rendered in 8 s")
         #expect(video.nackCount > 0, "3 % loss asks for retransmissions")
         #expect(video.retransmittedPacketsReceived > 0 && video.retransmittedPacketsDropped == 0, "\(video.retransmittedPacketsReceived) RTX restored, \(video.retransmittedPacketsDropped) dropped")
-        #expect(video.framesRendered >= video.framesReceived - 5, "repaired: \(video.framesRendered) of \(video.framesReceived)")
+        // Repaired: a loss left unrepaired costs its frame and those after it until GStreamer's next
+        // key frame (PLI), ≈ 16 losses in 8 s at 3 %. Beside the suite a frame may be late (both
+        // processes share two cores): that is not the network's loss.
+        let lostToNetwork = video.framesIncomplete + video.framesDroppedWaitingForKeyframe - video.framesDroppedBeforeFirstKeyframe
+        #expect(lostToNetwork <= 3 && video.framesRendered * 20 >= video.framesReceived * 19,
+                "repaired: \(video.framesRendered) of \(video.framesReceived) rendered, \(lostToNetwork) lost to the network, \(video.framesLate) late")
         // GStreamer's side: report blocks from our SSRC about its stream, and round trips from them.
         let text = try String(contentsOf: log, encoding: .utf8)
         let blocks = text.split(separator: "\n").filter { $0.contains("got RB packet") && $0.contains("LSR") && !$0.contains("LSR 0000:0000") }

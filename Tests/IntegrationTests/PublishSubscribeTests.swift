@@ -141,7 +141,10 @@ struct PublishSubscribeTests {
         }
         #expect(try probe("v:0") == "h264,640,360,\(video.framesDecoded)")
         #expect(try probe("a:0") == "opus,\(audio.framesDecoded)")
-        #expect(video.framesDecoded == run.sent.tracks[.video]?.framesSent)
+        // Every frame sent is in the file but those that came too late to render (beside the suite,
+        // the sender's thread or the receiver's was kept waiting: counted, and bounded).
+        try Self.expectEveryFrameInTimeRendered(run)
+        #expect(video.framesDecoded >= video.framesRendered, "\(video)")
         // Decodes without an error, and plays as long as the stream did (render times, from 0).
         #expect(try FFmpeg.decodingErrors(of: output) == "")
         let duration = Double(try FFmpeg.probe(["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", output.path])) ?? 0

@@ -48,7 +48,12 @@ struct SwarmBinaryTests {
         let text = try String(contentsOfFile: records, encoding: .utf8)
         let heartbeats = Self.lines(text).filter { $0["kind"] as? String == "heartbeat" }
         let tags = heartbeats.compactMap { $0["tags"] as? [String: Any] }
-        #expect(Set(tags.compactMap { $0["viewer"] as? Int }) == Set(0..<12))
+        let missing = Set(0..<12).subtracting(tags.compactMap { $0["viewer"] as? Int })
+        #expect(missing.isEmpty, """
+            viewers without a heartbeat: \(missing.sorted()); their records: \(Self.lines(text).filter { record in
+                missing.contains { ($0 as Int?) == (record["tags"] as? [String: Any])?["viewer"] as? Int } }.map { $0["name"] ?? "?" }); \
+            tester: \(summary["tester"] ?? "?")
+            """)
         #expect(tags.allSatisfy { $0["run"] as? String == "t-1" && $0["shard"] as? Int == 0 })
         // The run's report opens in a real headless browser: its charts drawn, no console error,
         // no request but the file, one row per viewer, sortable.

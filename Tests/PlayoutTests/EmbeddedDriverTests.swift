@@ -164,6 +164,33 @@ struct WithoutDecodingTests {
         #expect(video.framesSkipped >= 7 && video.delayPauseCount == 1, "skipped \(video.framesSkipped), delay pauses \(video.delayPauseCount)")
     }
 
+    /// The remux sink writes a frame as it leaves the loop, stamped with its render time then:
+    /// before, frames were written as they were decoded (up to three ahead), and those re-timed by
+    /// the increase kept their old stamps — inside the pause.
+    @Test("a remuxed file carries the render times frames were presented at, across a delay change")
+    func remuxedAfterRetime() throws {
+        let clock = ManualClock()
+        let stream = SimulatedStream()
+        let options = Subscriber.Options(
+            duration: .seconds(3), overrides: [ScheduledOverride(delay: .milliseconds(500), at: .milliseconds(1_300), hold: .milliseconds(300))],
+            frameLogCapacity: 1_000, clock: clock)
+        let subscriber = try Subscriber(sessionDescription: stream.sessionDescription, options: options)
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("playout-retimed-\(UInt32.random(in: 0...UInt32.max)).mkv")
+        defer { try? FileManager.default.removeItem(at: output) }
+        _ = try Renderer(subscriber: subscriber, sink: .remux(path: output.path))
+        _ = try EmbeddedDriver(subscriber).run(try stream.datagrams(for: .zero..<Duration.seconds(3), origin: clock.now))
+        let rendered = try #require(subscriber.frameLog).snapshot().frames.filter { $0.kind == .video && !$0.skipped }
+        let stamps = try FFmpeg.probe(["-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts_time", "-of", "csv=p=0", output.path])
+            .split(separator: "\n").compactMap { Double($0) }
+        #expect(stamps.count >= rendered.count && rendered.count > 60)
+        // Matroska keeps milliseconds.
+        let missing = rendered.filter { frame in
+            let due = MonotonicInstant.zero.duration(to: frame.due).seconds
+            return !stamps.contains { abs($0 - due) <= 0.0015 }
+        }
+        #expect(missing.isEmpty, "rendered but stamped otherwise: \(missing.map { "\($0.mediaTime) due \(MonotonicInstant.zero.duration(to: $0.due))" })")
+    }
+
     @Test("a .y4m sink needs decoded pictures: refused without decoding")
     func fileSinkRefused() throws {
         var options = Subscriber.Options(clock: ManualClock())

@@ -50,7 +50,11 @@ package struct RealTimeTrait: TestTrait, SuiteTrait, TestScoping {
         guard !RealTimeRuns.inScope else { return try await function() }
         let units = min(max(1, weight), RealTimeRuns.capacity)
         await RealTimeRuns.permits.acquire(units)
-        defer { RealTimeRuns.permits.release(units) }
+        let began = MonotonicClock().now
+        defer {
+            RealTimeRuns.permits.release(units)
+            RealTimeRuns.log(test, units: units, seconds: began.duration(to: MonotonicClock().now).seconds)
+        }
         try await RealTimeRuns.$inScope.withValue(true) {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 if let timeLimit {
@@ -96,6 +100,23 @@ package enum RealTimeRuns {
 
     static let permits = AsyncPermits(capacity)
     static let executor = ThreadPerJobExecutor()
+
+    /// `PLAYOUT_REAL_TIME_LOG`: a file each real-time test case appends a line to as it ends —
+    /// its units, the seconds it held them (not counting the wait for them), its name — to see
+    /// what fills the suite's real-time capacity (units × seconds, summed, over the capacity is
+    /// the least time the real-time tests take).
+    nonisolated(unsafe) static let logFile: UnsafeMutablePointer<FILE>? = getenv("PLAYOUT_REAL_TIME_LOG").flatMap { fopen($0, "a") }
+    private static let logLock = Mutex(())
+
+    static func log(_ test: Test, units: Int, seconds: Double) {
+        guard let logFile else { return }
+        let name = test.displayName ?? test.name
+        logLock.withLock { _ in
+            let line = name.split(separator: "\n").joined(separator: " ")
+            fputs("\(units)\t\((seconds * 1_000).rounded() / 1_000)\t\(line)\n", logFile)
+            fflush(logFile)
+        }
+    }
 }
 
 /// Counting permits that a task awaits (it never blocks a thread), granted first come, first

@@ -166,6 +166,14 @@ private final class Worker: @unchecked Sendable {
         var waiting: [Bool]
         /// The subscription's ``Subscription/socketsGeneration`` when `sockets` was read.
         var generation: Int
+
+        /// `turns` with its subscription's sockets as they are now, every one waited on.
+        init(turns: SubscriptionTurns) {
+            self.turns = turns
+            sockets = turns.subscription.sockets
+            waiting = sockets.map { _ in true }
+            generation = turns.subscription.socketsGeneration
+        }
     }
     private let name: String
     private let observers: ObserverPump
@@ -278,9 +286,9 @@ private final class Worker: @unchecked Sendable {
         _ = write(wakeDescriptors.write, &one, 1)  // a full pipe is awake already
     }
 
-    /// Waits on `sockets` of the member in `slot` (a member has at most 256 sockets).
-    private func register(_ sockets: [Subscription.IntakeSocket], slot: Int) {
-        for (index, socket) in sockets.enumerated() {
+    /// Waits on the sockets of `member`, in `slot` (a member has at most 256 sockets).
+    private func register(_ member: Member, slot: Int) {
+        for (index, socket) in member.sockets.enumerated() {
             let added = playout_epoll_add(epoll, socket.receiver.fileDescriptor, UInt64(slot) << 8 | UInt64(index & 0xFF))
             if added != 0 { logger.error("the event loop cannot wait on \(socket.receiver.localAddress): \(String(cString: strerror(-added)))") }
         }
@@ -325,8 +333,7 @@ private final class Worker: @unchecked Sendable {
             }
             for turns in incoming {
                 if stopped { turns.subscriber.stop() }
-                let sockets = turns.subscription.sockets
-                let member = Member(turns: turns, sockets: sockets, waiting: sockets.map { _ in true }, generation: turns.subscription.socketsGeneration)
+                let member = Member(turns: turns)
                 let slot: Int
                 if let free = freeSlots.popLast() {
                     slot = free
@@ -338,7 +345,7 @@ private final class Worker: @unchecked Sendable {
                     wakes.append(turns.nextWake?.nanoseconds ?? .max)
                 }
                 slots[ObjectIdentifier(turns)] = slot
-                register(sockets, slot: slot)
+                register(member, slot: slot)
             }
             for (identifier, deciding) in soon {
                 guard let slot = slots[identifier] else { continue }
@@ -370,9 +377,8 @@ private final class Worker: @unchecked Sendable {
                 // A failed socket was bound again: wait on the new one (the old, closed, left
                 // the epoll set by itself once the member let go of it).
                 for (index, socket) in member.sockets.enumerated() where member.waiting[index] { unregister(socket) }
-                let sockets = member.turns.subscription.sockets
-                members[slot] = Member(turns: member.turns, sockets: sockets, waiting: sockets.map { _ in true }, generation: member.turns.subscription.socketsGeneration)
-                register(sockets, slot: slot)
+                members[slot] = Member(turns: member.turns)
+                register(members[slot]!, slot: slot)
             }
             // Wait for packets until the earliest turn (at most 100 ms: a stop is noticed then).
             // epoll_wait counts whole milliseconds: the last one before a turn is slept exactly.

@@ -55,6 +55,8 @@ package final class PlayoutLoop: @unchecked Sendable {
         var schedule: (frame: TrackPipeline.FrameSchedule, source: PlayoutDelaySource)?
         /// The track's delay generation `renderAt` was computed under.
         var delayGeneration: Int
+        /// Frames decoded without rendering after it: remuxed after it, to keep decode order.
+        var followers: [EncodedFrame] = []
     }
 
     /// A frame being decoded: where it renders (nil: decoded without rendering) and its schedule.
@@ -271,6 +273,7 @@ package final class PlayoutLoop: @unchecked Sendable {
         while let first = decoded.first, first.renderAt < lateLimit {
             decoded.removeFirst()
             decodedBytes -= first.bytes
+            remux(first, renderAt: nil)
             logSkip(first.frame, schedule: first.schedule, at: now)
             track.releasedFrameSkipped(first.frame, decoder: statistics)
         }
@@ -323,7 +326,11 @@ package final class PlayoutLoop: @unchecked Sendable {
             track.decodeFailed()
         }
         guard let renderAt = pending.renderAt else {
-            remux(pending.frame, renderAt: nil, picture: nil)
+            if decoded.isEmpty {
+                remux(pending.frame, renderAt: nil, picture: nil)
+            } else {
+                decoded[decoded.count - 1].followers.append(pending.frame)
+            }
             track.finished(pending.frame, decoder: statistics) { _ in }
             return
         }
@@ -332,7 +339,6 @@ package final class PlayoutLoop: @unchecked Sendable {
         decoded.append(Decoded(
             frame: pending.frame, renderAt: renderAt, pictures: result.pictures, bytes: result.bytes, schedule: pending.schedule, delayGeneration: pending.delayGeneration))
         decodedBytes += result.bytes
-        remux(pending.frame, renderAt: renderAt, picture: result.pictures.first)
     }
 
     /// Stopping: presents what was decoded (the scheduler released it for rendering), then the
@@ -352,6 +358,7 @@ package final class PlayoutLoop: @unchecked Sendable {
 
     /// Presents `decoded`'s pictures and records the render error and latency.
     private func present(_ decoded: Decoded) {
+        remux(decoded, renderAt: decoded.renderAt)
         var presented: MonotonicInstant?
         var size: (Int, Int)?
         var pictures = 0
@@ -416,6 +423,15 @@ package final class PlayoutLoop: @unchecked Sendable {
             delay: schedule.frame.delay, source: schedule.source, endToEndLatency: nil
         ))
         frameIndex += 1
+    }
+
+    /// Hands a decoded frame leaving the loop to the remux output — stamped with its render time
+    /// as it is then (a delay change re-times the frames held), nil when skipped — and the frames
+    /// decoded without rendering after it.
+    private func remux(_ decoded: Decoded, renderAt: MonotonicInstant?) {
+        guard renderer.remuxes else { return }
+        remux(decoded.frame, renderAt: renderAt, picture: decoded.pictures.first)
+        for follower in decoded.followers { remux(follower, renderAt: nil, picture: nil) }
     }
 
     /// Hands a decoded frame to the renderer's remux output, stamped with its render time since

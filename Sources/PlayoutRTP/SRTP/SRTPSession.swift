@@ -252,7 +252,11 @@ public final class SRTPSession {
             throw .packetTooShort(length: length, minimum: minimum)
         }
         var octets = Int32(length)
-        let keepsPristine = operation == .unprotect && suite.isAEAD && !key.isEmpty && !authenticated(base, length: length)
+        // A stream that never authenticated may have joined late (see recoverRolloverCounter):
+        // asked before an AEAD packet is decrypted in place, and after a failure otherwise.
+        let mayJoinLate = operation == .unprotect && !key.isEmpty
+        let unknownBefore = mayJoinLate && suite.isAEAD ? !authenticated(base, length: length) : nil
+        let keepsPristine = unknownBefore == true
         if keepsPristine {
             pristine.removeAll(keepingCapacity: true)
             pristine.append(contentsOf: UnsafeRawBufferPointer(start: base, count: length))
@@ -263,7 +267,8 @@ public final class SRTPSession {
         if keepsPristine, status != srtp_err_status_ok {
             pristine.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: length) }
         }
-        if status == srtp_err_status_auth_fail, operation == .unprotect, let recovered = recoverRolloverCounter(base, length: Int32(length)) {
+        if status == srtp_err_status_auth_fail, mayJoinLate, unknownBefore ?? !authenticated(base, length: length),
+            let recovered = recoverRolloverCounter(base, length: Int32(length)) {
             octets = recovered
             status = srtp_err_status_ok
         }
@@ -284,8 +289,9 @@ public final class SRTPSession {
     /// first that authenticates is kept (a stream of that SSRC is added at that ROC) and the
     /// packet decrypted in place. Tried at that SSRC's 1st, 2nd, 4th… 512th failure only, so a
     /// wrong key or a stranger costs a bounded number of tries. Returns the RTP length, or nil.
+    /// The caller checked that the SSRC never authenticated.
     private func recoverRolloverCounter(_ base: UnsafeMutableRawPointer, length: Int32) -> Int32? {
-        guard !key.isEmpty, length >= 12, !authenticated(base, length: Int(length)) else { return nil }
+        guard length >= 12 else { return nil }
         let ssrc = Self.ssrc(base)
         guard recovering[ssrc] != nil || recovering.count < Self.maximumRecoveringSSRCs else { return nil }
         let failures = recovering[ssrc, default: 0] + 1

@@ -37,10 +37,11 @@ delays.dispose()
 stateWatch.dispose()
 
 // What the rule says, whatever the machine's speed: the increase paused rendering by the
-// difference (770 ms), the release skipped as much, and nothing was lost on loopback.
+// difference (770 ms), the release skipped as much, and nothing was lost on loopback. (Freezes
+// are not among them: on a machine busy with something else, a frame may come late.)
 let video = summary.video!
 let frame = Duration.seconds(1) / 30
 print("states: \(states.withLock { $0 }.joined(separator: " → "))")
 print("delay pauses: \(video.delayPauseCount), within a frame of 770 ms: \(abs((video.totalDelayPausesDuration - .milliseconds(770)).seconds) <= frame.seconds)")
 print("skipped within a frame of 770 ms: \(abs((video.totalSkippedDuration - .milliseconds(770)).seconds) <= frame.seconds)")
-print("packets lost: \(summary.total.packetsLost), freezes: \(video.freezeCount)")
+print("packets lost: \(summary.total.packetsLost)")

@@ -52,9 +52,12 @@ private struct SVG {
 
     mutating func render() -> String {
         let series = results.map(points)
-        let end = max(1, series.flatMap { $0.map(\.t) }.max() ?? 1, results.flatMap { $0.analysis.transitions.map(\.at.seconds) }.max() ?? 0)
-        let asked = results.flatMap { $0.log.changes.map { $0.delay.delay.seconds * 1_000 } }
-        let highest = max(100, series.flatMap { $0.flatMap { [$0.delay, $0.latency ?? 0] } }.max() ?? 100, asked.max() ?? 0)
+        let lastPoint: Double = series.flatMap { $0.map(\.t) }.max() ?? 1
+        let lastTransition: Double = results.flatMap { $0.analysis.transitions.map(\.at.seconds) }.max() ?? 0
+        let end = max(1, lastPoint, lastTransition)
+        let asked: [Double] = results.flatMap { $0.log.changes.map { $0.delay.delay.seconds * 1_000 } }
+        let plotted: [Double] = series.flatMap { $0.flatMap { [$0.delay, $0.latency ?? 0] } }
+        let highest = max(100, plotted.max() ?? 100, asked.max() ?? 0)
         let xStep = Self.niceStep(end / 12)
         let xMax = (end / xStep).rounded(.up) * xStep
         let yStep = Self.niceStep(highest / 8)

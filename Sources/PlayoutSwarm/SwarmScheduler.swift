@@ -149,7 +149,8 @@ public struct SwarmScheduler: Sendable {
     private mutating func beginLifetime(of viewer: Int, session: Int, at instant: MonotonicInstant) {
         guard let churn else { return }
         // Exponential with mean `churn`: −mean·ln(U), U in (0, 1]; at least 1 ms.
-        let uniform = Double(random.next() >> 11 + 1) / Double(1 << 53)
+        let bits: UInt64 = random.next() >> 11 + 1
+        let uniform = Double(bits) / 9_007_199_254_740_992  // 2^53
         let lifetime = max(1e-3, -churn.seconds * log(uniform))
         lifetimes[viewer] = (session, instant.advanced(by: .nanoseconds(Int64(lifetime * 1e9))))
     }

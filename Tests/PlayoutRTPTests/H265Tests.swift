@@ -59,7 +59,10 @@ struct H265Tests {
         var harness = DepacketizerHarness(H265Depacketizer(track: 1))
         harness.push(h265Trail, sequence: 99, timestamp: 0, marker: true)
         let body = Array(h265IDR[2...])
-        let parts = [[UInt8](hex: "62 01 93") + body[0..<1_000], [UInt8](hex: "62 01 13") + body[1_000..<2_000], [UInt8](hex: "62 01 53") + body[2_000...]]
+        let first: [UInt8] = [UInt8](hex: "62 01 93") + body[0..<1_000]
+        let middle: [UInt8] = [UInt8](hex: "62 01 13") + body[1_000..<2_000]
+        let last: [UInt8] = [UInt8](hex: "62 01 53") + body[2_000...]
+        let parts = [first, middle, last]
         for (index, part) in parts.enumerated() where index != lost {
             harness.push(part, sequence: UInt16(100 + index), timestamp: 3_000, marker: index == 2)
         }

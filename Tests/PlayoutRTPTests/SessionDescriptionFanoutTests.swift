@@ -141,7 +141,8 @@ struct SessionDescriptionFanoutTests {
         let sdp = try Self.sdp(text)
         #expect(sdp.fanoutStride == 40)
         let fifth = try sdp.fannedOut(viewer: 5)
-        #expect(fifth.media.map(\.port) == (0..<20).map { UInt16(10_200 + 2 * $0) })
+        let ports: [UInt16] = (0..<20).map { (section: Int) -> UInt16 in UInt16(10_200 + 2 * section) }
+        #expect(fifth.media.map(\.port) == ports)
     }
 
     @Test("an a=crypto key of the wrong length or an unknown suite is a typed error, not a crash")

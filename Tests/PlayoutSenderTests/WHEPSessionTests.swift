@@ -189,7 +189,8 @@ struct WHEPSessionTests {
                 let canonical = index < 6 ? UInt16(65_530 + index) : 0
                 offsets.insert(packet.sequenceNumber.rawValue &- canonical)
                 #expect(packet.marker == (canonical == 65_535))
-                #expect(packet.headerExtension(id: 4).map(Array.init) == Array("v".utf8))
+                let mid: [UInt8]? = packet.headerExtension(id: 4).map { Array($0) }
+            #expect(mid == Array("v".utf8))
                 #expect(packet.headerExtension(id: 7).map(Array.init) == (index < 6 ? [1, 2, 3, 4, 5, 6, 7, 8] : nil))
                 #expect(packet.headerExtension(id: Self.captureID) == nil)
                 #expect(Array(packet.payload) == [0x65, UInt8(truncatingIfNeeded: canonical), 0xAA, 0xBB])
@@ -219,7 +220,8 @@ struct WHEPSessionTests {
             #expect(packet.payloadType == 103)
             #expect(Array(packet.payload.prefix(2)) == [UInt8(lost >> 8), UInt8(lost & 0xFF)])
             #expect(Array(packet.payload.dropFirst(2)) == [0x65, 103, 0xAA, 0xBB])
-            #expect(packet.headerExtension(id: 4).map(Array.init) == Array("v".utf8))
+            let mid: [UInt8]? = packet.headerExtension(id: 4).map { Array($0) }
+            #expect(mid == Array("v".utf8))
         }
         #expect(harness.session.takeKeyFrameRequest())
         let statistics = try #require(harness.session.statistics.tracks[.video])

@@ -76,12 +76,15 @@ struct SwarmStoreTests {
         #expect(table.contains("run r1 from victoria:http://x:1: 10 viewers in 3 shards (0: 4, 1: 4, 2: 2)"))
         #expect(table.contains("connected 9, connecting 0, failed 1, duplicates 5 (viewers 4, 5, 6, 7, 9)"))
         let header = try #require(table.split(separator: "\n").first { $0.hasPrefix("measure") })
-        #expect(header.split(separator: " ").map(String.init) == ["measure", "viewers", "min", "p50", "p95", "p99", "max"])
+        let headerColumns: [String] = ["measure", "viewers", "min", "p50", "p95", "p99", "max"]
+        #expect(header.split(separator: " ").map(String.init) == headerColumns)
         // Start-up 0.40 … 0.49 s: in ms. Bitrate in kbit/s. Ratios in %.
         let startup = try #require(table.split(separator: "\n").first { $0.hasPrefix("startupTime ms") })
-        #expect(startup.split(separator: " ").map(String.init) == ["startupTime", "ms", "10", "400.0", "440.0", "490.0", "490.0", "490.0"])
+        let startupColumns: [String] = ["startupTime", "ms", "10", "400.0", "440.0", "490.0", "490.0", "490.0"]
+        #expect(startup.split(separator: " ").map(String.init) == startupColumns)
         let bitrate = try #require(table.split(separator: "\n").first { $0.hasPrefix("bitrate kbit/s") })
-        #expect(bitrate.split(separator: " ").map(String.init).suffix(5) == ["2500.0", "2504.0", "2509.0", "2509.0", "2509.0"])
+        let bitrateColumns: [String] = ["2500.0", "2504.0", "2509.0", "2509.0", "2509.0"]
+        #expect(Array(bitrate.split(separator: " ").map(String.init).suffix(5)) == bitrateColumns)
         let ratio = try #require(table.split(separator: "\n").first { $0.hasPrefix("renderedRatio %") })
         #expect(ratio.split(separator: " ").map(String.init).last == "100.00")
 

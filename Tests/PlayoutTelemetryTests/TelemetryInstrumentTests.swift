@@ -340,7 +340,8 @@ struct TelemetryInstrumentTests {
         instrument.shutdown(timeout: .seconds(5))
         let records = memory.records
         #expect(records.count == 8_002)
-        #expect(records.map(\.seq) == (0..<8_002).map(UInt64.init))
+        let sequence: [UInt64] = Array(0..<8_002)
+        #expect(records.map(\.seq) == sequence)
         for thread in 0..<4 {
             let values = records.filter { $0.name == "t\(thread)" }.compactMap { $0[field: "value"] }
             #expect(values == (0..<2_000).map { TelemetryValue.int(Int64($0)) })

@@ -46,7 +46,8 @@ struct FeedbackPipelineTests {
                 for case .feedback(let message) in compound { if case .nack(let numbers) = message.message { nacked += numbers } }
             }
         }
-        #expect(frames.map(\.number) == (0..<60).map(UInt32.init), "nothing lost for good")
+        let every: [UInt32] = Array(0..<60)
+        #expect(frames.map(\.number) == every, "nothing lost for good")
         #expect(Set(nacked) == Set(lost.map { Self.sequenceNumber(of: $0.bytes) }))
         let payloadBytes: Int = lost.map { $0.bytes.count - 12 }.reduce(0, +)
         let counted = pipeline.retransmissionStatistics

@@ -154,8 +154,10 @@ struct TrackPipelineTests {
         let numbers = frames.map(\.number)
         // Every frame up to the damaged one, nothing until the next key frame (30), then all.
         let before = numbers.prefix { $0 < 30 }
-        #expect(before == ArraySlice((0..<UInt32(before.count)).map { $0 }))
-        #expect(numbers.dropFirst(before.count) == ArraySlice((30..<60).map(UInt32.init)))
+        let expectedBefore: [UInt32] = Array(0..<UInt32(before.count))
+        let expectedAfter: [UInt32] = Array(30..<60)
+        #expect(Array(before) == expectedBefore)
+        #expect(Array(numbers.dropFirst(before.count)) == expectedAfter)
         #expect(before.count < 30)
         let accounted: Int = pipeline.framesDroppedWaitingForKeyframe + before.count + pipeline.depacketizerStatistics.framesDiscarded + 30
         #expect(accounted >= 59)

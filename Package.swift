@@ -271,7 +271,7 @@ let package = Package(
         .testTarget(name: "PlayoutTelemetryTests", dependencies: ["RealTimeTesting", "PlayoutTelemetry", "PlayoutCore", "PlayoutTesting", log, .product(name: "InMemoryLogging", package: "swift-log")], swiftSettings: settings),
         .testTarget(name: "PlayoutTelemetryBackendsTests", dependencies: ["RealTimeTesting", "PlayoutTelemetryBackends", "PlayoutHTTP", "PlayoutTelemetry", "PlayoutCore", "PlayoutTesting", coreMetrics, metricsTestKit, prometheus], swiftSettings: settings),
         .testTarget(name: "PlayoutTests", dependencies: ["RealTimeTesting", "Playout", "PlayoutAnalytics", "PlayoutSender", "PlayoutTelemetry", "PlayoutCore", "PlayoutRTP", "PlayoutJitter", "PlayoutCodec", "PlayoutTesting"], swiftSettings: settings),
-        .testTarget(name: "PlayoutSenderTests", dependencies: ["RealTimeTesting", "PlayoutSender", "Playout", "PlayoutCore", "PlayoutRTP", "PlayoutWebRTC", "PlayoutHTTP", "PlayoutTesting"], swiftSettings: settings),
+        .testTarget(name: "PlayoutSenderTests", dependencies: ["RealTimeTesting", "PlayoutSender", "Playout", "PlayoutCore", "PlayoutCodec", "PlayoutRTP", "PlayoutWebRTC", "PlayoutHTTP", "PlayoutTesting"], swiftSettings: settings),
         .testTarget(name: "PlayoutWebRTCTests", dependencies: ["RealTimeTesting", "PlayoutWebRTC", "PlayoutHTTP", "PlayoutRTP", "PlayoutCore", "PlayoutTesting"], swiftSettings: settings),
         .testTarget(name: "PlayoutBenchTests", dependencies: ["RealTimeTesting", "PlayoutBench", "Playout", "PlayoutCore"], swiftSettings: settings),
         .testTarget(name: "PlayoutSwarmTests", dependencies: ["RealTimeTesting", "PlayoutSwarm", "Playout", "PlayoutCore", "PlayoutSender", "PlayoutTesting"], swiftSettings: settings),

@@ -49,22 +49,28 @@ package struct RealTimeTrait: TestTrait, SuiteTrait, TestScoping {
         // units, the inner one runs the test inside it.
         guard !RealTimeRuns.inScope else { return try await function() }
         let units = min(max(1, weight), RealTimeRuns.capacity)
-        await RealTimeRuns.permits.acquire(units)
-        let began = MonotonicClock().now
-        defer {
-            RealTimeRuns.permits.release(units)
-            RealTimeRuns.log(test, units: units, seconds: began.duration(to: MonotonicClock().now).seconds)
-        }
-        try await RealTimeRuns.$inScope.withValue(true) {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                if let timeLimit {
-                    group.addTask {
-                        try? await Task.sleep(for: timeLimit)  // cancelled when the test ends first
-                        if !Task.isCancelled { Issue.record("Time limit was exceeded: \(timeLimit) of real time") }
+        // Everything from the wait for units to their release runs on real-time threads: a step
+        // back on Swift Testing's cooperative pool between the test's end and the release would
+        // hold the units until a pool thread is free — while synchronous unit tests kept both
+        // busy, tests of a second held theirs for a minute.
+        try await withTaskExecutorPreference(RealTimeRuns.executor) {
+            await RealTimeRuns.permits.acquire(units)
+            let began = MonotonicClock().now
+            defer {
+                RealTimeRuns.permits.release(units)
+                RealTimeRuns.log(test, units: units, seconds: began.duration(to: MonotonicClock().now).seconds)
+            }
+            try await RealTimeRuns.$inScope.withValue(true) {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    if let timeLimit {
+                        group.addTask {
+                            try? await Task.sleep(for: timeLimit)  // cancelled when the test ends first
+                            if !Task.isCancelled { Issue.record("Time limit was exceeded: \(timeLimit) of real time") }
+                        }
                     }
+                    defer { group.cancelAll() }
+                    try await function()
                 }
-                defer { group.cancelAll() }
-                try await withTaskExecutorPreference(RealTimeRuns.executor) { try await function() }
             }
         }
     }

@@ -112,11 +112,8 @@ public final class SRTPSession {
             throw .badParameter("authenticationFailureReportThreshold must be at least 1, got \(configuration.authenticationFailureReportThreshold)")
         }
 
-        var policy = srtp_policy_t()
-        suite.configure(&policy)
-        policy.ssrc.type = direction == .inbound ? ssrc_any_inbound : ssrc_any_outbound
-        policy.window_size = UInt(configuration.replayWindowSize)
-        policy.allow_repeat_tx = 0
+        var policy = Self.policy(
+            suite, ssrc: srtp_ssrc_t(type: direction == .inbound ? ssrc_any_inbound : ssrc_any_outbound, value: 0), configuration: configuration)
         var key = keyingMaterial.concatenated
         self.key = direction == .inbound ? key : []
         var created: srtp_t?
@@ -297,12 +294,7 @@ public final class SRTPSession {
         let failures = recovering[ssrc, default: 0] + 1
         recovering[ssrc] = failures
         guard failures <= 512, failures & (failures - 1) == 0 else { return nil }
-        var policy = srtp_policy_t()
-        suite.configure(&policy)
-        policy.ssrc.type = ssrc_specific
-        policy.ssrc.value = ssrc
-        policy.window_size = UInt(configuration.replayWindowSize)
-        policy.allow_repeat_tx = 0
+        var policy = Self.policy(suite, ssrc: srtp_ssrc_t(type: ssrc_specific, value: ssrc), configuration: configuration)
         let added = key.withUnsafeMutableBufferPointer { key in
             policy.key = key.baseAddress
             return srtp_add_stream(context, &policy)
@@ -325,6 +317,18 @@ public final class SRTPSession {
         }
         _ = srtp_remove_stream(context, ssrc.bigEndian)  // back to the template: ROC 0 for its next packet
         return nil
+    }
+
+    /// A libsrtp2 policy for `ssrc` (any inbound, any outbound, or one): `suite`'s ciphers, the
+    /// configured replay window, no repeated sends. The caller points it at the key for the call
+    /// that copies it.
+    private static func policy(_ suite: SRTPCryptoSuite, ssrc: srtp_ssrc_t, configuration: Configuration) -> srtp_policy_t {
+        var policy = srtp_policy_t()
+        suite.configure(&policy)
+        policy.ssrc = ssrc
+        policy.window_size = UInt(configuration.replayWindowSize)
+        policy.allow_repeat_tx = 0
+        return policy
     }
 
     /// The SSRC of the RTP packet at `base` (12 bytes or more).

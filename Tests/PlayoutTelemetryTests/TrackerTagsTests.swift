@@ -28,4 +28,38 @@ struct TrackerTagsTests {
             #expect(Set(records.filter { $0.sessionId == session }.map(\.tags)).count == 1)
         }
     }
+
+    /// A swarm makes its last viewers' trackers while the engine steps (on another thread): a
+    /// tracker made after the step looked its trackers up, whose first event the same step takes,
+    /// once had its session made without its tags — none of its records carried `viewer`.
+    @Test("A tracker made during a step (its first event taken by that step) still has its tags on every record")
+    func trackerMadeDuringStep() throws {
+        let clock = ManualClock()
+        let memory = InMemoryTelemetryBackend()
+        let instrument = try TelemetryInstrument(
+            backends: [memory], configuration: .init(delivery: .init(linger: .zero), tags: [TelemetryField("run", .string("r1"))]),
+            clock: clock, driver: .embedded)
+        let first = instrument.makeTracker(name: "viewer 0", tags: [TelemetryField("viewer", .int(0))])
+        // The first tracker's attribute getter runs inside the step: there the next viewer joins.
+        let late = LockedValue<TelemetryTracker?>(nil)
+        first.addAttribute("joined") {
+            late.withLock { late in
+                if late == nil {
+                    late = instrument.makeTracker(name: "viewer 1", tags: [TelemetryField("viewer", .int(1))])
+                    late!.ready()
+                }
+            }
+            return .bool(true)
+        }
+        first.ready()
+        #expect(instrument.flush())
+        clock.advance(by: .milliseconds(10))
+        late.withLock { $0?.emit(.play) }
+        #expect(instrument.flush())
+        let lateRecords = memory.records.filter { $0.sessionId != memory.records.first?.sessionId }
+        #expect(lateRecords.count == 2)
+        for record in lateRecords {
+            #expect(record.tags.map { "\($0.name)=\($0.value)" } == ["run=r1", "viewer=1"], "\(record.name)")
+        }
+    }
 }

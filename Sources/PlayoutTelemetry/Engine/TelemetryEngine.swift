@@ -73,10 +73,11 @@ struct TelemetryEngine {
 
     /// Tracker → hub: turns up to ``eventsPerStep`` events of `ring` into records (each taken
     /// straight from its slot), sends the heartbeats due at `now`, and — when `closing` and the ring
-    /// is empty after that — ends every session with `viewend`. `trackers` are the live trackers by index
-    /// (their attribute getters and heartbeat providers are called here, on the caller's thread).
+    /// is empty after that — ends every session with `viewend`. `trackers` finds a live tracker by index
+    /// (their attribute getters and heartbeat providers are called here, on the caller's thread); it
+    /// must find a tracker made during the step too, whose events the step may already take.
     mutating func step(
-        now: MonotonicInstant, ring: TelemetryEventRing<TelemetryRingEntry>, trackers: [Int32: TelemetryTracker], closing: Bool
+        now: MonotonicInstant, ring: TelemetryEventRing<TelemetryRingEntry>, trackers: (Int32) -> TelemetryTracker?, closing: Bool
     ) -> Step {
         // The hubs write their records straight into the columns every backend gets (as they are),
         // reserved for a quarter more values a record than the last step's had, so records with
@@ -94,7 +95,7 @@ struct TelemetryEngine {
         /// and logs what it refused.
         func collect(tracker index: Int32, from first: Int) {
             if currentIndex != index {
-                if getters[index] == nil { getters[index] = trackers[index]?.registration.withLock { $0.attributes } ?? [] }
+                if getters[index] == nil { getters[index] = trackers(index)?.registration.withLock { $0.attributes } ?? [] }
                 currentIndex = index
                 currentAttributes = getters[index]!
             }
@@ -109,7 +110,7 @@ struct TelemetryEngine {
                 }
             }
             guard !sink.rejected.isEmpty || !sink.ignored.isEmpty else { return }
-            let tracker = trackers[index]
+            let tracker = trackers(index)
             if !sink.rejected.isEmpty {
                 result.rejected += sink.rejected.count
                 for reason in sink.rejected { logger.notice("telemetry: \(tracker?.name ?? "tracker") rejected \(reason)") }
@@ -127,7 +128,7 @@ struct TelemetryEngine {
         // for exclusive access at run time — five checks an event, 14 % of the instructions.
         while result.processed < Self.eventsPerStep, let entry = ring.pop() {
             result.processed += 1
-            let index = hubIndex(entry.tracker, tags: trackers[entry.tracker]?.tags ?? [])
+            let index = hubIndex(entry.tracker, tags: trackers(entry.tracker)?.tags ?? [])
             let first = sink.columns.count
             hubs[index]!.handle(entry.event, now: entry.time, wallTime: wall(entry.time), into: &sink)
             collect(tracker: entry.tracker, from: first)
@@ -139,7 +140,7 @@ struct TelemetryEngine {
         for index in hubs.indices where hubs[index]?.poll(now: now) == .heartbeatDue {
             let tracker = Int32(index)
             // No provider: the tracker sends its own heartbeats (no empty ones on a timer).
-            guard let provider = trackers[tracker]?.registration.withLock({ $0.heartbeatProvider }) else { continue }
+            guard let provider = trackers(tracker)?.registration.withLock({ $0.heartbeatProvider }) else { continue }
             let first = sink.columns.count
             hubs[index]!.handle(.heartbeat(provider()), now: now, wallTime: wall(now), into: &sink)
             collect(tracker: tracker, from: first)

@@ -485,8 +485,10 @@ public final class TelemetryInstrument: Sendable {
     /// calculator (``TelemetryMetricCalculator/measure(_:calculators:)``), then the records to
     /// every backend's delivery. Returns whether anything happened; tells waiting flushes.
     private func step(now: MonotonicInstant, stopping: Bool) -> Bool {
+        // A tracker made after this copy (a viewer joining during the step) is looked up again.
         let trackers = shared.withLock { $0.trackers }
-        guard let step = engine.withEngine({ $0.step(now: now, ring: core.ring, trackers: trackers, closing: stopping) }) else { return false }
+        let lookUp = { (index: Int32) in trackers[index] ?? self.shared.withLock { $0.trackers[index] } }
+        guard let step = engine.withEngine({ $0.step(now: now, ring: core.ring, trackers: lookUp, closing: stopping) }) else { return false }
         var columns = step.columns
         let drivers = shared.withLock { shared -> [TelemetryBackendDriver] in
             for index in step.removed { shared.trackers[index] = nil }

@@ -44,7 +44,7 @@ struct PublishFanoutTests {
         return nil
     }
 
-    @Test("--fanout 20 to 20 subscribers on one event loop (no decoding, SRTP): every viewer renders ≥ 99 % of the frames, on its own SSRCs")
+    @Test("--fanout 20 to 20 subscribers on one event loop (no decoding, SRTP): every viewer renders every frame the publisher delivered in time, on its own SSRCs")
     func twentyViewers() throws {
         let viewers = Self.measuredViewers ?? 20
         let key = SRTPKeyingMaterial.random(for: .aesCM128HMACSHA1_80)
@@ -59,7 +59,7 @@ struct PublishFanoutTests {
         let loop = try SubscriptionEventLoop()
         let descriptions = try (0..<viewers).map { try sdp.fannedOut(viewer: $0) }
         let cpuBefore = Self.processCPU()
-        var options = Subscriber.Options(duration: .seconds(seconds + 2))
+        var options = Subscriber.Options(duration: .seconds(seconds + 2), frameLogCapacity: Self.measuredViewers == nil ? 2_048 : 0)
         options.decoding = false
         let subscribers = try descriptions.map { try Subscriber(sessionDescription: $0, options: options) }
         for subscriber in subscribers { try loop.start(subscriber) }
@@ -88,9 +88,11 @@ struct PublishFanoutTests {
         let framesSent = try #require(sent.tracks[.video]?.framesSent)
         #expect(framesSent >= 28 * seconds)
         for (viewer, final) in finals.enumerated() {
-            let rendered = final.video?.framesRendered ?? 0
-            #expect(Double(rendered) >= 0.99 * Double(framesSent), "viewer \(viewer) rendered \(rendered) of \(framesSent)")
-            #expect((final.audio?.framesRendered ?? 0) > 200, "viewer \(viewer) audio")
+            // Every frame renders but those the publisher itself sent too late (one encode for
+            // all: beside a build on both cores it sent a quarter of them late to every viewer
+            // alike) and a few a thread kept waiting.
+            try PublishSubscribeTests.expectEveryFrameInTimeRendered(
+                final: final, frames: subscribers[viewer].frameLog?.snapshot().frames ?? [], sent: sent, viewer: viewer)
             // Each viewer plays the SSRCs its SDP announces (viewer 0's + i).
             #expect(final.video?.playedSSRC == descriptions[viewer].media[0].ssrcAttributes.first?.ssrc, "viewer \(viewer)")
             #expect(final.audio?.playedSSRC == descriptions[viewer].media[1].ssrcAttributes.first?.ssrc, "viewer \(viewer)")

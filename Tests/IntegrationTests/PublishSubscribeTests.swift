@@ -101,17 +101,24 @@ struct PublishSubscribeTests {
     /// receiver did not render must be one of those, and at least a third must come in time for
     /// the run to show something.
     static func expectEveryFrameInTimeRendered(_ run: Run) throws {
+        try expectEveryFrameInTimeRendered(final: run.final, frames: run.frames, sent: run.sent)
+    }
+
+    /// ``expectEveryFrameInTimeRendered(_:)`` for one subscriber of what `sent` says was sent
+    /// (`viewer` names it in the messages, one of a fan-out's).
+    static func expectEveryFrameInTimeRendered(final: SubscriberQoS, frames: [FrameRecord], sent statistics: Publisher.Statistics, viewer: Int? = nil) throws {
+        let name = viewer.map { "viewer \($0) " } ?? ""
         for (kind, interval) in intervals {
-            let track = try #require(run.final.tracks[kind])
-            let sent = try #require(run.sent.tracks[kind]?.framesSent)
-            let share = ReceiverShare(run.frames, kind: kind, interval: interval)
+            let track = try #require(final.tracks[kind])
+            let sent = try #require(statistics.tracks[kind]?.framesSent)
+            let share = ReceiverShare(frames, kind: kind, interval: interval)
             let receiverLate = share.skippedInTime.count
-            #expect(receiverLate <= share.skippedInTimeAllowance, "\(kind): \(receiverLate) frames delivered in time not rendered: \(share.skippedInTimeDescription)")
-            #expect(track.framesRendered + share.skippedSentLate + receiverLate == sent, "\(kind): \(track.framesRendered) rendered + \(share.skippedSentLate) sent late + \(receiverLate) presented late vs \(sent) sent: \(track)")
-            #expect(track.framesDropped == share.skippedSentLate + receiverLate && track.framesLate == share.skippedSentLate + receiverLate, "\(kind): dropped only what came late: \(track)")
-            if receiverLate > 0 { print("\(kind): \(receiverLate) frames delivered in time presented late (a thread kept waiting): \(share.skippedInTimeDescription)") }
-            #expect(share.skippedSentLate * 3 <= sent * 2, "\(kind): the sender delivered \(share.skippedSentLate) of \(sent) frames late (up to \(share.latestDelivery)): the run shows little")
-            if share.skippedSentLate > 0 { print("\(kind): \(share.skippedSentLate) of \(sent) frames sent too late to render (up to \(share.latestDelivery) after the fastest)") }
+            #expect(receiverLate <= share.skippedInTimeAllowance, "\(name)\(kind): \(receiverLate) frames delivered in time not rendered: \(share.skippedInTimeDescription)")
+            #expect(track.framesRendered + share.skippedSentLate + receiverLate == sent, "\(name)\(kind): \(track.framesRendered) rendered + \(share.skippedSentLate) sent late + \(receiverLate) presented late vs \(sent) sent: \(track)")
+            #expect(track.framesDropped == share.skippedSentLate + receiverLate && track.framesLate == share.skippedSentLate + receiverLate, "\(name)\(kind): dropped only what came late: \(track)")
+            if receiverLate > 0 { print("\(name)\(kind): \(receiverLate) frames delivered in time presented late (a thread kept waiting): \(share.skippedInTimeDescription)") }
+            #expect(share.skippedSentLate * 3 <= sent * 2, "\(name)\(kind): the sender delivered \(share.skippedSentLate) of \(sent) frames late (up to \(share.latestDelivery)): the run shows little")
+            if share.skippedSentLate > 0 { print("\(name)\(kind): \(share.skippedSentLate) of \(sent) frames sent too late to render (up to \(share.latestDelivery) after the fastest)") }
         }
     }
 

@@ -317,6 +317,15 @@ private final class Worker: @unchecked Sendable {
             let turns = members[slot]!.turns
             let ended = turns.turn(now: now)
             wakes[slot] = turns.nextWake?.nanoseconds ?? .max
+            // A failed socket is bound again by the subscription's decisions, in a turn: then
+            // wait on the new one (the old, closed, left the epoll set by itself once the
+            // member let go of it). Only here, so a wake-up does not ask every member.
+            if !ended, turns.subscription.socketsGeneration != members[slot]!.generation {
+                let member = members[slot]!
+                for (index, socket) in member.sockets.enumerated() where member.waiting[index] { unregister(socket) }
+                members[slot] = Member(turns: turns)
+                register(members[slot]!, slot: slot)
+            }
             return ended
         }
         while true {
@@ -372,14 +381,6 @@ private final class Worker: @unchecked Sendable {
                 }
             }
             if slots.isEmpty, stopping { return }
-            for slot in members.indices {
-                guard let member = members[slot], member.turns.subscription.socketsGeneration != member.generation else { continue }
-                // A failed socket was bound again: wait on the new one (the old, closed, left
-                // the epoll set by itself once the member let go of it).
-                for (index, socket) in member.sockets.enumerated() where member.waiting[index] { unregister(socket) }
-                members[slot] = Member(turns: member.turns)
-                register(members[slot]!, slot: slot)
-            }
             // Wait for packets until the earliest turn (at most 100 ms: a stop is noticed then).
             // epoll_wait counts whole milliseconds: the last one before a turn is slept exactly.
             let earliest = wakes.withUnsafeBufferPointer { wakes in
@@ -407,19 +408,20 @@ private final class Worker: @unchecked Sendable {
                     continue
                 }
                 let (slot, socketIndex) = (Int(token >> 8), Int(token & 0xFF))
-                guard slot < members.count, let member = members[slot], socketIndex < member.sockets.count, member.waiting[socketIndex] else { continue }
-                let entry = member.sockets[socketIndex]
+                // In place, not a copy of the member: a copy is four reference counts a packet.
+                guard slot < members.count, members[slot] != nil, socketIndex < members[slot]!.sockets.count, members[slot]!.waiting[socketIndex] else { continue }
                 do {
-                    try entry.receive()
+                    try members[slot]!.sockets[socketIndex].receive()
                     if received.last != slot { received.append(slot) }
                 } catch {
                     // The decisions say when to bind it again; not waited on meanwhile.
+                    let entry = members[slot]!.sockets[socketIndex]
                     unregister(entry)
                     members[slot]!.waiting[socketIndex] = false
                     if let source = entry.source {
-                        member.turns.subscription.sourceFailed(source, error: error)
+                        members[slot]!.turns.subscription.sourceFailed(source, error: error)
                     } else {
-                        member.turns.subscription.fail(reason: "receiving on \(entry.receiver.localAddress) failed: \(error)")
+                        members[slot]!.turns.subscription.fail(reason: "receiving on \(entry.receiver.localAddress) failed: \(error)")
                     }
                     wakes[slot] = now.nanoseconds
                 }

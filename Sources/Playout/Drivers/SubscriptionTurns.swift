@@ -36,8 +36,14 @@ package final class SubscriptionTurns: @unchecked Sendable {
     /// The next instant a turn is due (nil: ended).
     package var nextWake: MonotonicInstant? {
         guard final == nil else { return nil }
-        let instants = [controlWake, feedbackWake, transportWake] + loopWakes.map(Self.instant(of:))
-        return instants.compactMap(\.self).min()
+        // A plain loop: a driver asks after every turn, and arrays would be two allocations.
+        var earliest = controlWake
+        if let instant = feedbackWake { earliest = min(earliest ?? instant, instant) }
+        if let instant = transportWake { earliest = min(earliest ?? instant, instant) }
+        for wake in loopWakes {
+            if let instant = Self.instant(of: wake) { earliest = min(earliest ?? instant, instant) }
+        }
+        return earliest
     }
 
     /// When a loop's wake is due (nil: when woken, or never).
@@ -74,13 +80,10 @@ package final class SubscriptionTurns: @unchecked Sendable {
         // Earliest first; each loop told when another presents next, so a decode does not keep
         // an audio frame waiting that is due before the decode would end. A loop whose decode
         // completed on the pool goes too, to start its next one.
-        let order = subscription.loops.indices.sorted {
-            (Self.instant(of: loopWakes[$0])?.nanoseconds ?? .max) < (Self.instant(of: loopWakes[$1])?.nanoseconds ?? .max)
-        }
-        for index in order {
+        func advance(_ index: Int) {
             switch loopWakes[index] {
-            case .present(let at) where at > now && !subscription.loops[index].decodeCompleted && !subscription.loops[index].holdsStaleRenderTimes: continue
-            case .yield(let at) where at > now: continue
+            case .present(let at) where at > now && !subscription.loops[index].decodeCompleted && !subscription.loops[index].holdsStaleRenderTimes: return
+            case .yield(let at) where at > now: return
             default:
                 var deadline: MonotonicInstant?
                 for (other, wake) in loopWakes.enumerated() where other != index {
@@ -88,6 +91,17 @@ package final class SubscriptionTurns: @unchecked Sendable {
                 }
                 loopWakes[index] = subscription.loops[index].advance(now: now, presentingBy: deadline)
             }
+        }
+        func due(_ index: Int) -> Int64 { Self.instant(of: loopWakes[index])?.nanoseconds ?? .max }
+        // One or two loops (video, audio: the common cases) are put in order without an array.
+        switch loopWakes.count {
+        case 1: advance(0)
+        case 2:
+            let first = due(1) < due(0) ? 1 : 0
+            advance(first)
+            advance(1 - first)
+        default:
+            for index in loopWakes.indices.sorted(by: { due($0) < due($1) }) { advance(index) }
         }
         return false
     }

@@ -17,7 +17,13 @@ receivers' CPU (cores, over the run) and resident memory per viewer.
 
 Usage: Benchmarks/swarm-capacity.py [--counts 50,100,200,300,500] [--duration 20] [--receivers swarm:none,…]
                                     [--size 1280x720] [--bitrate 2500k]
+       Benchmarks/swarm-capacity.py --reference OTHER_PLAYOUT [--rounds 3] [--counts 250] [--receivers swarm:none]
 Env: PLAYOUT (default .build/release/playout, relative to the repo root).
+
+With --reference, each swarm receiver at each count runs with PLAYOUT and with OTHER_PLAYOUT (a build of
+another commit) in alternating order, --rounds times, against the same publisher binary (PLAYOUT's): the
+swarm's CPU (the process's user + system over its run) of each, and their ratio per round — a change measured
+against a reference in the same run, since this VM's speed drifts by ±10 % within minutes.
 """
 import argparse
 import base64
@@ -78,11 +84,14 @@ def publisher(count, args, directory, port):
         return process, handle.read(), sdp_path
 
 
-def run_swarm(mode, count, args, directory, port):
+def run_swarm(mode, count, args, directory, port, binary=PLAYOUT):
     pub, sdp, path = publisher(count, args, directory, port)
+    cpu_before = children_cpu()
+    started = time.time()
     result = subprocess.run(
-        ["/usr/bin/time", "-f", "%M", PLAYOUT, "swarm", path, "--viewers", str(count), "--decode", mode, "--duration", "%ds" % args.duration, "--json"],
+        ["/usr/bin/time", "-f", "%M", binary, "swarm", path, "--viewers", str(count), "--decode", mode, "--duration", "%ds" % args.duration, "--json"],
         capture_output=True, text=True)
+    process_cpu = (children_cpu() - cpu_before) / (time.time() - started)
     pub.kill()
     pub.wait()
     summary = next((json.loads(line) for line in reversed(result.stdout.splitlines()) if '"summary"' in line), None)
@@ -98,8 +107,30 @@ def run_swarm(mode, count, args, directory, port):
         "min": ratio.get("min"), "p50": ratio.get("p50"), "rated": ratio.get("count"), "failed": summary.get("failed"),
         "cpu": sum(loads) / len(loads) if loads else tester.get("cpu"),
         "memoryPerViewer": summary.get("memoryPerViewer"), "peakMiB": peak_kib / 1024,
-        "saturated": tester.get("saturated"),
+        "saturated": tester.get("saturated"), "processCPU": process_cpu,
     }, ""
+
+
+def compare(args, counts, directory):
+    """--reference: PLAYOUT's swarm against the reference binary's, alternating, in rounds."""
+    for receiver in [r for r in args.receivers.split(",") if r.startswith("swarm:")]:
+        for count in counts:
+            ratios = []
+            for round_ in range(args.rounds):
+                order = [("current", PLAYOUT), ("reference", args.reference)]
+                if round_ % 2:
+                    order.reverse()
+                measured = {}
+                for name, binary in order:
+                    result, error = run_swarm(receiver[len("swarm:"):], count, args, directory, args.port, binary)
+                    if result is None:
+                        print("%s %s %d: no summary: %s" % (name, receiver, count, error), file=sys.stderr)
+                        return
+                    measured[name] = result
+                    print(json.dumps({"receiver": receiver, "binary": name, "round": round_ + 1, "viewers": count, **result}), flush=True)
+                ratios.append(measured["current"]["processCPU"] / measured["reference"]["processCPU"])
+            print("%s %d viewers: current / reference swarm CPU per round %s, median %.3f" % (
+                receiver, count, ", ".join("%.3f" % r for r in ratios), sorted(ratios)[len(ratios) // 2]), flush=True)
 
 
 def run_processes(kind, count, args, directory, port):
@@ -147,10 +178,16 @@ def main():
     parser.add_argument("--size", default="1280x720")
     parser.add_argument("--bitrate", default="2500k")
     parser.add_argument("--port", type=int, default=20000)
+    parser.add_argument("--reference", help="another playout binary: compare its swarm CPU with PLAYOUT's, alternating")
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     counts = [int(c) for c in args.counts.split(",")]
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    if args.reference:
+        with tempfile.TemporaryDirectory(prefix="swarm-capacity-") as directory:
+            compare(args, counts, directory)
+        return
     rows = []
     with tempfile.TemporaryDirectory(prefix="swarm-capacity-") as directory:
         for receiver in args.receivers.split(","):

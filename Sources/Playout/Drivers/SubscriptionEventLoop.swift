@@ -225,6 +225,8 @@ private final class Worker: @unchecked Sendable {
     private static let wakeToken = UInt64.max
     /// The most events one `epoll_wait` returns (the rest come with the next).
     private static let eventCapacity = Int(PLAYOUT_EPOLL_MAX_EVENTS)
+    /// How many sockets a worker reads, at most, before it takes the turns due.
+    private static let receivesBetweenDueTurns = 16
 
     /// How many subscribers it drives (to place the next one).
     var load: Int { state.withLock { $0.count } }
@@ -314,7 +316,7 @@ private final class Worker: @unchecked Sendable {
         var stopped = false
         var received: [Int] = []
         func turn(_ slot: Int, now: MonotonicInstant) -> Bool {
-            let turns = members[slot]!.turns
+            guard let turns = members[slot]?.turns else { return false }
             let ended = turns.turn(now: now)
             wakes[slot] = turns.nextWake?.nanoseconds ?? .max
             // A failed socket is bound again by the subscription's decisions, in a turn: then
@@ -362,24 +364,27 @@ private final class Worker: @unchecked Sendable {
                 wakes[slot] = 0
             }
             // Take the turns that are due; hand the runs that ended to the observer thread.
-            let now = clock.now
-            let lateBefore = now.nanoseconds &- SubscriptionEventLoop.latePollBound.nanoseconds
-            for slot in wakes.indices where wakes[slot] <= now.nanoseconds {
-                if wakes[slot] > 0 {
-                    duePolls.add(1, ordering: .relaxed)
-                    if wakes[slot] < lateBefore { latePolls.add(1, ordering: .relaxed) }
-                }
-                if turn(slot, now: now) {
-                    let member = members[slot]!
-                    for (index, socket) in member.sockets.enumerated() where member.waiting[index] { unregister(socket) }
-                    observers.finish(member.turns)
-                    slots[ObjectIdentifier(member.turns)] = nil
-                    members[slot] = nil
-                    wakes[slot] = .max
-                    freeSlots.append(slot)
-                    state.withLock { $0.count -= 1 }
+            func takeDueTurns(now: MonotonicInstant) {
+                let lateBefore = now.nanoseconds &- SubscriptionEventLoop.latePollBound.nanoseconds
+                for slot in wakes.indices where wakes[slot] <= now.nanoseconds {
+                    if wakes[slot] > 0 {
+                        duePolls.add(1, ordering: .relaxed)
+                        if wakes[slot] < lateBefore { latePolls.add(1, ordering: .relaxed) }
+                    }
+                    if turn(slot, now: now) {
+                        let member = members[slot]!
+                        for (index, socket) in member.sockets.enumerated() where member.waiting[index] { unregister(socket) }
+                        observers.finish(member.turns)
+                        slots[ObjectIdentifier(member.turns)] = nil
+                        members[slot] = nil
+                        wakes[slot] = .max
+                        freeSlots.append(slot)
+                        state.withLock { $0.count -= 1 }
+                    }
                 }
             }
+            let now = clock.now
+            takeDueTurns(now: now)
             if slots.isEmpty, stopping { return }
             // Wait for packets until the earliest turn (at most 100 ms: a stop is noticed then).
             // epoll_wait counts whole milliseconds: the last one before a turn is slept exactly.
@@ -401,6 +406,13 @@ private final class Worker: @unchecked Sendable {
             guard ready > 0 else { continue }
             received.removeAll(keepingCapacity: true)
             for position in 0..<Int(ready) {
+                // A batch of many subscriptions' packets (one frame sent to all of them at once)
+                // does not hold back a frame due meanwhile: the due turns go between every
+                // 16 sockets read, not after the whole batch.
+                if position > 0, position % Self.receivesBetweenDueTurns == 0 {
+                    let between = clock.now
+                    if wakes.contains(where: { $0 <= between.nanoseconds }) { takeDueTurns(now: between) }
+                }
                 let token = tokens[position]
                 if token == Self.wakeToken {
                     var drained = [UInt8](repeating: 0, count: 64)

@@ -69,12 +69,15 @@ public struct StartupTimeline: Sendable, Equatable {
         return true
     }
 
+    /// Whether the first frame was presented: the tracks' steps are all in.
+    var hasFirstFrame: Bool { instants[.firstFrame] != nil }
+
     /// Records the earliest of the tracks' last steps; returns the steps that are new.
     mutating func record(_ tracks: [TrackMilestones]) -> [Milestone] {
+        guard !hasFirstFrame else { return [] }
         let steps: [(Milestone, KeyPath<TrackMilestones, MonotonicInstant?>)] = [
             (.firstPacket, \.firstPacket), (.firstKeyFrame, \.firstKeyFrame), (.firstFrame, \.firstFrame),
         ]
-        guard instants[.firstFrame] == nil else { return [] }
         // A frame's packets arrived by its own last arrival: a track's first packet is never
         // later than its first key frame (the steps stay in order whatever filed first).
         let tracks = tracks.map { track in
@@ -114,9 +117,13 @@ final class StartupRecorder: Sendable {
         if let changed { delivery.post(.startup(changed)) }
     }
 
-    /// The tracks' last steps as they stand (posted when one is new).
-    func record(_ tracks: [StartupTimeline.TrackMilestones]) {
-        let changed = timeline.withLock { $0.record(tracks).isEmpty ? nil : $0 }
+    /// The tracks' last steps as they stand (posted when one is new). `tracks` is not read once
+    /// the first frame was recorded: the decisions ask every 20 ms, for the whole run.
+    func record(_ tracks: @autoclosure () -> [StartupTimeline.TrackMilestones]) {
+        let changed = timeline.withLock { timeline -> StartupTimeline? in
+            guard !timeline.hasFirstFrame else { return nil }
+            return timeline.record(tracks()).isEmpty ? nil : timeline
+        }
         if let changed { delivery.post(.startup(changed)) }
     }
 }

@@ -5,13 +5,19 @@ import Testing
 
 @Suite("Tracker tags: each tracker's records carry its own tags after the instrument's")
 struct TrackerTagsTests {
-    @Test("Two trackers in one instrument (two viewers of a swarm): each record tagged run, then its own viewer")
-    func perTracker() throws {
+    /// An embedded instrument on a manual clock, tagging its records `run=r1`, into memory.
+    static func embeddedInstrument() throws -> (ManualClock, InMemoryTelemetryBackend, TelemetryInstrument) {
         let clock = ManualClock()
         let memory = InMemoryTelemetryBackend()
         let instrument = try TelemetryInstrument(
             backends: [memory], configuration: .init(delivery: .init(linger: .zero), tags: [TelemetryField("run", .string("r1"))]),
             clock: clock, driver: .embedded)
+        return (clock, memory, instrument)
+    }
+
+    @Test("Two trackers in one instrument (two viewers of a swarm): each record tagged run, then its own viewer")
+    func perTracker() throws {
+        let (clock, memory, instrument) = try Self.embeddedInstrument()
         let first = instrument.makeTracker(name: "viewer 0", tags: [TelemetryField("viewer", .int(0))])
         let second = instrument.makeTracker(name: "viewer 1", tags: [TelemetryField("viewer", .int(1)), TelemetryField("shard", .int(2))])
         let plain = instrument.makeTracker(name: "untagged")
@@ -34,11 +40,7 @@ struct TrackerTagsTests {
     /// once had its session made without its tags — none of its records carried `viewer`.
     @Test("A tracker made during a step (its first event taken by that step) still has its tags on every record")
     func trackerMadeDuringStep() throws {
-        let clock = ManualClock()
-        let memory = InMemoryTelemetryBackend()
-        let instrument = try TelemetryInstrument(
-            backends: [memory], configuration: .init(delivery: .init(linger: .zero), tags: [TelemetryField("run", .string("r1"))]),
-            clock: clock, driver: .embedded)
+        let (clock, memory, instrument) = try Self.embeddedInstrument()
         let first = instrument.makeTracker(name: "viewer 0", tags: [TelemetryField("viewer", .int(0))])
         // The first tracker's attribute getter runs inside the step: there the next viewer joins.
         let late = LockedValue<TelemetryTracker?>(nil)

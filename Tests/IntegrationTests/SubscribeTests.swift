@@ -116,7 +116,11 @@ struct SubscribeTests {
         let rendered = try #require(video["framesRendered"] as? Int)
         #expect(Double(rendered) >= 0.98 * Double(videoFrames), "rendered \(rendered) of \(videoFrames) video frames")
         #expect(video["frameWidth"] as? Int == 1280)
-        #expect(video["framesDecoded"] as? Int == rendered, "every rendered frame decoded")
+        // Every rendered frame decoded; a decoded frame not rendered came too late for its render
+        // time (beside a build on both cores: 180 decoded, 179 rendered) and is counted dropped.
+        let decoded = video["framesDecoded"] as? Int ?? -1
+        let dropped = video["framesDropped"] as? Int ?? 0
+        #expect(decoded >= rendered && decoded - rendered <= dropped, "\(decoded) decoded, \(rendered) rendered, \(dropped) dropped")
         #expect(video["authFailures"] as? Int == 0)
         let audioRendered = try #require(audio["framesRendered"] as? Int)
         #expect(Double(audioRendered) >= 0.98 * 6 * 50, "rendered \(audioRendered) of 300 Opus frames")

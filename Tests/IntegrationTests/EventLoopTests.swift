@@ -150,7 +150,10 @@ struct EventLoopTests {
         #expect(Self.eventually { released == nil }, "nothing holds the subscriber after the run")
     }
 
-    @Test("200 subscriptions, one copy each: every frame rendered on time unless the machine kept the loop from a CPU, every frame accounted for, threads independent of the count", .realTime(weight: 4))
+    @Test("200 subscriptions, one copy each: every frame rendered on time unless the machine kept the loop from a CPU, every frame accounted for, threads independent of the count", .realTime(weight: 5))
+    // The whole real-time capacity: it measures the loop's, and a test beside it (an encoder, a
+    // decoder) took the CPU its workers needed (a clean-clone run: 180 frames late, the loop
+    // 0.54 s kept from a CPU, under the 0.75 s that excuses it).
     func twoHundred() throws {
         let clock = MonotonicClock()
         let stream = Self.stream()

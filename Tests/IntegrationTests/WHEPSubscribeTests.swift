@@ -102,7 +102,9 @@ struct WHEPSubscribeTests {
         let keptWaiting = skipped.count - sentLate
         #expect(keptWaiting <= max(1, expectedVideo / 50), "\(keptWaiting) frames that arrived in time were not rendered: \(Self.describe(video))")
         #expect(Double(video.framesRendered + sentLate) >= 0.99 * Double(expectedVideo), "video \(video.framesRendered) + \(sentLate) sent late of \(expectedVideo): \(Self.describe(video)), \(deleted)")
-        #expect(video.freezeCount == 0 || sentLate > 0, "freezes with every frame sent in time: \(Self.describe(video))")
+        // A freeze only where frames were skipped: sent late, or kept waiting within the allowance
+        // above (a clean-clone run: 9 frames that arrived in time skipped in a row, one freeze).
+        #expect(video.freezeCount == 0 || !skipped.isEmpty, "freezes with every frame rendered: \(Self.describe(video))")
         let statistics = try #require(subscriber.transportStatistics)
         #expect(statistics.ice.consentChecksSent >= 6 && statistics.ice.consentResponses >= 6, "\(statistics.ice)")
         // What the peer sprayed (≈ 3,000 datagrams) was dropped where each kind lands.

@@ -105,9 +105,10 @@ extension TrackQoS {
         framesRenderedLate = playback.framesPresentedLate
         frameWidth = playback.width
         frameHeight = playback.height
-        renderError = playback.renderError
-        endToEndLatency = playback.latency
-        transit = playback.transit
+        // Snapshots: the track records on, in place, at its next frame.
+        renderError = playback.renderError.snapshot()
+        endToEndLatency = playback.latency.snapshot()
+        transit = playback.transit.snapshot()
 
         framesDropped = framesSkipped + framesLate + framesDroppedOverflow + framesDroppedOnRestart + decodeErrors + framesIncomplete
             + framesDroppedWaitingForKeyframe

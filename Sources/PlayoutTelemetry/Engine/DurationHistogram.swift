@@ -5,7 +5,12 @@ import PlayoutCore
 /// HdrHistogram with three significant digits).
 public struct DurationHistogram: Equatable, Sendable {
     private static let subBuckets: Int64 = 1_024
-    private var counts: [Int] = []
+    /// The buckets in chunks of ``subBuckets`` (two for the exact first 2 ms, then one per
+    /// octave), each allocated when a value first falls in it (empty until then): a latency of
+    /// 240 ms holds one 8 kB chunk, not the 70 kB of every bucket below it, and a value in a new
+    /// octave adds a chunk without copying the others — hundreds of viewers of one stream
+    /// reach each new maximum at the same frame, and a copy there cost a worker milliseconds.
+    private var chunks: [[Int]] = []
     /// How many values were recorded.
     public private(set) var count = 0
     /// The largest value recorded.
@@ -16,32 +21,35 @@ public struct DurationHistogram: Equatable, Sendable {
     /// Records `value` (negative values count as zero).
     public mutating func record(_ value: Duration) {
         let microseconds = max(0, value.nanoseconds / 1_000)
-        let index = Self.index(of: microseconds)
-        if index >= counts.count { grow(to: index + 1) }
-        counts[index] += 1
+        let (chunk, offset) = Self.index(of: microseconds).quotientAndRemainder(dividingBy: Int(Self.subBuckets))
+        allocate(chunk)
+        chunks[chunk][offset] += 1
         count += 1
         maximum = max(maximum, .nanoseconds(microseconds * 1_000))
     }
 
-    /// Makes room for `size` buckets: one allocation, the new buckets zeroed with plain stores (a
-    /// latency's first value opens ≈ 9,000 buckets, and a generic append of that many zeros costs
-    /// milliseconds in a debug build — per viewer, at the first frame of a run of hundreds).
-    private mutating func grow(to size: Int) {
-        let old = counts
-        counts = [Int](unsafeUninitializedCapacity: size) { buffer, initialized in
-            guard let base = buffer.baseAddress else { return }
-            old.withUnsafeBufferPointer { old in
-                if let source = old.baseAddress { base.initialize(from: source, count: old.count) }
-            }
-            (base + old.count).initialize(repeating: 0, count: size - old.count)
-            initialized = size
-        }
+    /// Makes sure chunk `chunk` holds its buckets.
+    private mutating func allocate(_ chunk: Int) {
+        if chunk >= chunks.count { chunks.append(contentsOf: repeatElement([], count: chunk + 1 - chunks.count)) }
+        if chunks[chunk].isEmpty { chunks[chunk] = [Int](repeating: 0, count: Int(Self.subBuckets)) }
+    }
+
+    /// A copy in storage of its own. A plain copy shares the buckets until either side records
+    /// again, and the next value recorded then copies them on the recording thread: a snapshot
+    /// taken while the original records (a QoS sample, on the observer thread) pays for its
+    /// copy itself, and the media thread records in place.
+    public func snapshot() -> DurationHistogram {
+        var copy = self
+        copy.chunks = chunks.map { chunk in chunk.withUnsafeBufferPointer { Array($0) } }
+        return copy
     }
 
     /// Adds `other`'s values.
     public mutating func merge(_ other: DurationHistogram) {
-        if other.counts.count > counts.count { grow(to: other.counts.count) }
-        for (index, value) in other.counts.enumerated() { counts[index] += value }
+        for (chunk, buckets) in other.chunks.enumerated() where !buckets.isEmpty {
+            allocate(chunk)
+            for (offset, value) in buckets.enumerated() where value > 0 { chunks[chunk][offset] += value }
+        }
         count += other.count
         maximum = max(maximum, other.maximum)
     }
@@ -51,9 +59,11 @@ public struct DurationHistogram: Equatable, Sendable {
         guard count > 0 else { return nil }
         let rank = max(1, Int((fraction * Double(count)).rounded(.up)))
         var seen = 0
-        for (index, bucketCount) in counts.enumerated() where bucketCount > 0 {
-            seen += bucketCount
-            if seen >= rank { return min(.microseconds(Self.upperValue(of: index)), maximum) }
+        for (chunk, buckets) in chunks.enumerated() {
+            for (offset, bucketCount) in buckets.enumerated() where bucketCount > 0 {
+                seen += bucketCount
+                if seen >= rank { return min(.microseconds(Self.upperValue(of: chunk * Int(Self.subBuckets) + offset)), maximum) }
+            }
         }
         return maximum
     }

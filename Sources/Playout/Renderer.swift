@@ -165,6 +165,14 @@ public final class Renderer: @unchecked Sendable {
     /// rendered.
     public var failure: SinkError? { failureValue.withLock { $0 } }
     private let failureValue = LockedValue<SinkError?>(nil)
+    /// ``onFailure(_:)``'s closure.
+    private let failed = LockedValue<(@Sendable () -> Void)?>(nil)
+
+    /// Has `call` called once the sink's file failed (on the thread that wrote it): the
+    /// subscription's decisions end the run at once.
+    func onFailure(_ call: @escaping @Sendable () -> Void) {
+        failed.withLock { $0 = call }
+    }
 
     /// Records a sink error: a failed file is logged once and ends the run; an error with one
     /// frame is logged the first time and counted.
@@ -174,7 +182,10 @@ public final class Renderer: @unchecked Sendable {
                 defer { failure = failure ?? sinkError }
                 return failure == nil
             }
-            if first { logger.notice("\(sinkError)") }  // the run ends failed with this reason
+            if first {
+                logger.notice("\(sinkError)")  // the run ends failed with this reason
+                failed.withLock { $0 }?()
+            }
         } else if errors == 0 {
             logger.error("\(error)")
         }

@@ -62,6 +62,8 @@ public final class EmbeddedDriver {
         self.clock = clock
         let subscription = try subscriber.open(bindingSockets: false)
         turns = SubscriptionTurns(subscriber: subscriber, subscription: subscription, now: clock.now)
+        // A stop, a failure, a delay change between turns: the next turn decides.
+        subscription.onAttention { [turns] in turns.decideAtNextTurn() }
         turn()
     }
 

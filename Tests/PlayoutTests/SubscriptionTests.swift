@@ -121,11 +121,12 @@ struct SubscriptionTests {
         let start = simulation.clock.now
         let final = simulation.run(try SimulatedSender(key: Self.key).datagrams(video: Duration.zero..<Duration.seconds(2), origin: start))
         #expect(final.video?.framesRendered == 60, "the buffer drained first")
-        // The last frame (media 1.967 s) arrived at 1.977 s and rendered at 2.207 s; the state
-        // check 20 ms after 3.207 s sees more than a second without a render.
-        let lastRender = Duration.milliseconds(1_967 + 10 + 230)
+        // The last frame (media 59/30 s) arrived 10 ms later and rendered 230 ms after that; a
+        // playing subscription's next state check is the first instant that render is more
+        // than the stall timeout old.
+        let lastRender = Duration.seconds(59) / 30 + .milliseconds(10 + 230)
         let stalled = try #require(simulation.firstInstant(of: .stalled))
-        #expect(stalled > lastRender + .seconds(1) && stalled <= lastRender + .seconds(1) + .milliseconds(20), "stalled at \(stalled)")
+        #expect(stalled > lastRender + .seconds(1) && stalled <= lastRender + .seconds(1) + .microseconds(1), "stalled at \(stalled)")
         #expect(simulation.states.map(\.state) == [.idle, .connecting, .buffering, .playing, .stalled, .ended])
         #expect(simulation.firstInstant(of: .ended) == .seconds(5))
     }
@@ -160,12 +161,14 @@ struct SubscriptionTests {
             .datagrams(video: Duration.zero..<Duration.seconds(2), origin: start.advanced(by: .seconds(4)))
         let final = simulation.run(first + second)
         let states = simulation.states.map(\.state)
-        // Stalled a second after the first send's last render; buffering when the new stream's
-        // first frames queue (4.02 s); playing at the first state check that sees one rendered
-        // (4.010 s arrival + 230 ms; the timeline's fastest path puts it a few µs before 4.24 s);
+        // Stalled a second after the first send's last render (3.2067 s), then a state check
+        // every 20 ms from there: buffering at the first after the new stream's first frames
+        // queue (4.010 s → 4.0267 s); playing at the first that sees one rendered (4.010 s
+        // arrival + 230 ms; the timeline's fastest path puts it a few µs before 4.2467 s);
         // stalled again after the second send.
         #expect(states == [.idle, .connecting, .buffering, .playing, .stalled, .buffering, .playing, .stalled, .ended], "\(states)")
-        #expect(simulation.states.map { start.duration(to: $0.at) }[5...6] == [.milliseconds(4_020), .milliseconds(4_240)])
+        let stalled = Duration.nanoseconds(3_206_666_667)
+        #expect(simulation.states.map { start.duration(to: $0.at) }[4...6] == [stalled, stalled + .milliseconds(820), stalled + .milliseconds(1_040)])
         #expect(final.video?.framesRendered == 120, "both sends rendered whole")
         #expect(final.video?.restarts == 1)
     }
@@ -216,9 +219,11 @@ struct SubscriptionTests {
             }),
         ])
         let timeline = simulation.states.map { (start.duration(to: $0.at), $0.state) }
+        // Playing at the first state check after the restored stream's first render (3.240 s):
+        // the checks run every 20 ms from the reopen (2.902 s), so 3.242 s.
         let expected: [(Duration, SubscriberState)] = [
             (.zero, .idle), (.zero, .connecting), (.zero, .buffering), (.milliseconds(260), .playing),
-            (.milliseconds(2_300), .connecting), (.milliseconds(2_902), .buffering), (.milliseconds(3_260), .playing), (.seconds(6), .ended),
+            (.milliseconds(2_300), .connecting), (.milliseconds(2_902), .buffering), (.milliseconds(3_242), .playing), (.seconds(6), .ended),
         ]
         #expect(timeline.map(\.0) == expected.map(\.0) && timeline.map(\.1) == expected.map(\.1), "\(timeline)")
         #expect(final.video?.framesRendered == 120)

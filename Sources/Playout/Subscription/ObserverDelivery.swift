@@ -17,6 +17,9 @@ package final class ObserverDelivery: @unchecked Sendable {
     enum Update: Sendable {
         case state(SubscriberState)
         case qos(SubscriberQoS)
+        /// A periodic QoS sample is due: the observer thread takes it as it delivers
+        /// (``takeSamples(with:)``), so composing a sample costs the media threads nothing.
+        case sampleQoS
         case playoutDelay(EffectivePlayoutDelay)
         /// Rendering resumed after a delay pause at that instant.
         case delayPauseEnded(MonotonicInstant)
@@ -52,6 +55,8 @@ package final class ObserverDelivery: @unchecked Sendable {
     private var closing = false  // condition
     /// Told after each post (the observer thread then delivers).
     private var posted: (@Sendable () -> Void)?  // condition
+    /// Takes a periodic sample (nil: none any more, the subscription decided its end).
+    private var sampler: (@Sendable () -> SubscriberQoS?)?  // condition
 
     init(state: SubscriberState, qos: SubscriberQoS, playoutDelay: EffectivePlayoutDelay, capacity: Int = ObserverDelivery.defaultCapacity) {
         self.state = Observable(state)
@@ -66,12 +71,20 @@ package final class ObserverDelivery: @unchecked Sendable {
         condition.withLock { self.posted = posted }
     }
 
+    /// Has `sampler` take each periodic sample when its ``Update/sampleQoS`` is delivered.
+    func takeSamples(with sampler: @escaping @Sendable () -> SubscriberQoS?) {
+        condition.withLock { self.sampler = sampler }
+    }
+
     /// Queues `update` for the observers; never blocks on them.
     func post(_ update: Update) {
         let posted = condition.withLock { () -> (@Sendable () -> Void)? in
             guard !closing else { return nil }
             if queue.count - head >= capacity {
-                if case .qos = queue[head] { statistics.samplesDropped += 1 }
+                switch queue[head] {
+                case .qos, .sampleQoS: statistics.samplesDropped += 1
+                default: break
+                }
                 statistics.dropped += 1
                 head += 1
             }
@@ -119,6 +132,7 @@ package final class ObserverDelivery: @unchecked Sendable {
         switch update {
         case .state(let value): state.value = value
         case .qos(let value): qos.value = value
+        case .sampleQoS: if let sample = condition.withLock({ sampler })?() { qos.value = sample }
         case .playoutDelay(let value): playoutDelay.value = value
         case .delayPauseEnded(let instant): delayPauseEnded.value = instant
         case .startup(let timeline): startup.value = timeline

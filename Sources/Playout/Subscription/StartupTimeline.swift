@@ -118,7 +118,7 @@ final class StartupRecorder: Sendable {
     }
 
     /// The tracks' last steps as they stand (posted when one is new). `tracks` is not read once
-    /// the first frame was recorded: the decisions ask every 20 ms, for the whole run.
+    /// the first frame was recorded: the decisions ask at every look at the tracks, for the whole run.
     func record(_ tracks: @autoclosure () -> [StartupTimeline.TrackMilestones]) {
         let changed = timeline.withLock { timeline -> StartupTimeline? in
             guard !timeline.hasFirstFrame else { return nil }

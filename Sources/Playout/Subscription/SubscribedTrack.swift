@@ -80,6 +80,8 @@ package final class SubscribedTrack: @unchecked Sendable {
     /// RTCP datagrams the feedback turns sent, and could not send (no destination known yet, a
     /// socket error).
     private var feedbackCounters = (sent: 0, unsent: 0)
+    /// ``onSenderRangeChange(_:)``'s closure.
+    private var senderRangeChanged: (@Sendable () -> Void)?
 
     /// A track of an SDP media section; `bind` binds its sockets (deterministic tests feed
     /// datagrams by hand instead). Another valid source is played once the played one said BYE
@@ -163,19 +165,37 @@ package final class SubscribedTrack: @unchecked Sendable {
 
     /// Receives one batch from `socket` (the driver's receiving thread): files its packets.
     func receive(from socket: Socket) throws {
-        lock.lock()
-        defer { lock.unlock() }
-        try socket.receiver.receive(timeout: .zero) { datagram in
-            let reports = pipeline.receiver.senderReportsReceived
-            if socket.isControl {
-                pipeline.receiveControl(datagram.mutableBytes, length: datagram.bytes.count, arrival: datagram.arrival)
-            } else {
-                pipeline.receive(datagram.mutableBytes, length: datagram.bytes.count, arrival: datagram.arrival)
+        try intake {
+            try socket.receiver.receive(timeout: .zero) { datagram in
+                let reports = pipeline.receiver.senderReportsReceived
+                if socket.isControl {
+                    pipeline.receiveControl(datagram.mutableBytes, length: datagram.bytes.count, arrival: datagram.arrival)
+                } else {
+                    pipeline.receive(datagram.mutableBytes, length: datagram.bytes.count, arrival: datagram.arrival)
+                }
+                // The played source's RTCP comes from where it takes feedback (read once a report:
+                // the address costs an allocation, so never per packet).
+                if pipeline.receiver.senderReportsReceived != reports, feedbackSocket != nil, !fixedDestination { feedbackDestination = datagram.source }
             }
-            // The played source's RTCP comes from where it takes feedback (read once a report:
-            // the address costs an allocation, so never per packet).
-            if pipeline.receiver.senderReportsReceived != reports, feedbackSocket != nil, !fixedDestination { feedbackDestination = datagram.source }
         }
+    }
+
+    /// Runs `body` (datagrams into the pipeline) under the lock; when the sender's
+    /// `playout-delay` range changed meanwhile, calls ``onSenderRangeChange(_:)``'s closure
+    /// after unlocking: the subscription's decisions apply the range at once.
+    private func intake(_ body: () throws -> Void) rethrows {
+        let changed: (@Sendable () -> Void)? = try lock.withLock {
+            let range = pipeline.receiver.senderPlayoutDelay
+            try body()
+            return pipeline.receiver.senderPlayoutDelay != range ? senderRangeChanged : nil
+        }
+        changed?()
+    }
+
+    /// Has `call` called whenever a datagram changed the range the sender asks for with the
+    /// `playout-delay` extension (on the thread that delivered it, under no lock of the track's).
+    func onSenderRangeChange(_ call: @escaping @Sendable () -> Void) {
+        lock.withLock { senderRangeChanged = call }
     }
 
     /// Sends the RTCP this track's receiver decided at `now` (the driver's feedback turn): reports and
@@ -238,7 +258,7 @@ package final class SubscribedTrack: @unchecked Sendable {
     /// Takes one datagram that arrived at `arrival` (as ``receive(from:)`` does for each datagram
     /// of a batch; deterministic tests call it directly). RTCP when `control`.
     package func deliver(_ bytes: UnsafeMutableRawBufferPointer, length: Int, arrival: MonotonicInstant, control: Bool = false) {
-        lock.withLock {
+        intake {
             if control {
                 pipeline.receiveControl(bytes, length: length, arrival: arrival)
             } else {

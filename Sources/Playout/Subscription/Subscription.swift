@@ -94,6 +94,11 @@ package final class Subscription: @unchecked Sendable {
             delivery.post(.playoutDelay(effective))
             attention.call()
         }
+        // The decisions look at the tracks only now and then while the subscription plays: what
+        // they must see at once wakes them.
+        delivery.takeSamples { [weak self] in self?.periodicSample() }
+        renderer.onFailure { [attention] in attention.call() }
+        for track in tracks { track.onSenderRangeChange { [attention] in attention.call() } }
         perform(actions, now: start)
     }
 
@@ -180,6 +185,7 @@ package final class Subscription: @unchecked Sendable {
     /// A file source ended: finish once every track rendered what it holds.
     func inputDidEnd() {
         machine.withLock { $0.inputDidEnd() }
+        attention.call()
     }
 
     /// `source` failed with `error`: `connecting`, and the state machine says when to reopen it
@@ -189,6 +195,7 @@ package final class Subscription: @unchecked Sendable {
         let (actions, retryAt) = machine.withLock { $0.sourceFailed(source, now: now) }
         if let retryAt { logger.warning("\(describe(source)) failed: \(error); reopening in \(now.duration(to: retryAt).compactDescription)") }
         perform(actions, now: now)
+        attention.call()  // the decisions schedule the reopen
     }
 
     /// The input was opened again (the driver's reading thread, after ``waitForInputReopen()``).
@@ -196,6 +203,7 @@ package final class Subscription: @unchecked Sendable {
         let now = clock.now
         let actions = machine.withLock { $0.reopened(.input, now: now) }
         perform(actions, now: now)
+        attention.call()
     }
 
     /// Opening the input again failed: the state machine says when to try next.
@@ -267,6 +275,15 @@ package final class Subscription: @unchecked Sendable {
         return final
     }
 
+    /// The periodic sample due, taken now (the observer thread, as it delivers): nil once the
+    /// decisions said the end — the final sample comes next.
+    private func periodicSample() -> SubscriberQoS? {
+        guard !isFinished else { return nil }
+        let sample = sample()
+        previousSample.withLock { $0 = sample }
+        return sample
+    }
+
     /// A QoS sample now. Rates cover the time since the last periodic sample, or the whole run
     /// for the final sample.
     func sample(final: Bool = false) -> SubscriberQoS {
@@ -292,9 +309,7 @@ package final class Subscription: @unchecked Sendable {
                 logger.info("state \(state)")
                 delivery.post(.state(state))
             case .sampleQoS:
-                let sample = sample()
-                previousSample.withLock { $0 = sample }
-                delivery.post(.qos(sample))
+                delivery.post(.sampleQoS)  // taken on the observer thread (periodicSample())
             case .setOverride(let index):
                 let planned = options.overrides[index]
                 do {

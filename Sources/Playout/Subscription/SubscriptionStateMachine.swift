@@ -29,7 +29,10 @@ struct SubscriptionStateMachine {
         var overrides: [ScheduledOverride] = []
         /// Bandwidth limits to set and release at instants after the start.
         var bandwidthLimits: [ScheduledBandwidthLimit] = []
-        /// How often the tracks' render status is looked at (the state follows within this).
+        /// How often the tracks' render status is looked at (the state follows within this)
+        /// until the subscription plays; while it plays, the next look is the first after the
+        /// newest render could turn into a stall (``stallTimeout`` after it), at least this
+        /// apart: rendering is the only way out of playing that is not an event of its own.
         var stateCheckInterval: Duration = .milliseconds(20)
         /// Every SRTP packet failing authentication this many times, nothing received: a wrong key.
         var authenticationFailuresToFail = 50
@@ -175,6 +178,7 @@ struct SubscriptionStateMachine {
     /// A file source reached its end: the subscription finishes once every track drained.
     mutating func inputDidEnd() {
         if lifecycle == .running { lifecycle = .inputEnded }
+        lookAtTracksAtOnce()
     }
 
     /// `source` failed at `now`: `connecting`, and a ``Action/reopen(_:)`` after the backoff (the
@@ -190,6 +194,7 @@ struct SubscriptionStateMachine {
         due[source] = retry.retryAt
         underWay.remove(source)
         lifecycle = .reopening(due: due, underWay: underWay)
+        lookAtTracksAtOnce()
         return (transition(to: .connecting), retry.retryAt)
     }
 
@@ -203,6 +208,7 @@ struct SubscriptionStateMachine {
             return []
         }
         lifecycle = .running
+        lookAtTracksAtOnce()
         rendersSince = now
         return transition(to: .buffering)
     }
@@ -218,8 +224,8 @@ struct SubscriptionStateMachine {
         guard !isFinished else { return Step(actions: [], wake: nil) }
         var actions: [Action] = overrides.take(now: now)
         if now >= nextStateCheck || lifecycle == .stopping {
-            nextStateCheck = now.advanced(by: configuration.stateCheckInterval)
             actions += updateState(now: now, tracks: tracks)
+            nextStateCheck = nextStateCheck(now: now, tracks: tracks)
         }
         let end = configuration.duration.map { Self.later(start, by: $0) }
         let drained = lifecycle == .inputEnded && tracks.allSatisfy(\.isDrained)
@@ -254,6 +260,30 @@ struct SubscriptionStateMachine {
         return Step(actions: actions, wake: wake)
     }
 
+    /// When to look at the tracks again after a look at `now`: a stateCheckInterval later, or
+    /// — playing and running, the newest render within the stall timeout — the first instant
+    /// that render is older than the timeout (every look before it finds playing again). A
+    /// stop, a failure, a source that fails or a scheduled step come as events of their own.
+    private func nextStateCheck(now: MonotonicInstant, tracks: [TrackStatus]) -> MonotonicInstant {
+        let soonest = now.advanced(by: configuration.stateCheckInterval)
+        guard state == .playing, lifecycle == .running,
+              let lastRender = newestRender(tracks),
+              lastRender.duration(to: now) <= configuration.stallTimeout
+        else { return soonest }
+        return max(soonest, Self.later(lastRender, by: configuration.stallTimeout + .nanoseconds(1)))
+    }
+
+    /// The lifecycle changed outside a poll: the next poll looks at the tracks (and from there
+    /// every stateCheckInterval until the subscription plays again).
+    private mutating func lookAtTracksAtOnce() {
+        nextStateCheck = MonotonicInstant(nanoseconds: .min)
+    }
+
+    /// The tracks' newest render that counts (none from before a reopen).
+    private func newestRender(_ tracks: [TrackStatus]) -> MonotonicInstant? {
+        tracks.compactMap(\.lastRender).filter { $0 >= (rendersSince ?? $0) }.max()
+    }
+
     /// The final state: ended unless failed.
     mutating func finalState() -> [Action] {
         if case .failed = state { return [] }
@@ -265,7 +295,7 @@ struct SubscriptionStateMachine {
     private mutating func updateState(now: MonotonicInstant, tracks: [TrackStatus]) -> [Action] {
         if case .failed = state { return [] }
         if case .reopening = lifecycle { return [] }
-        let lastRender = tracks.compactMap(\.lastRender).filter { $0 >= (rendersSince ?? $0) }.max()
+        let lastRender = newestRender(tracks)
         if lastRender != nil {
             // Media flows: the next failure waits the first backoff again.
             socketBackoff.succeeded()

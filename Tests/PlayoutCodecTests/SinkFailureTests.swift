@@ -153,9 +153,9 @@ struct SinkFailureTests {
         let temporary = FFmpeg.temporaryFile("readonly")
         try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: false)
         chmod(temporary.path, 0o500)
-        let immutable = geteuid() == 0 && Self.runs("/usr/bin/chattr", ["+i", temporary.path])
+        let immutable = geteuid() == 0 && SmallDisk.runs("/usr/bin/chattr", ["+i", temporary.path])
         defer {
-            if immutable { _ = Self.runs("/usr/bin/chattr", ["-i", temporary.path]) }
+            if immutable { _ = SmallDisk.runs("/usr/bin/chattr", ["-i", temporary.path]) }
             try? FileManager.default.removeItem(at: temporary)
         }
         if access(temporary.path, W_OK) != 0 || immutable { directories.append(temporary.path) }
@@ -177,15 +177,6 @@ struct SinkFailureTests {
         }
     }
 
-    static func runs(_ executable: String, _ arguments: [String]) -> Bool {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
-    }
 }
 
 /// A real full disk: a 512 KiB tmpfs (needs root and mount rights; skipped otherwise).
@@ -241,32 +232,5 @@ struct SinkDiskFullTests {
         #expect(field(4) == size - 8 && field(40) == size - 44)
         #expect(try FFmpeg.probe(["-v", "error", "-show_entries", "stream=duration_ts", "-of", "csv=p=0", path]) == "\(sink.samplesWritten)")
         #expect(try FFmpeg.decodingErrors(of: URL(fileURLWithPath: path)) == "")
-    }
-}
-
-/// A small tmpfs mounted in a temporary directory.
-struct SmallDisk {
-    let path: String
-
-    /// Whether this process may mount one (root with CAP_SYS_ADMIN).
-    static let canMount: Bool = {
-        guard geteuid() == 0, let disk = try? SmallDisk() else { return false }
-        disk.remove()
-        return true
-    }()
-
-    init(kibibytes: Int = 512) throws {
-        let directory = FFmpeg.temporaryFile("disk")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
-        guard SinkFailureTests.runs("/usr/bin/mount", ["-t", "tmpfs", "-o", "size=\(kibibytes)k", "tmpfs", directory.path]) else {
-            try? FileManager.default.removeItem(at: directory)
-            throw CocoaError(.fileWriteNoPermission)
-        }
-        path = directory.path
-    }
-
-    func remove() {
-        _ = SinkFailureTests.runs("/usr/bin/umount", [path])
-        try? FileManager.default.removeItem(atPath: path)
     }
 }

@@ -48,6 +48,25 @@ struct SubscriptionStateMachineTests {
         #expect(machine.poll(now: Self.at(1_660), tracks: [Machine.TrackStatus(lastRender: Self.at(1_650))]).actions == [.publishState(.playing)])
     }
 
+    @Test("playing, the tracks are looked at next when the newest render could turn into a stall, not every 20 ms; a lifecycle event brings the look back at once")
+    func lookWhilePlaying() {
+        var machine = Self.started(.init(qosInterval: .seconds(60), stallTimeout: .seconds(1)))
+        let step = machine.poll(now: Self.at(100), tracks: [Machine.TrackStatus(lastRender: Self.at(100))])
+        let stale = Self.at(1_100).advanced(by: .nanoseconds(1))
+        #expect(step == .init(actions: [.publishState(.playing)], wake: stale), "one look, at the instant the render is over a second old")
+        // A poll before then (another part's turn) does not look: tracks that would say buffering go unread.
+        #expect(machine.poll(now: Self.at(600), tracks: [Machine.TrackStatus()]) == .init(actions: [], wake: stale))
+        // Rendering went on: that look finds a newer render and waits for it to go stale in turn.
+        let next = Machine.TrackStatus(lastRender: Self.at(1_090))
+        #expect(machine.poll(now: stale, tracks: [next]) == .init(actions: [], wake: Self.at(2_090).advanced(by: .nanoseconds(1))))
+        // The input ended: the next poll looks at once, then every 20 ms until the tracks drained.
+        machine.inputDidEnd()
+        #expect(machine.poll(now: Self.at(1_200), tracks: [next]) == .init(actions: [], wake: Self.at(1_220)))
+        var drained = next
+        drained.isDrained = true
+        #expect(machine.poll(now: Self.at(1_220), tracks: [drained]).actions == [.finish])
+    }
+
     @Test("a delay pause is no stall while it lasts, though loss keeps its frames in the jitter buffer; past it, a stall")
     func delayPauseWithNothingQueued() {
         var machine = Self.started(.init(qosInterval: .seconds(60), stallTimeout: .seconds(1)))

@@ -173,6 +173,52 @@ struct SubscriptionTests {
         #expect(final.video?.restarts == 1)
     }
 
+    @Test("a disk that fills up while playing fails the run at the frame that did not fit, not at the next look at the tracks", .enabled(if: SmallDisk.canMount, "needs root and mount rights"))
+    func diskFillsWhilePlaying() throws {
+        let disk = try SmallDisk()  // 512 KiB: four 320×240 frames of .y4m
+        defer { disk.remove() }
+        let clock = ManualClock()
+        let stream = SimulatedStream()
+        let subscriber = try Subscriber(sessionDescription: stream.sessionDescription, options: .init(duration: .seconds(3), clock: clock))
+        _ = try Renderer(subscriber: subscriber, sink: .y4m(path: disk.path + "/out.y4m"))
+        let start = clock.now
+        let final = try EmbeddedDriver(subscriber).run(try stream.datagrams(for: .zero..<Duration.seconds(3), origin: start))
+        guard case .failed(let reason) = final.state else {
+            Issue.record("state \(final.state)")
+            return
+        }
+        #expect(reason.contains("No space left on device"), "\(reason)")
+        #expect(final.video?.framesRendered == 4)
+        // The fifth frame (media 4/30 s) arrived 10 ms after it was sent and was due 230 ms
+        // later; playing since 0.26 s, the tracks would next be looked at after 1.24 s.
+        let due = Duration.seconds(4) / 30 + .milliseconds(10 + 230)
+        #expect(abs(final.elapsed - due) < .milliseconds(1), "failed at \(final.elapsed)")
+    }
+
+    @Test("the sender's playout-delay range applies at the packet that changed it, also while playing (the tracks are then looked at only now and then)")
+    func senderRangeWhilePlaying() throws {
+        var session = SimulatedSubscription.session(key: nil)
+        session.media[0].extensionMaps.append(ExtensionMap(id: 6, uri: PlayoutDelayLimits.uri))
+        var options = Subscriber.Options(duration: .seconds(3))
+        options.decoding = false
+        let simulation = try SimulatedSubscription(session: session, options: options)
+        let start = simulation.clock.now
+        let limits = PlayoutDelayLimits(minimum: .milliseconds(500), maximum: .milliseconds(800))
+        // A frame of one IDR slice every 33 ms; from 1 s on (playing since 0.26 s) each carries the range.
+        let datagrams = try (0..<60).map { index in
+            var builder = RTPPacketBuilder(
+                marker: true, payloadType: session.media[0].payloadTypes[0], sequenceNumber: SequenceNumber(rawValue: UInt16(index)),
+                timestamp: RTPTimestamp(rawValue: UInt32(index * 3_000)), ssrc: 9
+            )
+            if index >= 30 { builder.extensions = [.init(id: 6, bytes: limits.bytes)] }
+            return SimulatedDatagram(arrival: start.advanced(by: .milliseconds(100 + 1_000 * index / 30)), track: 0, bytes: try builder.serialized(payload: [0x65, 0x88, 0x84]))
+        }
+        let final = simulation.run(datagrams)
+        #expect(simulation.states.map(\.state).contains(.playing) && final.video?.framesRendered ?? 0 > 0)
+        let raised = try #require(simulation.delays.first { $0.delay.delay == .milliseconds(500) })
+        #expect(raised.at == datagrams[30].arrival, "raised at \(start.duration(to: raised.at))")
+    }
+
     @Test("a wrong SRTP key fails the subscription at the state check after 50 failed packets")
     func wrongKey() throws {
         let simulation = try SimulatedSubscription(session: SimulatedSubscription.session(key: Self.key), options: .init(duration: .seconds(5)))

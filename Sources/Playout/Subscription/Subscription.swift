@@ -94,9 +94,9 @@ package final class Subscription: @unchecked Sendable {
             delivery.post(.playoutDelay(effective))
             attention.call()
         }
+        delivery.takeSamples { [weak self] in self?.periodicSample() }
         // The decisions look at the tracks only now and then while the subscription plays: what
         // they must see at once wakes them.
-        delivery.takeSamples { [weak self] in self?.periodicSample() }
         renderer.onFailure { [attention] in attention.call() }
         for track in tracks { track.onSenderRangeChange { [attention] in attention.call() } }
         perform(actions, now: start)

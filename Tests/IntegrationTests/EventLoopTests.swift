@@ -96,6 +96,21 @@ struct EventLoopTests {
         return .nanoseconds(delay)
     }
 
+    /// What the frame logs say of the frames skipped: how many viewers skipped any, and for the
+    /// first of them, each skipped frame's arrival and skip against its due time, beside the
+    /// frame rendered before it — a sender late, a timeline moved, or a worker held up.
+    static func skippedFrames(_ subscribers: [Subscriber]) -> String {
+        let logs = subscribers.compactMap { $0.frameLog?.snapshot() }.filter { $0.frames.contains(where: \.skipped) }
+        guard let first = logs.first else { return "no frame logged as skipped" }
+        func ms(_ duration: Duration) -> String { String(format: "%.1f ms", duration.seconds * 1_000) }
+        let described = first.frames.enumerated().filter(\.element.skipped).prefix(6).map { position, frame in
+            let before = position > 0 ? first.frames[position - 1] : nil
+            return "frame \(ms(frame.mediaTime)): arrived \(ms(frame.arrival.duration(to: frame.due))) before due, skipped \(ms(frame.due.duration(to: frame.shown))) after"
+                + (before.map { ", the one before due \(ms($0.due.duration(to: frame.due))) earlier, shown \(ms($0.due.duration(to: $0.shown))) after its due" } ?? "")
+        }
+        return "\(logs.count) viewers skipped frames; the first: " + described.joined(separator: "; ")
+    }
+
     @Test("media files on the event loop: each viewer reads its own copy on a thread of its own, every frame renders, and each ends with its file")
     func files() throws {
         let clip = FFmpeg.temporaryFile("loop-2s.mkv")
@@ -168,6 +183,7 @@ struct EventLoopTests {
         // duration counted from each start would leave.
         var options = Subscriber.Options(feedback: false)
         options.decoding = ProcessInfo.processInfo.environment["PLAYOUT_EVENT_LOOP_DECODE"] != nil  // off, unless measuring
+        options.frameLogCapacity = 128  // what a failure prints (skippedFrames)
         var subscribers: [Subscriber] = []
         var ports: [UInt16] = []
         for _ in 0..<Self.viewers {
@@ -217,7 +233,7 @@ struct EventLoopTests {
         // the subscriptions', and the loop's run-queue delay says so.
         let starved = waited >= .milliseconds(750)
         if !starved {
-            #expect(rendered == frames * Self.viewers, "\(rendered) of \(frames * Self.viewers) rendered, the loop waited \(waited) for a CPU")
+            #expect(rendered == frames * Self.viewers, "\(rendered) of \(frames * Self.viewers) rendered, the loop waited \(waited) for a CPU; \(Self.skippedFrames(subscribers))")
             #expect(p99 < .seconds(1) / configuration.frameRate, "p99 render error \(p99), the loop waited \(waited) for a CPU")
         }
         print("""

@@ -284,7 +284,14 @@ struct TelemetryInstrumentTests {
             configuration: .init(ringCapacity: 1 << 15, delivery: .init(capacity: 10_000, maximumBatchSize: 10, linger: .zero), engineId: "e"),
             clock: ManualClock())
         let tracker = instrument.makeTracker(name: "player")
-        for index in 0..<15_000 { tracker.emit(.metric("m", .int(Int64(index)))) }
+        // In three bursts of 5,000, each taken by the other backend before the next: its queue
+        // holds 10,000 too, and on a busy machine (a clean-clone run beside a build) its thread
+        // took 12,712 of 15,000 emitted at once — it was slow, not held up by the stalled one.
+        for burst in 0..<3 {
+            for index in burst * 5_000..<(burst + 1) * 5_000 { tracker.emit(.metric("m", .int(Int64(index)))) }
+            let deadline = MonotonicClock().now.advanced(by: .seconds(30))
+            while memory.records.count < 1 + (burst + 1) * 5_000, MonotonicClock().now < deadline { StalledBackend.pause() }  // a readiness condition
+        }
         #expect(instrument.flush(timeout: .milliseconds(500)) == false)  // the stalled one never empties
         #expect(memory.records.count == 15_001)
         let statistics = instrument.currentStatistics()

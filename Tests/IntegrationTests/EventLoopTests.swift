@@ -111,6 +111,58 @@ struct EventLoopTests {
         return "\(logs.count) viewers skipped frames; the first: " + described.joined(separator: "; ")
     }
 
+    /// Watches the event loop's workers (threads named `prefix` and a number) every 5 ms while
+    /// a run lasts: the stretches in which one of them waited 20 ms or more (the late tolerance)
+    /// for a CPU (its run-queue delay in /proc/self/task/*/schedstat). A frame due or skipped in
+    /// such a stretch was kept from its worker by the machine, not by the loop.
+    final class StarvedStretches: @unchecked Sendable {
+        private let stretches = LockedValue<(list: [ClosedRange<MonotonicInstant>], running: Bool)>(([], true))
+
+        init(prefix: String) {
+            let workers = Self.workers(prefix)  // looked up once: a look reads two files
+            let thread = Thread { [stretches] in
+                var previous: (instant: MonotonicInstant, delays: [String: Int64]) = (MonotonicClock().now, Self.delays(workers))
+                while stretches.withLock({ $0.running }) {
+                    usleep(5_000)
+                    let now = (instant: MonotonicClock().now, delays: Self.delays(workers))
+                    if now.delays.contains(where: { $0.value - (previous.delays[$0.key] ?? $0.value) >= 20_000_000 }) {
+                        stretches.withLock { $0.list.append(previous.instant...now.instant) }
+                    }
+                    previous = now
+                }
+            }
+            thread.start()
+        }
+
+        /// Stops watching; the stretches found.
+        func stop() -> [ClosedRange<MonotonicInstant>] {
+            stretches.withLock {
+                $0.running = false
+                return $0.list
+            }
+        }
+
+        /// The workers' thread ids: named `prefix` and a number.
+        private static func workers(_ prefix: String) -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []).filter { task in
+                guard let name = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8) else { return false }
+                let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+                return trimmed.hasPrefix(prefix) && Int(trimmed.dropFirst(prefix.count)) != nil
+            }
+        }
+
+        /// Each worker's run-queue delay so far, in nanoseconds, by thread id.
+        private static func delays(_ workers: [String]) -> [String: Int64] {
+            var delays: [String: Int64] = [:]
+            for task in workers {
+                guard let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/schedstat", encoding: .utf8) else { continue }
+                let fields = stat.split(separator: " ")
+                if fields.count > 1, let waited = Int64(fields[1]) { delays[task] = waited }
+            }
+            return delays
+        }
+    }
+
     @Test("media files on the event loop: each viewer reads its own copy on a thread of its own, every frame renders, and each ends with its file")
     func files() throws {
         let clip = FFmpeg.temporaryFile("loop-2s.mkv")
@@ -197,10 +249,13 @@ struct EventLoopTests {
         let loopThreadsWith200 = Self.threadCount(named: "evl-200-")
 
         let (cpuBefore, wallBefore, waitedBefore) = (Self.processCPU(), clock.now, Self.loopRunQueueDelay(named: "evl-200-"))
+        let watch = StarvedStretches(prefix: "evl-200-")
+        defer { _ = watch.stop() }  // also when a step below throws
         try Self.send(stream, to: ports)
         Thread.sleep(forTimeInterval: 1)  // the last frame's render time is 230 ms after it arrived
         for subscriber in subscribers { subscriber.stop() }
         let finals = subscribers.map { $0.waitUntilEnded() }
+        let starvedStretches = watch.stop()
         let cpu = Self.processCPU() - cpuBefore
         let waited = Self.loopRunQueueDelay(named: "evl-200-") - waitedBefore
         let wall = wallBefore.duration(to: clock.now)
@@ -231,16 +286,28 @@ struct EventLoopTests {
         // p99. When the rest of the suite or another build keeps the workers waiting (two busy
         // loops: ≈ 2.2 s), frames due meanwhile may come late; that is the tester's limit, not
         // the subscriptions', and the loop's run-queue delay says so.
+        // Between those, a frame skipped while its worker waited 20 ms or more for a CPU (a
+        // clean-clone run beside a build: one worker's 100 viewers skipped 3 frames each, 97 ms
+        // after the first was due) is the machine's too: each frame not rendered must have been
+        // due or skipped in such a stretch.
         let starved = waited >= .milliseconds(750)
         if !starved {
-            #expect(rendered == frames * Self.viewers, "\(rendered) of \(frames * Self.viewers) rendered, the loop waited \(waited) for a CPU; \(Self.skippedFrames(subscribers))")
-            #expect(p99 < .seconds(1) / configuration.frameRate, "p99 render error \(p99), the loop waited \(waited) for a CPU")
+            let unexcused = subscribers.compactMap { $0.frameLog?.snapshot() }.flatMap(\.frames).filter { frame in
+                frame.skipped && !starvedStretches.contains { $0.overlaps(frame.due...max(frame.due, frame.shown)) }
+            }
+            #expect(
+                unexcused.isEmpty,
+                "\(rendered) of \(frames * Self.viewers) rendered, \(unexcused.count) skipped while no worker waited 20 ms for a CPU; the loop waited \(waited) for a CPU; \(Self.skippedFrames(subscribers))"
+            )
+            if rendered == frames * Self.viewers {
+                #expect(p99 < .seconds(1) / configuration.frameRate, "p99 render error \(p99), the loop waited \(waited) for a CPU")
+            }
         }
         print("""
             event loop: \(Self.viewers) subscriptions on \(loop.threadCount) threads (process threads \(threadsBefore) → \(threadsWith200)); \
             \(frames) frames each sent; render error p50 \(renderErrors.percentile(0.5)!) p99 \(p99) max \(renderErrors.summary!.max), \
             \(late) of \(frames * Self.viewers) later than 20 ms, \(frames * Self.viewers - rendered) late and not rendered; \
-            the loop's threads waited \(waited) for a CPU; CPU \(cpu) over \(wall) = \
+            the loop's threads waited \(waited) for a CPU (a worker 20 ms or more between two looks 5 ms apart \(starvedStretches.count) times); CPU \(cpu) over \(wall) = \
             \(String(format: "%.2f", cpu.seconds / wall.seconds * 100 / Double(Self.viewers))) % of a core per subscription (sender included)
             """)
     }

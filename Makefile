@@ -16,6 +16,7 @@ SHELL := /bin/bash
 # gst-launch-1.0 with rtpbin, rtprtxsend, vp8enc and videotestsrc (the real feedback peer);
 # libxml2, under Foundation's XMLParser (FoundationXML), which reads the analytics adapters' JUnit
 # reports back in tests and in Samples/AnalyticsReport.
+# GNU time: measures a child's peak memory (its own rusage from a spawning test is not the child's).
 DEBIAN_PACKAGES := libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev \
                    libsrtp2-dev libssl-dev pkg-config ffmpeg librsvg2-bin libxml2 \
                    influxdb victoria-metrics prometheus \
@@ -23,7 +24,7 @@ DEBIAN_PACKAGES := libavformat-dev libavcodec-dev libavutil-dev libswscale-dev l
                    python3-aiortc python3-aiohttp gstreamer1.0-nice gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly \
                    python3-gi gir1.2-gstreamer-1.0 gir1.2-gst-plugins-bad-1.0 \
                    chromium chromium-driver python3-selenium \
-                   slurm-wlm munge curl python3-venv python3-yaml
+                   slurm-wlm munge curl python3-venv python3-yaml time
 
 # Warnings are errors in our targets, and every import must be a declared dependency.
 SWIFT_BUILD_FLAGS := -Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error

@@ -21,6 +21,8 @@ struct FeedbackLoopbackTests {
         var frames: [FrameRecord]
         /// The subscription's start: the samples' `elapsed` is from it.
         var start: MonotonicInstant
+        /// The video's frame rate, as the publisher was told.
+        var frameRate: Int
 
         /// Video frames rendered, of those the publisher sent.
         var renderedShare: Double {
@@ -55,7 +57,7 @@ struct FeedbackLoopbackTests {
                     return arrival > rate.at - .seconds(1) && arrival <= rate.at
                 }
                 guard let first = inside.map(\.mediaTime).min(), let last = inside.map(\.mediaTime).max() else { return (rate.at, rate.bitrate, .zero) }
-                let media = last - first + .seconds(1) / 30
+                let media = last - first + .seconds(1) / frameRate
                 return (rate.at, rate.bitrate * min(1, 1 / media.seconds), media)
             }
         }
@@ -92,7 +94,7 @@ struct FeedbackLoopbackTests {
         let sent = try publisher.waitUntilEnded()
         let final = subscriber.waitUntilEnded()
         let log = try #require(subscriber.frameLog?.snapshot())
-        return Run(sent: sent, final: final, samples: samples.withLock { $0 }, frames: log.frames, start: log.start)
+        return Run(sent: sent, final: final, samples: samples.withLock { $0 }, frames: log.frames, start: log.start, frameRate: video.frameRate)
     }
 
     static let cases: [(name: String, impairment: NetworkImpairment.Configuration, share: Double)] = [

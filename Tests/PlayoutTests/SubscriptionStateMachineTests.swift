@@ -59,9 +59,13 @@ struct SubscriptionStateMachineTests {
         // Rendering went on: that look finds a newer render and waits for it to go stale in turn.
         let next = Machine.TrackStatus(lastRender: Self.at(1_090))
         #expect(machine.poll(now: stale, tracks: [next]) == .init(actions: [], wake: Self.at(2_090).advanced(by: .nanoseconds(1))))
-        // The input ended: the next poll looks at once, then every 20 ms until the tracks drained.
+        // The input ended: the driver is woken, the next poll looks at once, then every 20 ms
+        // until the tracks drained.
+        #expect(!machine.decidesAtOnce, "nothing happened since the look")
         machine.inputDidEnd()
+        #expect(machine.decidesAtOnce)
         #expect(machine.poll(now: Self.at(1_200), tracks: [next]) == .init(actions: [], wake: Self.at(1_220)))
+        #expect(!machine.decidesAtOnce, "that poll looked")
         var drained = next
         drained.isDrained = true
         #expect(machine.poll(now: Self.at(1_220), tracks: [drained]).actions == [.finish])
@@ -88,8 +92,12 @@ struct SubscriptionStateMachineTests {
         #expect(timed.finalState() == [.publishState(.ended)])
 
         var stopped = Self.started()
+        _ = stopped.poll(now: Self.at(0), tracks: [])
+        #expect(!stopped.decidesAtOnce)
         stopped.stop()
+        #expect(stopped.decidesAtOnce)
         #expect(stopped.poll(now: Self.at(5), tracks: []).actions == [.finish])
+        #expect(!stopped.decidesAtOnce, "finished: nothing more to decide")
 
         var file = Self.started()
         file.inputDidEnd()
@@ -105,6 +113,16 @@ struct SubscriptionStateMachineTests {
         let step = machine.poll(now: Self.at(1_000), tracks: [])
         #expect(!step.actions.contains(.finish) && !step.actions.contains(.sampleQoS))
         #expect(step.wake == Self.at(1_020))
+    }
+
+    @Test("a failure from outside the polls (a thread that did not start) wakes the driver, and the next poll finishes")
+    func failedOutsideAPoll() {
+        var machine = Self.started()
+        _ = machine.poll(now: Self.at(0), tracks: [])
+        #expect(machine.failed(reason: "no thread") == [.publishState(.failed(reason: "no thread"))])
+        #expect(machine.decidesAtOnce)
+        #expect(machine.poll(now: Self.at(1), tracks: []).actions == [.finish])
+        #expect(!machine.decidesAtOnce)
     }
 
     @Test("every SRTP packet failing authentication fails the subscription, once, and finishes it")
@@ -127,12 +145,14 @@ struct SubscriptionStateMachineTests {
         let socket = Machine.Source.socket(track: 0, socket: 1)
         let failed = machine.sourceFailed(socket, now: Self.at(50))
         #expect(failed.actions == [.publishState(.connecting)] && failed.retryAt == Self.at(150))
+        #expect(machine.decidesAtOnce, "the driver learns of the reopen's instant now")
         let waiting = machine.poll(now: Self.at(100), tracks: [Machine.TrackStatus(lastRender: Self.at(90))])
         #expect(waiting.actions.isEmpty && waiting.wake == Self.at(120), "the next state check, before the reopen at 150")
         #expect(machine.poll(now: Self.at(150), tracks: []).actions == [.reopen(socket)])
         #expect(machine.poll(now: Self.at(160), tracks: []).actions.isEmpty, "a reopen is asked for once")
+        #expect(!machine.decidesAtOnce)
         #expect(machine.reopened(socket, now: Self.at(170)) == [.publishState(.buffering)])
-        #expect(machine.lifecycle == .running)
+        #expect(machine.lifecycle == .running && machine.decidesAtOnce)
         #expect(machine.poll(now: Self.at(200), tracks: [Machine.TrackStatus(lastRender: Self.at(90))]).actions.isEmpty, "a render from before the reopen")
         #expect(machine.poll(now: Self.at(220), tracks: [Machine.TrackStatus(lastRender: Self.at(210))]).actions == [.publishState(.playing)])
     }

@@ -171,8 +171,7 @@ package final class Subscription: @unchecked Sendable {
 
     /// ``Subscriber/stop()``: the next ``control(now:)`` finishes.
     func stop() {
-        machine.withLock { $0.stop() }
-        attention.call()
+        event { $0.stop() }
     }
 
     /// Has `wake` called whenever something from outside the driver's turns needs a decision
@@ -184,26 +183,22 @@ package final class Subscription: @unchecked Sendable {
 
     /// A file source ended: finish once every track rendered what it holds.
     func inputDidEnd() {
-        machine.withLock { $0.inputDidEnd() }
-        attention.call()
+        event { $0.inputDidEnd() }
     }
 
     /// `source` failed with `error`: `connecting`, and the state machine says when to reopen it
     /// (a socket: ``control(now:)`` binds it again; the input: ``waitForInputReopen()`` returns).
     func sourceFailed(_ source: SubscriptionStateMachine.Source, error: any Error) {
         let now = clock.now
-        let (actions, retryAt) = machine.withLock { $0.sourceFailed(source, now: now) }
+        let (actions, retryAt) = event { $0.sourceFailed(source, now: now) }
         if let retryAt { logger.warning("\(describe(source)) failed: \(error); reopening in \(now.duration(to: retryAt).compactDescription)") }
         perform(actions, now: now)
-        attention.call()  // the decisions schedule the reopen
     }
 
     /// The input was opened again (the driver's reading thread, after ``waitForInputReopen()``).
     package func inputReopened() {
         let now = clock.now
-        let actions = machine.withLock { $0.reopened(.input, now: now) }
-        perform(actions, now: now)
-        attention.call()
+        perform(event { $0.reopened(.input, now: now) }, now: now)
     }
 
     /// Opening the input again failed: the state machine says when to try next.
@@ -240,6 +235,14 @@ package final class Subscription: @unchecked Sendable {
         }
     }
 
+    /// Takes a lifecycle event to the state machine and, when the machine wants a decision at
+    /// once, wakes the driver: the one place both happen, so no event forgets either.
+    private func event<Result>(_ change: (inout SubscriptionStateMachine) -> Result) -> Result {
+        let (result, decideNow) = machine.withLock { machine in (change(&machine), machine.decidesAtOnce) }
+        if decideNow { attention.call() }
+        return result
+    }
+
     private func describe(_ source: SubscriptionStateMachine.Source) -> String {
         switch source {
         case .input: "the input"
@@ -250,9 +253,7 @@ package final class Subscription: @unchecked Sendable {
 
     /// Fails the subscription with `reason`.
     package func fail(reason: String) {
-        let actions = machine.withLock { $0.failed(reason: reason) }
-        perform(actions, now: clock.now)
-        attention.call()
+        perform(event { $0.failed(reason: reason) }, now: clock.now)
     }
 
     /// After the loops ended: closes the sinks, publishes the final state and sample, lets the
@@ -330,7 +331,7 @@ package final class Subscription: @unchecked Sendable {
                 do {
                     try tracks[track].reopen(socketAt: socket)
                     socketsChanged.add(1, ordering: .releasing)
-                    perform(machine.withLock { $0.reopened(.socket(track: track, socket: socket), now: now) }, now: now)
+                    perform(event { $0.reopened(.socket(track: track, socket: socket), now: now) }, now: now)
                 } catch {
                     sourceFailed(.socket(track: track, socket: socket), error: error)
                 }

@@ -139,6 +139,18 @@ struct SubscriptionStateMachine {
     /// Whether the ``Action/finish`` action was returned.
     var isFinished: Bool { lifecycle == .finished }
 
+    /// Whether an event since the last poll wants a decision at once — a stop, a failure, a
+    /// source that failed, was reopened or ended: the driver polls now, not at its next wake.
+    var decidesAtOnce: Bool {
+        guard !isFinished else { return false }
+        if lifecycle == .stopping { return true }
+        if case .failed = state { return true }
+        return nextStateCheck == Self.atOnce
+    }
+
+    /// The next look at the tracks when an event asked for one at once.
+    private static let atOnce = MonotonicInstant(nanoseconds: .min)
+
     /// The instant the subscription started.
     var startInstant: MonotonicInstant { start }
 
@@ -276,7 +288,7 @@ struct SubscriptionStateMachine {
     /// The lifecycle changed outside a poll: the next poll looks at the tracks (and from there
     /// every stateCheckInterval until the subscription plays again).
     private mutating func lookAtTracksAtOnce() {
-        nextStateCheck = MonotonicInstant(nanoseconds: .min)
+        nextStateCheck = Self.atOnce
     }
 
     /// The tracks' newest render that counts (none from before a reopen).

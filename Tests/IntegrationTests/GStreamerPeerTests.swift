@@ -80,8 +80,14 @@ struct GStreamerPeerTests {
         // key frame (PLI), ≈ 16 losses in 8 s at 3 %. Beside the suite a frame may be late (both
         // processes share two cores): that is not the network's loss.
         let lostToNetwork = video.framesIncomplete + video.framesDroppedWaitingForKeyframe - video.framesDroppedBeforeFirstKeyframe
-        #expect(lostToNetwork <= 3 && video.framesRendered * 20 >= video.framesReceived * 19,
-                "repaired: \(video.framesRendered) of \(video.framesReceived) rendered, \(lostToNetwork) lost to the network, \(video.framesLate) late")
+        let repair = """
+                \(video.framesRendered) of \(video.framesReceived) rendered, \(lostToNetwork) lost to the network \
+                (\(video.framesIncomplete) incomplete, \(video.framesDroppedWaitingForKeyframe) waiting for a key frame), \
+                \(video.framesLate) late; \(video.packetsLost) packets lost, \(video.nackCount) NACKs, \(video.pliCount) PLIs, \
+                RTX \(video.retransmittedPacketsReceived) restored, \(video.retransmittedPacketsLate) late, \
+                \(video.retransmittedPacketsDuplicated) duplicated; round trip \(video.roundTripTime.map { "\($0)" } ?? "none")
+                """
+        #expect(lostToNetwork <= 3 && video.framesRendered * 20 >= video.framesReceived * 19, "repaired: \(repair)")
         // GStreamer's side: report blocks from our SSRC about its stream, and round trips from them.
         let text = try String(contentsOf: log, encoding: .utf8)
         let blocks = text.split(separator: "\n").filter { $0.contains("got RB packet") && $0.contains("LSR") && !$0.contains("LSR 0000:0000") }
@@ -94,6 +100,6 @@ struct GStreamerPeerTests {
             return Double(seconds) + Double(fraction) / 65_536
         }
         #expect(!roundTrips.isEmpty && roundTrips.allSatisfy { $0 < 1 }, "GStreamer's round trips from our reports: \(roundTrips)")
-        print("gstreamer: \(video.framesRendered) of \(video.framesReceived) frames rendered, \(video.nackCount) NACKs, \(video.retransmittedPacketsReceived) RTX restored; GStreamer took \(blocks.count) report blocks, round trips \(roundTrips.map { Int($0 * 1_000_000) }) µs")
+        print("gstreamer: \(repair); GStreamer took \(blocks.count) report blocks, round trips \(roundTrips.map { Int($0 * 1_000_000) }) µs")
     }
 }

@@ -2,9 +2,16 @@
 """swarm-capacity.py — how many viewers one machine holds: playout swarm against N playout subscribe
 processes and N ffmpeg processes, on one stream fanned out by the built-in publisher.
 
-The stream: `playout publish testsrc --fanout N --srtp` (720p30 H.264, 2.5 Mbit/s by default, no audio)
-on 127.0.0.1, one encode sent as N SRTP streams, viewer i at the SDP's ports + i × stride
-(Docs/Fanout.md). The receivers, each run alone against a fresh publisher:
+The stream: `playout publish CLIP --fanout N --srtp` (720p30 H.264, 2.5 Mbit/s by default, no audio)
+on 127.0.0.1, one stream sent as N SRTP streams, viewer i at the SDP's ports + i × stride
+(Docs/Fanout.md). The publisher stands for a server that, in real use, runs on another machine; here it
+shares the receivers' cores, so two things keep it from deciding what is measured:
+  - CLIP is encoded once before the runs (ffmpeg's libx264 at the publisher's own settings: veryfast,
+    zerolatency, a key frame every 60 frames), and the publisher only packetizes, protects and sends it,
+    as an SFU forwards. `--source testsrc` encodes live instead (x264 takes ≈ 0.4 of a core).
+  - It runs at a lower priority (`nice`, `--publisher-nice 10`): a sender late by a few milliseconds is
+    absorbed by the receivers' playout delay, a receiver late by as many is a late frame (Docs/Swarm.md).
+The receivers, each run alone against a fresh publisher:
   swarm:none       playout swarm x.sdp --viewers N --decode none        (one process)
   swarm:sample:20  … --decode sample:20
   swarm:all        … --decode all
@@ -16,7 +23,8 @@ increasing order (--counts) until one fails; the table gives the largest that he
 receivers' CPU (cores, over the run) and resident memory per viewer.
 
 Usage: Benchmarks/swarm-capacity.py [--counts 50,100,200,300,500] [--duration 20] [--receivers swarm:none,…]
-                                    [--size 1280x720] [--bitrate 2500k]
+                                    [--size 1280x720] [--bitrate 2500k] [--source clip|testsrc]
+                                    [--publisher-nice 10]
        Benchmarks/swarm-capacity.py --reference OTHER_PLAYOUT [--rounds 3] [--counts 250] [--receivers swarm:none]
 Env: PLAYOUT (default .build/release/playout, relative to the repo root).
 
@@ -68,12 +76,29 @@ def children_cpu():
     return usage.ru_utime + usage.ru_stime
 
 
+def encode_clip(args, directory):
+    """The stream every publisher of the run sends (--source clip): encoded once, 10 s longer than a
+    run, at the publisher's own x264 settings (FFmpegEncoder: veryfast, zerolatency, 30 fps, a key
+    frame every 60 frames, the bit rate as the rate control's target and ceiling, half a second of
+    buffer)."""
+    path = os.path.join(directory, "stream.mkv")
+    number = re.fullmatch(r"([0-9.]+)([kM]?)", args.bitrate)
+    bits = int(float(number.group(1)) * {"": 1, "k": 1e3, "M": 1e6}[number.group(2)])
+    subprocess.run(
+        ["ffmpeg", "-nostdin", "-loglevel", "error", "-f", "lavfi",
+         "-i", "testsrc2=size=%s:rate=30:duration=%d" % (args.size, args.duration + 10),
+         "-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency", "-g", "60", "-pix_fmt", "yuv420p",
+         "-b:v", str(bits), "-maxrate", str(bits), "-bufsize", str(bits // 2), "-y", path],
+        check=True)
+    return path
+
+
 def publisher(count, args, directory, port):
     sdp_path = os.path.join(directory, "x.sdp")
     if os.path.exists(sdp_path):
         os.unlink(sdp_path)
     process = subprocess.Popen(
-        [PLAYOUT, "publish", "testsrc", "--to", "127.0.0.1:%d" % port, "--fanout", str(count), "--srtp", "--sdp", sdp_path,
+        ["nice", "-n", str(args.publisher_nice), PLAYOUT, "publish", args.clip or "testsrc", "--to", "127.0.0.1:%d" % port, "--fanout", str(count), "--srtp", "--sdp", sdp_path,
          "--no-audio", "--size", args.size, "--bitrate", args.bitrate, "--duration", "%ds" % (args.duration + 6), "--json"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     deadline = time.time() + 20
@@ -180,16 +205,24 @@ def main():
     parser.add_argument("--port", type=int, default=20000)
     parser.add_argument("--reference", help="another playout binary: compare its swarm CPU with PLAYOUT's, alternating")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--source", choices=["clip", "testsrc"], default="clip",
+                        help="clip: a stream encoded once, sent as is (default); testsrc: encoded live by the publisher")
+    parser.add_argument("--publisher-nice", type=int, default=10, help="the publisher's nice value (0: the receivers' priority)")
     args = parser.parse_args()
+    args.clip = None
     counts = [int(c) for c in args.counts.split(",")]
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     if args.reference:
         with tempfile.TemporaryDirectory(prefix="swarm-capacity-") as directory:
+            if args.source == "clip":
+                args.clip = encode_clip(args, directory)
             compare(args, counts, directory)
         return
     rows = []
     with tempfile.TemporaryDirectory(prefix="swarm-capacity-") as directory:
+        if args.source == "clip":
+            args.clip = encode_clip(args, directory)
         for receiver in args.receivers.split(","):
             best = None
             for count in counts:

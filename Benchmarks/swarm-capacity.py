@@ -213,16 +213,13 @@ def main():
     counts = [int(c) for c in args.counts.split(",")]
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    if args.reference:
-        with tempfile.TemporaryDirectory(prefix="swarm-capacity-") as directory:
-            if args.source == "clip":
-                args.clip = encode_clip(args, directory)
-            compare(args, counts, directory)
-        return
     rows = []
     with tempfile.TemporaryDirectory(prefix="swarm-capacity-") as directory:
         if args.source == "clip":
             args.clip = encode_clip(args, directory)
+        if args.reference:
+            compare(args, counts, directory)
+            return
         for receiver in args.receivers.split(","):
             best = None
             for count in counts:

@@ -20,13 +20,26 @@ struct EventLoopTests {
         (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 0
     }
 
-    /// CPU time of this process so far (user + system).
     /// This process's threads whose name starts with `prefix`.
     static func threadCount(named prefix: String) -> Int {
+        threads(named: prefix).count
+    }
+
+    /// The ids and names of this process's threads whose name starts with `prefix`.
+    static func threads(named prefix: String) -> [(id: String, name: String)] {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-        return tasks.count { task in
-            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?.hasPrefix(prefix) ?? false
+        return tasks.compactMap { task in
+            guard let name = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8), name.hasPrefix(prefix) else { return nil }
+            return (task, name.trimmingCharacters(in: .whitespacesAndNewlines))
         }
+    }
+
+    /// How long thread `id` of this process has waited for a CPU so far, in nanoseconds
+    /// (/proc/self/task/*/schedstat: run time, run-queue delay, slices); nil once it ended.
+    static func runQueueDelay(ofThread id: String) -> Int64? {
+        guard let stat = try? String(contentsOfFile: "/proc/self/task/\(id)/schedstat", encoding: .utf8) else { return nil }
+        let fields = stat.split(separator: " ")
+        return fields.count > 1 ? Int64(fields[1]) : nil
     }
 
     /// Whether `condition` holds within 2 s (looked at every 10 ms): a readiness condition.
@@ -39,6 +52,7 @@ struct EventLoopTests {
         return true
     }
 
+    /// CPU time of this process so far (user + system).
     static func processCPU() -> Duration {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
@@ -81,19 +95,10 @@ struct EventLoopTests {
         return SimulatedStream(configuration)
     }
 
-    /// How long the event loop's threads (named `prefix…`) have waited for a CPU so
-    /// far (/proc/self/task/*/schedstat: run time, run-queue delay, slices): how busy the
-    /// machine kept them.
+    /// How long the event loop's threads (named `prefix…`) have waited for a CPU so far: how
+    /// busy the machine kept them.
     static func loopRunQueueDelay(named prefix: String) -> Duration {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-        var delay: Int64 = 0
-        for task in tasks {
-            guard let name = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8), name.hasPrefix(prefix),
-                  let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/schedstat", encoding: .utf8) else { continue }
-            let fields = stat.split(separator: " ")
-            if fields.count > 1, let waited = Int64(fields[1]) { delay += waited }
-        }
-        return .nanoseconds(delay)
+        .nanoseconds(threads(named: prefix).compactMap { runQueueDelay(ofThread: $0.id) }.reduce(0, +))
     }
 
     /// What the frame logs say of the frames skipped: how many viewers skipped any, and for the
@@ -178,22 +183,12 @@ struct EventLoopTests {
 
         /// The workers' thread ids: named `prefix` and a number.
         private static func workers(_ prefix: String) -> [String] {
-            ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []).filter { task in
-                guard let name = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8) else { return false }
-                let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
-                return trimmed.hasPrefix(prefix) && Int(trimmed.dropFirst(prefix.count)) != nil
-            }
+            EventLoopTests.threads(named: prefix).filter { Int($0.name.dropFirst(prefix.count)) != nil }.map(\.id)
         }
 
         /// Each worker's run-queue delay so far, in nanoseconds, by thread id.
         private static func delays(_ workers: [String]) -> [String: Int64] {
-            var delays: [String: Int64] = [:]
-            for task in workers {
-                guard let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/schedstat", encoding: .utf8) else { continue }
-                let fields = stat.split(separator: " ")
-                if fields.count > 1, let waited = Int64(fields[1]) { delays[task] = waited }
-            }
-            return delays
+            Dictionary(uniqueKeysWithValues: workers.compactMap { id in EventLoopTests.runQueueDelay(ofThread: id).map { (id, $0) } })
         }
     }
 

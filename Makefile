@@ -82,11 +82,18 @@ done
 endef
 
 # One build of everything, tests included (one planning, the test targets compiled beside the
-# rest), then the samples, then the tests without building again.
+# rest), then the samples, then the tests without building again. A failed run ends by repeating
+# its issues (with their comments), so that a log's last lines say which test failed and why.
 test: setup
 	swift build --build-tests $(SWIFT_BUILD_FLAGS)
 	$(CHECK_SAMPLES)
-	swift test --skip-build
+	@log=$$(mktemp); trap 'rm -f "$$log"' EXIT; status=0; \
+	swift test --skip-build 2>&1 | tee "$$log" || status=$$?; \
+	if [ "$$status" != 0 ]; then \
+	  echo "make test: swift test exited with status $$status; its issues again:"; \
+	  awk '/recorded an issue/ { print; comments = 3; next } comments > 0 && /^↳/ { print; comments--; next } { comments = 0 }' "$$log" | cut -c1-600 | tail -n 24; \
+	fi; \
+	exit $$status
 
 demo: build
 	$(PLAYOUT) version

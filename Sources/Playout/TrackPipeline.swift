@@ -34,6 +34,8 @@ extension PlayoutError.Code {
     /// What the jitter buffer released, handed from the receiver to the playout half; kept so its
     /// capacity is reused.
     private var released: [TrackReceiver.Release] = []
+    /// ``TrackPlayout/keyframeNeeds`` at the last feedback poll.
+    private var keyframeNeedsPolled = 0
 
     /// How long before its render time a frame must be complete (decode margin).
     public static let decodeMargin: Duration = .milliseconds(30)
@@ -127,7 +129,16 @@ extension PlayoutError.Code {
     /// The RTCP feedback to send at `now`; see ``TrackReceiver/pollFeedback(now:waitingForKeyFrame:)``
     /// (whether decoding waits for a key frame is the playout half's).
     public mutating func pollFeedback(now: MonotonicInstant) -> (packets: [[RTCPPacket]], next: MonotonicInstant)? {
-        receiver.pollFeedback(now: now, waitingForKeyFrame: playout.isWaitingForKeyframe)
+        keyframeNeedsPolled = playout.keyframeNeeds
+        return receiver.pollFeedback(now: now, waitingForKeyFrame: playout.isWaitingForKeyframe)
+    }
+
+    /// Whether the feedback should be polled now rather than when its last poll said: a gap
+    /// opened or a bandwidth limit is to be told (``TrackReceiver/feedbackWantsPoll``), or
+    /// decoding, waiting for a key frame, dropped a frame or failed one since (a request to decide
+    /// at once; a key frame merely still arriving asks for nothing).
+    public var feedbackWantsPoll: Bool {
+        receiver.feedbackWantsPoll || (playout.isWaitingForKeyframe && playout.keyframeNeeds != keyframeNeedsPolled)
     }
 
     /// The bandwidth limit told to the sender; see ``TrackReceiver/setBandwidthLimit(_:)``.

@@ -27,6 +27,9 @@ struct TrackPlayout {
     /// Video frames dropped after a loss while waiting for a key frame (their references are
     /// gone; decoding them would show corrupt pictures).
     public private(set) var framesDroppedWaitingForKeyframe = 0
+    /// Times decoding found it needs a key frame: a frame that did not decode, or one dropped
+    /// waiting for a key frame. Each makes a key-frame request worth deciding at once.
+    public private(set) var keyframeNeeds = 0
     /// Those of them dropped before the first key frame: a receiver that joined mid-stream (between
     /// two key frames) could never render them.
     public private(set) var framesDroppedBeforeFirstKeyframe = 0
@@ -63,6 +66,7 @@ struct TrackPlayout {
     /// ``framesDroppedWaitingForKeyframe``).
     public mutating func decodeFailed() {
         guard codec.kind == .video else { return }
+        keyframeNeeds += 1
         schedulerAnswer = .none
         var depacketizer = self.depacketizer
         let (discarded, keyframeQueued) = scheduler.discardUntilKeyframe { depacketizer.recycle($0.bytes) }
@@ -200,6 +204,7 @@ struct TrackPlayout {
             if waitingForKeyframe {
                 guard frame.isKeyframe else {
                     framesDroppedWaitingForKeyframe += 1
+                    keyframeNeeds += 1
                     if !sawKeyframe { framesDroppedBeforeFirstKeyframe += 1 }
                     depacketizer.recycle(frame.bytes)
                     return

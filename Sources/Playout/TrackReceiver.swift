@@ -491,10 +491,6 @@ public import PlayoutRTP
 
     // MARK: Feedback
 
-    /// Whether the track sends feedback messages beyond its reports (what its SDP announces), so
-    /// that its feedback is looked at often rather than at the report interval only.
-    public var sendsFeedbackMessages: Bool { feedbackConfiguration?.sendsFeedbackMessages ?? false }
-
     /// The RTCP to send at `now` (compound packets, reports first) and when to ask again; nil
     /// when the track stays silent. `waitingForKeyFrame`: decoding waits for one.
     public mutating func pollFeedback(now: MonotonicInstant, waitingForKeyFrame: Bool) -> (packets: [[RTCPPacket]], next: MonotonicInstant)? {
@@ -507,6 +503,13 @@ public import PlayoutRTP
             )
         }
         return feedback?.poll(now: now, reception: validator.playedSSRC == nil ? nil : counted, waitingForKeyFrame: waitingForKeyFrame)
+    }
+
+    /// Whether the feedback should be polled now rather than at the `next` its last poll
+    /// returned: a gap opened, or a bandwidth limit is to be told
+    /// (``ReceiverFeedback/wantsPoll(receptionKnown:)``).
+    public var feedbackWantsPoll: Bool {
+        feedback?.wantsPoll(receptionKnown: validator.playedSSRC != nil && reception != nil) ?? false
     }
 
     /// The bandwidth limit in effect (nil: none), told to the sender as REMB/TMMBR where it

@@ -299,6 +299,44 @@ struct ReceiverFeedbackTests {
         #expect(feedback.keyFrames.pliCount == 1 && feedback.nacks.statistics.nackCount == 1)
     }
 
+    @Test("it wants a poll before the instant it named only when that instant no longer holds: a gap opened, a limit to tell")
+    func wantsPoll() {
+        let configuration = ReceiverFeedback.Configuration(ssrc: 7, cname: "c", clockRate: 90_000, sendsNACK: true, keyFrameRequests: .pictureLoss, sendsREMB: true)
+        var feedback = ReceiverFeedback(configuration: configuration, now: Self.t0)
+        var now = Self.t0
+        func poll(highest: Int64) -> MonotonicInstant {
+            feedback.poll(now: now, reception: Self.reception(highest: highest, received: highest - 999), waitingForKeyFrame: false).next
+        }
+        var tracker = NACKTracker()
+        let opened = [1, 2, 4, 3, 4, 4 + 1_002].map { tracker.received(sequenceNumber: $0, now: now) }
+        #expect(opened == [false, false, true, false, false, false], "only 4 after 2 opens a gap; 1,002 ahead is a new stream")
+        for sequence: Int64 in [1_000, 1_001, 1_002] { feedback.received(sequenceNumber: sequence, now: now) }
+        #expect(!feedback.wantsPoll(receptionKnown: true))
+        _ = poll(highest: 1_002)
+        now = now.advanced(by: .milliseconds(3))
+        feedback.received(sequenceNumber: 1_005, now: now)
+        #expect(feedback.wantsPoll(receptionKnown: true), "a gap opened")
+        #expect(poll(highest: 1_005) == now.advanced(by: .milliseconds(10)), "the NACK falls due after the reorder wait")
+        #expect(!feedback.wantsPoll(receptionKnown: true), "the poll saw it")
+        feedback.received(sequenceNumber: 1_004, now: now)
+        feedback.received(sequenceNumber: 1_004, now: now)
+        #expect(!feedback.wantsPoll(receptionKnown: true), "a late packet closes a gap: the instant named is early at worst")
+        // A jump too large to be a gap is a new stream: nothing to ask for.
+        feedback.received(sequenceNumber: 1_005 + 5_000, now: now)
+        #expect(!feedback.wantsPoll(receptionKnown: true))
+        // A limit is told once the played source is known, then not again until it changes.
+        feedback.setBandwidthLimit(500_000)
+        #expect(!feedback.wantsPoll(receptionKnown: false) && feedback.wantsPoll(receptionKnown: true))
+        _ = poll(highest: 6_005)
+        #expect(!feedback.wantsPoll(receptionKnown: true))
+        feedback.setBandwidthLimit(500_000)
+        #expect(!feedback.wantsPoll(receptionKnown: true), "the same limit again: nothing new to tell")
+        // A sender that takes neither REMB nor TMMBR is never told a limit.
+        var silent = ReceiverFeedback(configuration: .init(ssrc: 7, cname: "c", clockRate: 90_000, sendsNACK: true), now: Self.t0)
+        silent.setBandwidthLimit(500_000)
+        #expect(!silent.wantsPoll(receptionKnown: true))
+    }
+
     @Test("the SDP decides: ffmpeg's section allows nothing, the publisher's everything it announces")
     func fromSDP() throws {
         let plain = try SessionDescription(parsing: "v=0\no=- 0 0 IN IP4 127.0.0.1\ns=x\nc=IN IP4 127.0.0.1\nt=0 0\nm=video 5004 RTP/AVP 96\na=rtpmap:96 H264/90000\n").media[0]

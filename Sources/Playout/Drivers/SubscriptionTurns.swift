@@ -1,8 +1,9 @@
 import PlayoutCore
 
 /// What a driver that multiplexes subscriptions on its own threads does with one of them: takes
-/// turns. A turn at `now` runs the subscription's decisions when due, its feedback decisions (at
-/// least every poll interval), and each playout loop that asked for `now` or sooner; ``nextWake``
+/// turns. A turn at `now` runs the subscription's decisions when due, its feedback decisions when
+/// due (or when the turn's receive or frames changed what they would decide: a gap, a key frame
+/// to ask for), and each playout loop that asked for `now` or sooner; ``nextWake``
 /// says when the next turn is due. When the decisions say the end, the turn says so, and
 /// ``finish()`` drains the loops and ends the subscription where the driver may run observers.
 /// No thread, no clock of its own: the embedded driver takes turns
@@ -103,6 +104,9 @@ package final class SubscriptionTurns: @unchecked Sendable {
         default:
             for index in loopWakes.indices.sorted(by: { due($0) < due($1) }) { advance(index) }
         }
+        // What arrived, or a frame taken, may have changed what the feedback decides (a gap
+        // opened, decoding waits for a key frame): it looks now, not at the instant it last said.
+        if let due = feedbackWake, due > now, subscription.feedbackWantsPoll { feedbackWake = subscription.feedback(now: now) }
         return false
     }
 

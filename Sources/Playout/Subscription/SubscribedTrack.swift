@@ -247,8 +247,10 @@ package final class SubscribedTrack: @unchecked Sendable {
     /// Whether the track talks back to its sender.
     var sendsFeedback: Bool { lock.withLock { feedbackSocket != nil } }
 
-    /// Whether it sends more than reports (NACK, key-frame requests, REMB/TMMBR): looked at often.
-    var sendsFeedbackMessages: Bool { lock.withLock { feedbackSocket != nil && pipeline.receiver.sendsFeedbackMessages } }
+    /// Whether its feedback should be sent now rather than when its last ``sendFeedback(now:)``
+    /// said: something that decision could not foresee changed since (a gap, a key frame to ask
+    /// for, a bandwidth limit). Asked after each turn: one lock, no decision.
+    var feedbackWantsPoll: Bool { lock.withLock { pipeline.feedbackWantsPoll } }
 
     /// The bandwidth limit told to the sender (any thread).
     func setBandwidthLimit(_ bitsPerSecond: UInt64?) {

@@ -139,25 +139,21 @@ package final class Subscription: @unchecked Sendable {
         return step.wake
     }
 
-    /// Whether any track sends feedback messages beyond its reports (NACK, key-frame requests,
-    /// REMB/TMMBR): those are looked at every ``feedbackPollInterval``.
-    var sendsFeedbackMessages: Bool { tracks.contains { $0.sendsFeedbackMessages } }
+    /// Whether any track's feedback should be sent now rather than at the instant
+    /// ``feedback(now:)`` returned (a gap opened, a key frame to ask for, a bandwidth limit to
+    /// tell): a driver asks after each turn, since a turn follows every receive and every frame.
+    var feedbackWantsPoll: Bool { tracks.contains { $0.feedbackWantsPoll } }
 
-    /// The longest a driver waits between feedback looks where a sender announced feedback
-    /// messages (the NACK reorder wait): a gap seen on receive is asked for on time without the
-    /// receive path deciding anything.
-    static let feedbackPollInterval: Duration = .milliseconds(10)
-
-    /// The longest a driver waits between feedback looks where a sender announced none (ffmpeg):
-    /// only receiver reports are due, a second or more apart, so a report-only receiver costs
-    /// next to nothing; the end of the subscription is noticed within it.
-    static let reportOnlyPollInterval: Duration = .milliseconds(250)
+    /// The longest a driver waits between two feedback looks, whatever the decisions say: a
+    /// safety net, since between two looks the decisions say exactly when they fall due and
+    /// ``feedbackWantsPoll`` says when something they could not foresee happened.
+    static let feedbackPollInterval: Duration = .milliseconds(250)
 
     /// Sends each track's RTCP due at `now` (a driver's feedback turn); returns when to look
-    /// again: the next decision, at most a poll interval away (nil: no track talks back).
+    /// again: the next decision, at most ``feedbackPollInterval`` away (nil: no track talks back).
     package func feedback(now: MonotonicInstant) -> MonotonicInstant? {
         guard let next = tracks.compactMap({ $0.sendFeedback(now: now) }).min() else { return nil }
-        return min(next, now.advanced(by: sendsFeedbackMessages ? Self.feedbackPollInterval : Self.reportOnlyPollInterval))
+        return min(next, now.advanced(by: Self.feedbackPollInterval))
     }
 
     /// What the WebRTC transport has due at `now` (checks, consent, the handshake's timers);

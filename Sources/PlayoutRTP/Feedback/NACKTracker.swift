@@ -81,18 +81,23 @@ public struct NACKTracker: Sendable {
 
     /// Packet `sequenceNumber` (extended) arrived at `now`. A jump ahead opens a gap of missing
     /// packets; a packet that was missing is no longer. A jump of more than
-    /// `maximumMissing` packets is a new stream, not a gap: nothing is asked for.
-    public mutating func received(sequenceNumber: Int64, now: MonotonicInstant) {
+    /// `maximumMissing` packets is a new stream, not a gap: nothing is asked for. Returns whether
+    /// a gap opened: then something falls due (after the reorder wait) that the last
+    /// ``poll(now:roundTripTime:)`` could not foresee.
+    @discardableResult
+    public mutating func received(sequenceNumber: Int64, now: MonotonicInstant) -> Bool {
         guard let last = highest else {
             highest = sequenceNumber
-            return
+            return false
         }
         if sequenceNumber > last {
             let gap = sequenceNumber - last - 1
+            var opened = false
             if gap > Int64(configuration.maximumMissing) {
                 statistics.packetsAbandoned += missing.count
                 missing.removeAll(keepingCapacity: true)
             } else if gap > 0 {
+                opened = true
                 for sequence in (last + 1)..<sequenceNumber {
                     missing.append(Missing(sequence: sequence, detected: now, lastRequest: nil, requests: 0))
                 }
@@ -103,13 +108,14 @@ public struct NACKTracker: Sendable {
                 }
             }
             highest = sequenceNumber
-            return
+            return opened
         }
         // Older than the highest: a late, retransmitted or duplicate packet.
         if let index = Self.index(of: sequenceNumber, in: missing) {
             if missing[index].requests > 0 { statistics.packetsRecovered += 1 } else { statistics.packetsReordered += 1 }
             missing.remove(at: index)
         }
+        return false
     }
 
     /// What to ask for at `now` given the round-trip time (nil before one is measured: the

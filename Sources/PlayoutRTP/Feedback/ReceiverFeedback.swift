@@ -35,11 +35,6 @@ public struct ReceiverFeedback: Sendable {
         /// answers with DLRR lets this receiver measure its round-trip time.
         public var sendsReceiverReferenceTime: Bool
 
-        /// Whether anything beyond the reports is sent (NACK, key-frame requests, REMB, TMMBR):
-        /// then a receiver looks often (a gap, a key frame to ask for, a new limit); a sender
-        /// that announces none gets reports only, at their interval.
-        public var sendsFeedbackMessages: Bool { sendsNACK || keyFrameRequests != .none || sendsREMB || sendsTMMBR }
-
         /// Everything explicit.
         public init(
             ssrc: UInt32, cname: String, clockRate: Int32, sessionBandwidth: Double = 4_000_000, sendsNACK: Bool = false,
@@ -118,6 +113,8 @@ public struct ReceiverFeedback: Sendable {
     private var limit: UInt64?
     private var limitAnnounced = true
     private var firstLimitSent = false
+    /// A gap opened since the last poll: its NACK falls due after the reorder wait.
+    private var gapOpened = false
 
     /// A receiver that starts at `now`; `seed` makes the report times' randomization repeatable.
     public init(configuration: Configuration, now: MonotonicInstant, seed: UInt64 = 0x5EED) {
@@ -137,7 +134,17 @@ public struct ReceiverFeedback: Sendable {
     /// Packet `sequenceNumber` (extended) of the played source arrived at `now`.
     public mutating func received(sequenceNumber: Int64, now: MonotonicInstant) {
         guard tracksLosses else { return }
-        nacks.received(sequenceNumber: sequenceNumber, now: now)
+        if nacks.received(sequenceNumber: sequenceNumber, now: now) { gapOpened = true }
+    }
+
+    /// Whether something changed since the last poll that its `next` could not foresee, so that
+    /// the receiver polls now rather than then: a gap opened (its NACK falls due after the reorder
+    /// wait), or a new bandwidth limit is to be told (`receptionKnown`: the played source's counts
+    /// exist, what a poll's `reception` would be). Between such changes (and a key frame to ask
+    /// for, which the caller knows: decoding's side) a poll's `next` is exact, so a driver that
+    /// asks this after each packet polls only when a decision falls due.
+    public func wantsPoll(receptionKnown: Bool) -> Bool {
+        gapOpened || (!limitAnnounced && receptionKnown && (configuration.sendsREMB || configuration.sendsTMMBR))
     }
 
     /// A sender report of the played source arrived at `now` (its LSR goes into the next reports).
@@ -188,6 +195,7 @@ public struct ReceiverFeedback: Sendable {
         now: MonotonicInstant, reception: Reception?, waitingForKeyFrame: Bool, roundTripTime: Duration? = nil
     ) -> (packets: [[RTCPPacket]], next: MonotonicInstant) {
         let roundTripTime = roundTripTime ?? self.roundTripTime
+        gapOpened = false
         var feedback: [RTCPPacket] = []
         var nackAgain: MonotonicInstant?
         let media = reception?.ssrc ?? 0

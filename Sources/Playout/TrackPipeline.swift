@@ -136,8 +136,10 @@ extension PlayoutError.Code {
     /// Whether the feedback should be polled now rather than when its last poll said: a gap
     /// opened or a bandwidth limit is to be told (``TrackReceiver/feedbackWantsPoll``), or
     /// decoding, waiting for a key frame, dropped a frame or failed one since (a request to decide
-    /// at once; a key frame merely still arriving asks for nothing).
-    public var feedbackWantsPoll: Bool {
+    /// at once; a key frame merely still arriving asks for nothing). Changes nothing; `mutating`
+    /// so that it reads the pipeline where it is: a getter of a pipeline held by a class takes a
+    /// copy of it, a reference count for each buffer it holds (a turn asks after every packet).
+    public mutating func feedbackWantsPoll() -> Bool {
         receiver.feedbackWantsPoll || (playout.isWaitingForKeyframe && playout.keyframeNeeds != keyframeNeedsPolled)
     }
 

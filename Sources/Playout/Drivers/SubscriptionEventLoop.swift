@@ -158,14 +158,16 @@ public final class SubscriptionEventLoop: @unchecked Sendable {
 
 /// One worker thread of a ``SubscriptionEventLoop``.
 private final class Worker: @unchecked Sendable {
-    /// A subscriber the worker drives, with its sockets.
-    private struct Member {
-        var turns: SubscriptionTurns
-        var sockets: [Subscription.IntakeSocket]
+    /// A subscriber the worker drives, with its sockets. A class: the receive path reads a
+    /// member for every socket, and a copy of a struct would retain each of its references (the
+    /// turns' through the slow path, since they are weakly referenced).
+    private final class Member {
+        let turns: SubscriptionTurns
+        let sockets: [Subscription.IntakeSocket]
         /// Whether each of `sockets` is waited on (a socket that failed is not, until bound again).
         var waiting: [Bool]
         /// The subscription's ``Subscription/socketsGeneration`` when `sockets` was read.
-        var generation: Int
+        let generation: Int
 
         /// `turns` with its subscription's sockets as they are now, every one waited on.
         init(turns: SubscriptionTurns) {
@@ -306,6 +308,10 @@ private final class Worker: @unchecked Sendable {
         // Each member keeps its slot until it ends, so the tokens of its sockets stay valid;
         // an ended member's slot is reused.
         var members: [Member?] = []
+        /// Each slot's turns, unretained: `members` holds them for as long as the slot is theirs.
+        /// They are weakly referenced (by their wake-up closures), so each retain would take the
+        /// reference count's slow path, and a turn follows every socket read.
+        var turnsAt: [Unmanaged<SubscriptionTurns>?] = []
         /// Each slot's next turn in nanoseconds (`.max`: none, or an empty slot), kept beside
         /// the members so a wake-up costs a scan of plain integers, not a question to every
         /// subscription.
@@ -316,14 +322,18 @@ private final class Worker: @unchecked Sendable {
         var stopped = false
         var received: [Int] = []
         func turn(_ slot: Int, now: MonotonicInstant) -> Bool {
-            guard let turns = members[slot]?.turns else { return false }
-            let ended = turns.turn(now: now)
-            wakes[slot] = turns.nextWake?.nanoseconds ?? .max
+            guard let unretained = turnsAt[slot] else { return false }
+            let (ended, wake, generation) = unretained._withUnsafeGuaranteedRef { turns in
+                let ended = turns.turn(now: now)
+                return (ended, turns.nextWake?.nanoseconds ?? .max, turns.subscription.socketsGeneration)
+            }
+            wakes[slot] = wake
             // A failed socket is bound again by the subscription's decisions, in a turn: then
             // wait on the new one (the old, closed, left the epoll set by itself once the
             // member let go of it). Only here, so a wake-up does not ask every member.
-            if !ended, turns.subscription.socketsGeneration != members[slot]!.generation {
+            if !ended, generation != members[slot]!.generation {
                 let member = members[slot]!
+                let turns = member.turns
                 for (index, socket) in member.sockets.enumerated() where member.waiting[index] { unregister(socket) }
                 members[slot] = Member(turns: turns)
                 register(members[slot]!, slot: slot)
@@ -349,10 +359,12 @@ private final class Worker: @unchecked Sendable {
                 if let free = freeSlots.popLast() {
                     slot = free
                     members[slot] = member
+                    turnsAt[slot] = Unmanaged.passUnretained(turns)
                     wakes[slot] = turns.nextWake?.nanoseconds ?? .max
                 } else {
                     slot = members.count
                     members.append(member)
+                    turnsAt.append(Unmanaged.passUnretained(turns))
                     wakes.append(turns.nextWake?.nanoseconds ?? .max)
                 }
                 slots[ObjectIdentifier(turns)] = slot
@@ -376,6 +388,7 @@ private final class Worker: @unchecked Sendable {
                         for (index, socket) in member.sockets.enumerated() where member.waiting[index] { unregister(socket) }
                         observers.finish(member.turns)
                         slots[ObjectIdentifier(member.turns)] = nil
+                        turnsAt[slot] = nil
                         members[slot] = nil
                         wakes[slot] = .max
                         freeSlots.append(slot)
@@ -420,20 +433,19 @@ private final class Worker: @unchecked Sendable {
                     continue
                 }
                 let (slot, socketIndex) = (Int(token >> 8), Int(token & 0xFF))
-                // In place, not a copy of the member: a copy is four reference counts a packet.
-                guard slot < members.count, members[slot] != nil, socketIndex < members[slot]!.sockets.count, members[slot]!.waiting[socketIndex] else { continue }
+                guard slot < members.count, let member = members[slot], socketIndex < member.sockets.count, member.waiting[socketIndex] else { continue }
                 do {
-                    try members[slot]!.sockets[socketIndex].receive()
+                    try member.sockets[socketIndex].receive()
                     if received.last != slot { received.append(slot) }
                 } catch {
                     // The decisions say when to bind it again; not waited on meanwhile.
-                    let entry = members[slot]!.sockets[socketIndex]
+                    let entry = member.sockets[socketIndex]
                     unregister(entry)
-                    members[slot]!.waiting[socketIndex] = false
+                    member.waiting[socketIndex] = false
                     if let source = entry.source {
-                        members[slot]!.turns.subscription.sourceFailed(source, error: error)
+                        member.turns.subscription.sourceFailed(source, error: error)
                     } else {
-                        members[slot]!.turns.subscription.fail(reason: "receiving on \(entry.receiver.localAddress) failed: \(error)")
+                        member.turns.subscription.fail(reason: "receiving on \(entry.receiver.localAddress) failed: \(error)")
                     }
                     wakes[slot] = now.nanoseconds
                 }

@@ -250,7 +250,7 @@ package final class SubscribedTrack: @unchecked Sendable {
     /// Whether its feedback should be sent now rather than when its last ``sendFeedback(now:)``
     /// said: something that decision could not foresee changed since (a gap, a key frame to ask
     /// for, a bandwidth limit). Asked after each turn: one lock, no decision.
-    var feedbackWantsPoll: Bool { lock.withLock { pipeline.feedbackWantsPoll } }
+    var feedbackWantsPoll: Bool { lock.withLock { pipeline.feedbackWantsPoll() } }
 
     /// The bandwidth limit told to the sender (any thread).
     func setBandwidthLimit(_ bitsPerSecond: UInt64?) {

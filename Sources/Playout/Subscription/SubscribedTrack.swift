@@ -80,8 +80,8 @@ package final class SubscribedTrack: @unchecked Sendable {
     /// RTCP datagrams the feedback turns sent, and could not send (no destination known yet, a
     /// socket error).
     private var feedbackCounters = (sent: 0, unsent: 0)
-    /// ``onSenderRangeChange(_:)``'s closure.
-    private var senderRangeChanged: (@Sendable () -> Void)?
+    /// ``onAttention(_:)``'s closure.
+    private var attention: (@Sendable () -> Void)?
 
     /// A track of an SDP media section; `bind` binds its sockets (deterministic tests feed
     /// datagrams by hand instead). Another valid source is played once the played one said BYE
@@ -181,21 +181,23 @@ package final class SubscribedTrack: @unchecked Sendable {
     }
 
     /// Runs `body` (datagrams into the pipeline) under the lock; when the sender's
-    /// `playout-delay` range changed meanwhile, calls ``onSenderRangeChange(_:)``'s closure
-    /// after unlocking: the subscription's decisions apply the range at once.
+    /// `playout-delay` range changed meanwhile, calls ``onAttention(_:)``'s closure after
+    /// unlocking: the subscription's decisions apply the range at once.
     private func intake(_ body: () throws -> Void) rethrows {
         let changed: (@Sendable () -> Void)? = try lock.withLock {
             let range = pipeline.receiver.senderPlayoutDelay
             try body()
-            return pipeline.receiver.senderPlayoutDelay != range ? senderRangeChanged : nil
+            return pipeline.receiver.senderPlayoutDelay != range ? attention : nil
         }
         changed?()
     }
 
-    /// Has `call` called whenever a datagram changed the range the sender asks for with the
-    /// `playout-delay` extension (on the thread that delivered it, under no lock of the track's).
-    func onSenderRangeChange(_ call: @escaping @Sendable () -> Void) {
-        lock.withLock { senderRangeChanged = call }
+    /// Has `call` called whenever the track needs its driver to take a turn soon, under no lock
+    /// of the track's: a datagram changed the range the sender asks for with the `playout-delay`
+    /// extension (on the thread that delivered it), or a bandwidth limit is to be told (on the
+    /// thread that set it: between packets, no turn would come to tell it).
+    func onAttention(_ call: @escaping @Sendable () -> Void) {
+        lock.withLock { attention = call }
     }
 
     /// Sends the RTCP this track's receiver decided at `now` (the driver's feedback turn): reports and
@@ -252,9 +254,14 @@ package final class SubscribedTrack: @unchecked Sendable {
     /// for, a bandwidth limit). Asked after each turn: one lock, no decision.
     var feedbackWantsPoll: Bool { lock.withLock { pipeline.feedbackWantsPoll() } }
 
-    /// The bandwidth limit told to the sender (any thread).
+    /// The bandwidth limit told to the sender (any thread): at the driver's next turn, which
+    /// ``onAttention(_:)``'s closure asks for.
     func setBandwidthLimit(_ bitsPerSecond: UInt64?) {
-        lock.withLock { pipeline.setBandwidthLimit(bitsPerSecond) }
+        let call = lock.withLock {
+            pipeline.setBandwidthLimit(bitsPerSecond)
+            return attention
+        }
+        call?()
     }
 
     /// Takes one datagram that arrived at `arrival` (as ``receive(from:)`` does for each datagram

@@ -98,7 +98,7 @@ package final class Subscription: @unchecked Sendable {
         // The decisions look at the tracks only now and then while the subscription plays: what
         // they must see at once wakes them.
         renderer.onFailure { [attention] in attention.call() }
-        for track in tracks { track.onSenderRangeChange { [attention] in attention.call() } }
+        for track in tracks { track.onAttention { [attention] in attention.call() } }
         perform(actions, now: start)
     }
 

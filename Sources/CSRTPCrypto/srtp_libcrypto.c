@@ -98,16 +98,28 @@ static srtp_err_status_t icm_encrypt(void *opaque, uint8_t *buffer, unsigned int
     unsigned int total = *length, position = 0;
     if (total > (unsigned int)(1 << 20)) return srtp_err_status_bad_param;  // the 16-bit block counter
     while (position < total && state->used < 16) buffer[position++] ^= state->keystream[state->used++];
+    // The counter is kept in registers and each block written as two 8-byte stores: reading it
+    // back from `state` after patching its last two bytes stalled every block (a 16-byte load
+    // cannot be forwarded from the 2-byte stores before it), three quarters of this function.
+    uint64_t high, low_word;
+    memcpy(&high, state->counter, 8);
+    memcpy(&low_word, state->counter + 8, 8);
+    unsigned int low = (unsigned int)state->counter[14] << 8 | state->counter[15];
     while (position < total) {
         unsigned int remaining = total - position;
         unsigned int count = (remaining + 15) / 16;
         if (count > chunk_blocks) count = chunk_blocks;
         for (unsigned int block = 0; block < count; block++) {
-            memcpy(blocks + 16 * block, state->counter, 16);
-            unsigned int low = ((unsigned int)state->counter[14] << 8 | state->counter[15]) + 1;
-            state->counter[14] = (uint8_t)(low >> 8);
-            state->counter[15] = (uint8_t)low;
+            uint8_t tail[8];
+            memcpy(tail, &low_word, 8);
+            tail[6] = (uint8_t)(low >> 8);  // the counter's octets 14 and 15, big-endian
+            tail[7] = (uint8_t)low;
+            memcpy(blocks + 16 * block, &high, 8);
+            memcpy(blocks + 16 * block + 8, tail, 8);
+            low = (low + 1) & 0xFFFF;
         }
+        state->counter[14] = (uint8_t)(low >> 8);
+        state->counter[15] = (uint8_t)low;
         int written = 0;
         if (EVP_EncryptUpdate(state->context, blocks, &written, blocks, (int)(count * 16)) != 1 || written != (int)(count * 16)) {
             return srtp_err_status_cipher_fail;

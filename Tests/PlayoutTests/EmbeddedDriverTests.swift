@@ -34,8 +34,10 @@ struct EmbeddedDriverTests {
         #expect(driver.isFinished && driver.nextWake == nil)
         #expect(subscriber.waitUntilEnded() == final)
         #expect(clock.now == MonotonicInstant.zero.advanced(by: .seconds(3)))
-        // 3 s at 30 fps, the last 240 ms still held when the duration ends.
-        #expect(final.video?.framesRendered == 84)
+        // 3 s at 30 fps, the last 240 ms still held when the duration ends: frames 0…82 (media
+        // up to 2.733 s, due 240 ms later). Frame 83, due at 3.007 s, was released for decoding
+        // 20 ms ahead but is not shown: the run ended before its time.
+        #expect(final.video?.framesRendered == 83)
     }
 
     @Test("stop() between turns ends the run at the next one; datagrams after the end are ignored")

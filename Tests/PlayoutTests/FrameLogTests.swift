@@ -68,6 +68,25 @@ struct FrameLogTests {
         }
     }
 
+    /// Issue 30: a frame released for decoding ahead of its time (the 20 ms lead) when the run
+    /// ends is not shown by the drain: it was shown at the end, early — or late, by as long as
+    /// a swarm's observer thread took to reach its subscription, a frame per viewer at 500.
+    @Test("a run that ends between a frame's release and its render time does not show it, nor count it due")
+    func endBeforeRenderTime() throws {
+        // Frame 30 (media 1 s) arrives at 1.01 s and is due at 1.24 s; released 20 ms before
+        // that; the run ends at 1.23 s.
+        let simulation = try SimulatedSubscription(
+            session: SimulatedSubscription.session(key: Self.key), options: .init(duration: .milliseconds(1_230), frameLogCapacity: 100)
+        )
+        let start = simulation.clock.now
+        let final = simulation.run(try SimulatedSender(key: Self.key).datagrams(video: Duration.zero..<Duration.seconds(2), origin: start))
+        let log = try #require(simulation.subscription.frameLog).snapshot()
+        let video = try #require(final.video)
+        #expect(log.frames.count == 30 && log.frames.allSatisfy { !$0.skipped && $0.shown == $0.due }, "\(log.frames.suffix(2))")
+        #expect(log.frames.allSatisfy { $0.due <= start.advanced(by: .milliseconds(1_230)) })
+        #expect(video.framesRendered == 30 && video.framesRenderedLate == 0 && video.framesDropped == 0)
+    }
+
     @Test("a full log counts what it could not keep and keeps the first frames")
     func bounded() throws {
         let simulation = try SimulatedSubscription(session: SimulatedSubscription.session(key: Self.key), options: .init(duration: .seconds(2), frameLogCapacity: 10))

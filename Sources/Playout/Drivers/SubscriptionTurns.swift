@@ -18,6 +18,9 @@ package final class SubscriptionTurns: @unchecked Sendable {
     private var loopWakes: [PlayoutLoop.Wake]
     /// The final sample, once the subscription ended.
     package private(set) var final: SubscriberQoS?
+    /// The instant of the turn whose decisions said the end: ``finish()`` shows no frame due
+    /// after it, however late it runs.
+    private var endedAt: MonotonicInstant?
     /// Turns taken at ``lastInstant``: a part that keeps asking for the same instant would spin.
     private var turnsAtInstant = 0
     private var lastInstant: MonotonicInstant?
@@ -73,7 +76,10 @@ package final class SubscriptionTurns: @unchecked Sendable {
         }
         if let due = controlWake, due <= now { controlWake = subscription.control(now: now) }
         // The decisions said the end: the loops present no more (``finish()`` drains them).
-        guard controlWake != nil else { return true }
+        guard controlWake != nil else {
+            endedAt = endedAt ?? now
+            return true
+        }
         if let due = feedbackWake, due <= now { feedbackWake = subscription.feedback(now: now) }
         // A receive may have moved the transport's timers (a check answered, a handshake flight).
         transportWake = subscription.transportWake
@@ -114,7 +120,8 @@ package final class SubscriptionTurns: @unchecked Sendable {
     /// hold; the final sample reaches the observers and ``Subscriber/waitUntilEnded()``.
     package func finish() {
         guard final == nil else { return }
-        for loop in subscription.loops { loop.drain() }
+        let end = endedAt ?? lastInstant ?? MonotonicInstant(nanoseconds: .max)
+        for loop in subscription.loops { loop.drain(endedAt: end) }
         final = subscription.finish()
     }
 }

@@ -351,6 +351,8 @@ public final class Subscriber: @unchecked Sendable {
                 )
             }
             bandwidthLimiter.attach(tracks)
+            // Frames that are neither decoded nor remuxed are only timed: no payload is copied.
+            if !options.decoding, !renderer.remuxes { for track in tracks { track.elidePayloads() } }
             subscription = try Subscription(
                 clock: clock, start: start, options: options, delayController: delayController, delivery: delivery, tracks: tracks,
                 renderer: renderer, bandwidthLimiter: bandwidthLimiter, connection: connection, startup: startup

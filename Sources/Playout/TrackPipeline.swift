@@ -94,6 +94,12 @@ extension PlayoutError.Code {
         playout.restart()
     }
 
+    /// Frames carry their size but not their bytes from now on; see
+    /// ``TrackPlayout/elidePayloads()``.
+    public mutating func elidePayloads() {
+        playout.elidePayloads()
+    }
+
     /// A frame did not decode; see ``TrackPlayout/decodeFailed()``.
     public mutating func decodeFailed() {
         playout.decodeFailed()

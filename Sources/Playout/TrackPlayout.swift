@@ -46,6 +46,8 @@ struct TrackPlayout {
     public private(set) var assembledBytesReceived = 0
     /// Times the stream restarted (new SSRC, or a sequence or timestamp jump).
     public private(set) var restarts = 0
+    /// Whether frames carry their size but not their bytes (``elidePayloads()``).
+    public private(set) var elidesPayloads = false
 
     init(track: TrackID, factory: DepacketizerFactory, delay: Duration) {
         self.track = track
@@ -78,6 +80,15 @@ struct TrackPlayout {
     /// The playout delay the scheduler applies.
     public var delay: Duration { scheduler.delay }
 
+    /// From now on, frames assembled from packets carry their size but not their bytes (see
+    /// `Depacketizer.elidePayloads()`): for a viewer whose frames nothing decodes or writes,
+    /// which then does not copy each payload into its frame. Every timing and count stays the
+    /// same.
+    public mutating func elidePayloads() {
+        elidesPayloads = true
+        depacketizer.elidePayloads()
+    }
+
     /// Takes a frame that came assembled (libavformat), with its arrival instants set.
     public mutating func receive(frame: EncodedFrame) {
         assembledBytesReceived += frame.bytes.count
@@ -91,6 +102,7 @@ struct TrackPlayout {
         var depacketizer = self.depacketizer
         scheduler.discardQueued { depacketizer.recycle($0.bytes) }
         depacketizer = factory.makeDepacketizer()
+        if elidesPayloads { depacketizer.elidePayloads() }
         self.depacketizer = depacketizer
         timeline.reset()
         waitingForKeyframe = codec.kind == .video
@@ -215,7 +227,7 @@ struct TrackPlayout {
         }
         let media = frame.mediaTime.duration
         timeline.observe(mediaTime: media, arrival: frame.firstArrival)
-        scheduler.enqueue(frame, mediaTime: media, isKeyframe: frame.isKeyframe, byteCount: frame.bytes.count, arrival: frame.lastArrival)
+        scheduler.enqueue(frame, mediaTime: media, isKeyframe: frame.isKeyframe, byteCount: frame.byteCount, arrival: frame.lastArrival)
     }
 
     /// Gives back the bytes of a rendered or skipped frame for reuse.

@@ -98,8 +98,14 @@ public struct EncodedFrame: Sendable {
     public var lastArrival: MonotonicInstant
     /// Whether the decoder can start here (IDR / key frame; every audio frame).
     public var isKeyframe: Bool
-    /// The encoded bytes.
+    /// The encoded bytes (empty when the depacketizer elided them: ``elidedByteCount``).
     public var bytes: [UInt8]
+    /// Bytes the frame carried that were not kept: a depacketizer told that nothing will decode
+    /// or write its frames (`Depacketizer.elidePayloads()`) counts the payload instead of copying
+    /// it. 0 otherwise.
+    public var elidedByteCount = 0
+    /// The frame's size in bytes, kept or elided.
+    public var byteCount: Int { bytes.count + elidedByteCount }
     /// RTP only: the extended sequence numbers of the first and last packet.
     public var sequenceRange: ClosedRange<Int64>?
     /// Whether packets were lost between the previous frame of this track and this one: the

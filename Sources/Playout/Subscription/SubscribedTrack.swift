@@ -377,6 +377,15 @@ package final class SubscribedTrack: @unchecked Sendable {
         }
     }
 
+    /// Nothing decodes or writes this track's frames: they carry their size, not their bytes
+    /// (``TrackPlayout/elidePayloads()``).
+    func elidePayloads() {
+        lock.withLock { pipeline.elidePayloads() }
+    }
+
+    /// Whether its frames carry their size, not their bytes.
+    package var elidesPayloads: Bool { lock.withLock { pipeline.playout.elidesPayloads } }
+
     /// A frame did not decode (the playout loop); see ``TrackPlayout/decodeFailed()``.
     func decodeFailed() {
         lock.withLock { pipeline.decodeFailed() }

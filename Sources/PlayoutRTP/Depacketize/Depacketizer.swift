@@ -26,9 +26,18 @@ public protocol Depacketizer {
     /// reuse the storage: with every frame recycled, depacketizing allocates nothing in steady
     /// state. Frames not recycled are simply freed.
     mutating func recycle(_ bytes: consuming [UInt8])
+    /// From now on, frames carry their size and everything else but not their bytes
+    /// (``EncodedFrame/elidedByteCount``): for a consumer that neither decodes nor writes them,
+    /// such as a viewer that only times its frames, which then does not copy every payload. A
+    /// format may go on copying (the default does; H.264 and H.265 elide).
+    mutating func elidePayloads()
 }
 
 extension Depacketizer {
+    /// Goes on copying payloads: for formats whose frames are small (audio) or that need their
+    /// bytes to find frame boundaries.
+    public mutating func elidePayloads() {}
+
     /// Rebuilds the stored packet and feeds it (a requirement, so that a call on `any
     /// Depacketizer` reaches a version specialized for the payload format).
     @inlinable
@@ -79,6 +88,10 @@ struct FrameAssembler {
     private var lastSequence: Int64 = 0
     /// The frame's bytes so far.
     var bytes: [UInt8] = []
+    /// Whether payloads are copied into ``bytes``; when not, ``elidedByteCount`` counts them.
+    var keepsBytes = true
+    /// The frame's bytes so far that were counted, not copied.
+    var elidedByteCount = 0
     /// Storage given back by the consumer, reused for the next frames.
     private var pool: [[UInt8]] = []
     /// The capacity reserved for a new frame buffer when the pool is empty.
@@ -162,6 +175,7 @@ struct FrameAssembler {
         firstArrival = arrival
         firstSequence = sequence
         bytes.removeAll(keepingCapacity: true)
+        elidedByteCount = 0
         isKeyframe = false
         isDamaged = false
         fragmentOpen = false
@@ -185,6 +199,7 @@ struct FrameAssembler {
         firstArrival = lastArrival
         firstSequence = lastSequence
         bytes.removeAll(keepingCapacity: true)
+        elidedByteCount = 0
         isKeyframe = false
         isDamaged = false
         fragmentOpen = false
@@ -196,17 +211,18 @@ struct FrameAssembler {
         guard isOpen else { return nil }
         isOpen = false
         defer { fragmentOpen = false }
-        if isDamaged || fragmentOpen || bytes.isEmpty {
+        if isDamaged || fragmentOpen || (bytes.isEmpty && elidedByteCount == 0) {
             statistics.framesDiscarded += 1
             lossPending = true
             return nil
         }
         statistics.framesEmitted += 1
-        let frame = EncodedFrame(
+        var frame = EncodedFrame(
             track: track, codec: codec, mediaTime: MediaTime(ticks: timestamp, clockRate: clockRate),
-            firstArrival: firstArrival, lastArrival: lastArrival, isKeyframe: isKeyframe, bytes: takeBytes(),
+            firstArrival: firstArrival, lastArrival: lastArrival, isKeyframe: isKeyframe, bytes: keepsBytes ? takeBytes() : [],
             sequenceRange: firstSequence...lastSequence, followsLoss: lossPending
         )
+        frame.elidedByteCount = elidedByteCount
         lossPending = false
         return frame
     }

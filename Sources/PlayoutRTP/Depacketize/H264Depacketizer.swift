@@ -40,6 +40,10 @@ public struct H264Depacketizer: Depacketizer {
     public mutating func recycle(_ bytes: consuming [UInt8]) {
         base.assembler.recycle(bytes)
     }
+
+    public mutating func elidePayloads() {
+        base.assembler.keepsBytes = false
+    }
 }
 
 /// RFC 6184's payload structures around the 1-byte H.264 NAL unit header (F, NRI, type).

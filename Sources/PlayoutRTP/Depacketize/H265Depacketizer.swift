@@ -49,6 +49,10 @@ public struct H265Depacketizer: Depacketizer {
     public mutating func recycle(_ bytes: consuming [UInt8]) {
         base.assembler.recycle(bytes)
     }
+
+    public mutating func elidePayloads() {
+        base.assembler.keepsBytes = false
+    }
 }
 
 /// RFC 7798's payload structures around the 2-byte H.265 NAL unit header (F, type, LayerId, TID).

@@ -33,6 +33,7 @@ enum NALPayloadKind {
 /// first key frame that does not carry its own.
 struct NALUnitDepacketizer<Format: NALUnitPayloadFormat> {
     static var startCode: [UInt8] { [0, 0, 0, 1] }
+    static var startCodeLength: Int { 4 }
 
     var assembler: FrameAssembler
     private let parameterSets: [[UInt8]]
@@ -91,8 +92,12 @@ struct NALUnitDepacketizer<Format: NALUnitPayloadFormat> {
             if isStart {
                 if assembler.fragmentOpen { assembler.isDamaged = true }
                 let nalType = Format.fragmentedNALType(fuHeader)
-                assembler.bytes += Self.startCode
-                Format.appendFragmentedNALHeader(payload: payload, nalType: nalType, to: &assembler.bytes)
+                if assembler.keepsBytes {
+                    assembler.bytes += Self.startCode
+                    Format.appendFragmentedNALHeader(payload: payload, nalType: nalType, to: &assembler.bytes)
+                } else {
+                    assembler.elidedByteCount += Self.startCodeLength + headerLength
+                }
                 noteNALType(nalType)
                 assembler.fragmentOpen = true
             } else if !assembler.fragmentOpen {
@@ -100,7 +105,11 @@ struct NALUnitDepacketizer<Format: NALUnitPayloadFormat> {
                 assembler.isDamaged = true
                 break
             }
-            assembler.bytes.append(contentsOf: payload[(headerLength + 1)...])
+            if assembler.keepsBytes {
+                assembler.bytes.append(contentsOf: payload[(headerLength + 1)...])
+            } else {
+                assembler.elidedByteCount += payload.count - headerLength - 1
+            }
             if isEnd { assembler.fragmentOpen = false }
         case .unsupported:
             assembler.malformed()
@@ -119,8 +128,12 @@ struct NALUnitDepacketizer<Format: NALUnitPayloadFormat> {
 
     private mutating func appendNAL(_ nal: UnsafeRawBufferPointer) {
         guard let header = nal.first else { return }
-        assembler.bytes += Self.startCode
-        assembler.bytes.append(contentsOf: nal)
+        if assembler.keepsBytes {
+            assembler.bytes += Self.startCode
+            assembler.bytes.append(contentsOf: nal)
+        } else {
+            assembler.elidedByteCount += Self.startCodeLength + nal.count
+        }
         noteNALType(Format.nalType(header))
     }
 
@@ -135,7 +148,11 @@ struct NALUnitDepacketizer<Format: NALUnitPayloadFormat> {
         parameterSetsInserted = true
         guard !frameHasParameterSets, !parameterSets.isEmpty else { return emit(frame) }
         var frame = frame
-        frame.bytes = parameterSets.flatMap { Self.startCode + $0 } + frame.bytes
+        if assembler.keepsBytes {
+            frame.bytes = parameterSets.flatMap { Self.startCode + $0 } + frame.bytes
+        } else {
+            frame.elidedByteCount += parameterSets.reduce(0) { $0 + Self.startCodeLength + $1.count }
+        }
         emit(frame)
     }
 }

@@ -85,6 +85,8 @@ struct FrameLogTests {
         #expect(log.frames.count == 30 && log.frames.allSatisfy { !$0.skipped && $0.shown == $0.due }, "\(log.frames.suffix(2))")
         #expect(log.frames.allSatisfy { $0.due <= start.advanced(by: .milliseconds(1_230)) })
         #expect(video.framesRendered == 30 && video.framesRenderedLate == 0 && video.framesDropped == 0)
+        // Every frame received is accounted for: frame 30 with those still buffered.
+        #expect(video.framesRendered + video.framesDropped + video.bufferedFrames == video.framesReceived, "\(video)")
     }
 
     @Test("a full log counts what it could not keep and keeps the first frames")

@@ -344,8 +344,9 @@ package final class PlayoutLoop: @unchecked Sendable {
     /// Stopping: presents what was decoded (the scheduler released it for rendering) and was due
     /// by `end`, the instant the run ended, then the pictures the decoder still holds (B-frame
     /// reordering). A frame released ahead of its render time (the decode lead) that would show
-    /// after `end` is not shown — nor counted as due: the run was over before its time — but is
-    /// still handed to a remux output, as decoded without rendering. Without that, a frame shown
+    /// after `end` is not shown — nor counted as due: the run was over before its time; it is
+    /// counted with the frames still buffered — but is still handed to a remux output, as decoded
+    /// without rendering. Without that, a frame shown
     /// by the drain instead of at its time counted as early or, when many subscriptions end
     /// together and drain one after another, as late (a frame per viewer of a large swarm).
     package func drain(endedAt end: MonotonicInstant) {
@@ -355,7 +356,7 @@ package final class PlayoutLoop: @unchecked Sendable {
                 present(frame)
             } else {
                 remux(frame, renderAt: nil)
-                track.finished(frame.frame, decoder: statistics) { _ in }
+                track.finished(frame.frame, decoder: statistics) { $0.framesHeldAtEnd += 1 }
             }
         }
         decoded.removeAll()

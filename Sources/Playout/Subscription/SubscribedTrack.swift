@@ -35,6 +35,9 @@ package final class SubscribedTrack: @unchecked Sendable {
         var firstKeyFrame: MonotonicInstant?
         var framesPresented = 0
         var framesPresentedLate = 0
+        /// Frames released for decoding ahead of their time that were still held when the run
+        /// ended before it: counted with the buffered frames, which wait for their time too.
+        var framesHeldAtEnd = 0
         var renderError = DurationHistogram()
         var latency = DurationHistogram()
         var transit = DurationHistogram()

@@ -91,7 +91,7 @@ extension TrackQoS {
         jitterBufferTargetDelay = frames.jitterBufferTargetDelay
         jitterBufferMinimumDelay = frames.jitterBufferMinimumDelay
         bufferedDuration = frames.bufferedDuration
-        bufferedFrames = frames.bufferedFrames
+        bufferedFrames = frames.bufferedFrames + playback.framesHeldAtEnd
         bufferedBytes = frames.bufferedBytes
 
         // The decoder and the presentation. Rendered means presented: a frame released for

@@ -72,7 +72,7 @@ struct QoSFieldMeaning {
         "jitterBufferMinimumDelay": .init(.counter, .seconds, "jitter_buffer_minimum_delay", "Sum of the minimum delay at each emitted frame (W3C)."),
         "jitterBufferEmittedCount": .init(.counter, .none, "jitter_buffer_emitted_frames", "Frames emitted by the jitter buffer."),
         "bufferedDuration": .init(.gauge, .seconds, "Media time held in the buffer now."),
-        "bufferedFrames": .init(.gauge, "Frames held in the buffer now."),
+        "bufferedFrames": .init(.gauge, "Frames held in the buffer now (in the final sample, with those released ahead of a time after the end)."),
         "bufferedBytes": .init(.gauge, .bytes, "Bytes held in the buffer now."),
         "bitrate": .init(.gauge, .bitsPerSecond, "Received media rate over the last window (Prometheus: in bytes per second)."),
         "frameWidth": .init(.gauge, .none, "frame_width_pixels", "Width of the last rendered picture."),

@@ -53,6 +53,15 @@ public enum SRTPLibrary {
         }
         if status != 0 { throw SRTPLibraryError(status: status) }
     }
+
+    /// How many of the lengths below `maximumLength` (at most 4,096) give a different key stream
+    /// or tag from libcrypto's own AES-128-CTR and `HMAC()` with the primitives
+    /// ``usesLibcrypto`` puts in libsrtp2 (the key stream in two calls split at an odd point,
+    /// the tag in two updates): 0, or -1 when the check cannot run. libsrtp2's self-tests cover
+    /// one vector of each; this covers every length and the paths between calls.
+    package static func primitiveMismatches(maximumLength: Int) -> Int {
+        Int(playout_srtp_crypto_check(UInt32(clamping: maximumLength)))
+    }
 }
 
 /// libsrtp2 could not be initialized.

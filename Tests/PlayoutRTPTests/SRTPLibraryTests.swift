@@ -16,6 +16,11 @@ struct SRTPLibraryTests {
         #expect(SRTPLibrary.usesLibcrypto)
     }
 
+    @Test("the libcrypto primitives give libcrypto's own AES-128-CTR key stream and HMAC-SHA1 tag at every length up to 3,000 bytes, across split calls")
+    func primitivesMatchLibcrypto() {
+        #expect(SRTPLibrary.primitiveMismatches(maximumLength: 3_000) == 0)
+    }
+
     @Test("the linked libsrtp2 is version 2")
     func version() {
         #expect(SRTPLibrary.version.hasPrefix("libsrtp2 2."))

@@ -10,4 +10,9 @@
 /// then keeps its own for that one).
 int playout_srtp_use_libcrypto(void);
 
+/// Checks the two primitives against libcrypto's own AES-128-CTR and HMAC() for every length
+/// below `maximum_length` (at most 4,096): the counter mode in two calls split at an odd point,
+/// the tag in two updates. Returns the number of mismatches (0), or -1 when it cannot run.
+int playout_srtp_crypto_check(unsigned int maximum_length);
+
 #endif

@@ -451,9 +451,17 @@ private final class Worker: @unchecked Sendable {
                 }
             }
             // What arrived may be due now (a frame completed, a gap to ask for); an end is
-            // handed over at the top of the loop.
-            let arrived = clock.now
-            for slot in received where turn(slot, now: arrived) { wakes[slot] = arrived.nanoseconds }
+            // handed over at the top of the loop. A key frame reaching every subscription at once
+            // makes these turns a sweep of their own: the due turns go between every 16 of them
+            // too, each group at an instant read after the due turns before it.
+            var arrived = clock.now
+            for (position, slot) in received.enumerated() {
+                if position > 0, position % Self.receivesBetweenDueTurns == 0 {
+                    arrived = clock.now
+                    if wakes.contains(where: { $0 <= arrived.nanoseconds }) { takeDueTurns(now: arrived) }
+                }
+                if turn(slot, now: arrived) { wakes[slot] = arrived.nanoseconds }
+            }
         }
     }
 }

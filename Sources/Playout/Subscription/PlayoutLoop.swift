@@ -344,11 +344,11 @@ package final class PlayoutLoop: @unchecked Sendable {
     /// Stopping: presents what was decoded (the scheduler released it for rendering) and was due
     /// by `end`, the instant the run ended, then the pictures the decoder still holds (B-frame
     /// reordering). A frame released ahead of its render time (the decode lead) that would show
-    /// after `end` is not shown — nor counted as due: the run was over before its time; it is
-    /// counted with the frames still buffered — but is still handed to a remux output, as decoded
-    /// without rendering. Without that, a frame shown
-    /// by the drain instead of at its time counted as early or, when many subscriptions end
-    /// together and drain one after another, as late (a frame per viewer of a large swarm).
+    /// after `end` is not shown, nor counted as due (the run was over before its time): it is
+    /// counted with the frames still buffered, and handed to a remux output as decoded without
+    /// rendering. Shown by the drain instead of at its time, it counted as early or, when many
+    /// subscriptions ended together and drained one after another, as late (a frame per viewer
+    /// of a large swarm).
     package func drain(endedAt end: MonotonicInstant) {
         if let pending { absorb(offloaded.wait(), of: pending) }
         for frame in decoded {

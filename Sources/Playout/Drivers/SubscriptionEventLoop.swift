@@ -227,7 +227,8 @@ private final class Worker: @unchecked Sendable {
     private static let wakeToken = UInt64.max
     /// The most events one `epoll_wait` returns (the rest come with the next).
     private static let eventCapacity = Int(PLAYOUT_EPOLL_MAX_EVENTS)
-    /// How many sockets a worker reads, at most, before it takes the turns due.
+    /// How many sockets a worker reads, or turns it takes after reading them, at most, before it
+    /// takes the turns due.
     private static let receivesBetweenDueTurns = 16
 
     /// How many subscribers it drives (to place the next one).
@@ -396,6 +397,13 @@ private final class Worker: @unchecked Sendable {
                     }
                 }
             }
+            // Between every few sockets read, or turns taken after them: the turns that fell due
+            // meanwhile, at the instant it returns.
+            func takeTurnsDueMeanwhile() -> MonotonicInstant {
+                let now = clock.now
+                if wakes.contains(where: { $0 <= now.nanoseconds }) { takeDueTurns(now: now) }
+                return now
+            }
             let now = clock.now
             takeDueTurns(now: now)
             if slots.isEmpty, stopping { return }
@@ -422,10 +430,7 @@ private final class Worker: @unchecked Sendable {
                 // A batch of many subscriptions' packets (one frame sent to all of them at once)
                 // does not hold back a frame due meanwhile: the due turns go between every
                 // 16 sockets read, not after the whole batch.
-                if position > 0, position % Self.receivesBetweenDueTurns == 0 {
-                    let between = clock.now
-                    if wakes.contains(where: { $0 <= between.nanoseconds }) { takeDueTurns(now: between) }
-                }
+                if position > 0, position % Self.receivesBetweenDueTurns == 0 { _ = takeTurnsDueMeanwhile() }
                 let token = tokens[position]
                 if token == Self.wakeToken {
                     var drained = [UInt8](repeating: 0, count: 64)
@@ -456,10 +461,7 @@ private final class Worker: @unchecked Sendable {
             // too, each group at an instant read after the due turns before it.
             var arrived = clock.now
             for (position, slot) in received.enumerated() {
-                if position > 0, position % Self.receivesBetweenDueTurns == 0 {
-                    arrived = clock.now
-                    if wakes.contains(where: { $0 <= arrived.nanoseconds }) { takeDueTurns(now: arrived) }
-                }
+                if position > 0, position % Self.receivesBetweenDueTurns == 0 { arrived = takeTurnsDueMeanwhile() }
                 if turn(slot, now: arrived) { wakes[slot] = arrived.nanoseconds }
             }
         }

@@ -115,6 +115,15 @@ struct FrameAssembler {
         pool.reserveCapacity(Self.poolLimit)
     }
 
+    /// Appends `part` to the frame's bytes, or counts it when payloads are elided.
+    mutating func append(_ part: some Collection<UInt8>) {
+        if keepsBytes {
+            bytes.append(contentsOf: part)
+        } else {
+            elidedByteCount += part.count
+        }
+    }
+
     /// Keeps `buffer` for a later frame (if the pool has room).
     mutating func recycle(_ buffer: consuming [UInt8]) {
         // Emptied when taken, not here: the consumer may still hold a reference right now, and

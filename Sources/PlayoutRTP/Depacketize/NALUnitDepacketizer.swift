@@ -33,7 +33,6 @@ enum NALPayloadKind {
 /// first key frame that does not carry its own.
 struct NALUnitDepacketizer<Format: NALUnitPayloadFormat> {
     static var startCode: [UInt8] { [0, 0, 0, 1] }
-    static var startCodeLength: Int { 4 }
 
     var assembler: FrameAssembler
     private let parameterSets: [[UInt8]]
@@ -92,11 +91,11 @@ struct NALUnitDepacketizer<Format: NALUnitPayloadFormat> {
             if isStart {
                 if assembler.fragmentOpen { assembler.isDamaged = true }
                 let nalType = Format.fragmentedNALType(fuHeader)
+                assembler.append(Self.startCode)
                 if assembler.keepsBytes {
-                    assembler.bytes += Self.startCode
                     Format.appendFragmentedNALHeader(payload: payload, nalType: nalType, to: &assembler.bytes)
                 } else {
-                    assembler.elidedByteCount += Self.startCodeLength + headerLength
+                    assembler.elidedByteCount += headerLength
                 }
                 noteNALType(nalType)
                 assembler.fragmentOpen = true
@@ -105,11 +104,7 @@ struct NALUnitDepacketizer<Format: NALUnitPayloadFormat> {
                 assembler.isDamaged = true
                 break
             }
-            if assembler.keepsBytes {
-                assembler.bytes.append(contentsOf: payload[(headerLength + 1)...])
-            } else {
-                assembler.elidedByteCount += payload.count - headerLength - 1
-            }
+            assembler.append(payload[(headerLength + 1)...])
             if isEnd { assembler.fragmentOpen = false }
         case .unsupported:
             assembler.malformed()
@@ -128,12 +123,8 @@ struct NALUnitDepacketizer<Format: NALUnitPayloadFormat> {
 
     private mutating func appendNAL(_ nal: UnsafeRawBufferPointer) {
         guard let header = nal.first else { return }
-        if assembler.keepsBytes {
-            assembler.bytes += Self.startCode
-            assembler.bytes.append(contentsOf: nal)
-        } else {
-            assembler.elidedByteCount += Self.startCodeLength + nal.count
-        }
+        assembler.append(Self.startCode)
+        assembler.append(nal)
         noteNALType(Format.nalType(header))
     }
 
@@ -151,7 +142,7 @@ struct NALUnitDepacketizer<Format: NALUnitPayloadFormat> {
         if assembler.keepsBytes {
             frame.bytes = parameterSets.flatMap { Self.startCode + $0 } + frame.bytes
         } else {
-            frame.elidedByteCount += parameterSets.reduce(0) { $0 + Self.startCodeLength + $1.count }
+            frame.elidedByteCount += parameterSets.reduce(0) { $0 + Self.startCode.count + $1.count }
         }
         emit(frame)
     }

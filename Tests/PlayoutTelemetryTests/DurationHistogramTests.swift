@@ -66,4 +66,37 @@ struct DurationHistogramTests {
         #expect(snapshot == copy && snapshot != live)
         #expect(snapshot.count == 60 && snapshot.maximum == .milliseconds(259) && live.count == 200)
     }
+
+    /// Hundreds of viewers reach a new octave at the same frame: each of them lists the value
+    /// there instead of taking 8 kB of fresh memory in the turn that presents the frame.
+    @Test("a chunk lists its first 32 buckets and holds all of them from the 33rd on; percentiles, merges and equality are the same either way")
+    func listedThenWhole() {
+        var few = DurationHistogram()
+        for index in 0..<32 { few.record(.microseconds(40_000 + Int64(index) * 100)) }  // one octave (32.8–65.5 ms)
+        #expect(few.wholeChunkCount == 0)
+        #expect(few.percentile(0.5)!.nanoseconds / 1_000 >= 41_500 && few.percentile(1) == .microseconds(43_100))
+        var many = few
+        many.record(.microseconds(50_000))
+        #expect(many.wholeChunkCount == 1 && few.wholeChunkCount == 0)
+        // The same values recorded into one histogram that holds the chunk whole and merged from
+        // two that list theirs.
+        var listedHalves = DurationHistogram()
+        var second = DurationHistogram()
+        for index in 0..<16 { listedHalves.record(.microseconds(40_000 + Int64(index) * 100)) }
+        for index in 16..<32 { second.record(.microseconds(40_000 + Int64(index) * 100)) }
+        second.record(.microseconds(50_000))
+        #expect(listedHalves.wholeChunkCount == 0 && second.wholeChunkCount == 0)
+        listedHalves.merge(second)
+        #expect(listedHalves == many && listedHalves.wholeChunkCount == 1)
+        for fraction in [0.01, 0.5, 0.9, 0.99, 1] { #expect(many.percentile(fraction) == listedHalves.percentile(fraction)) }
+        // A few late frames among thousands below 2 ms: the octaves they reached stay listed.
+        var renderErrors = DurationHistogram()
+        for index in 0..<5_000 { renderErrors.record(.microseconds(Int64(index % 1_900))) }
+        for late in [22_000, 35_000, 36_000, 80_000] as [Int64] { renderErrors.record(.microseconds(late)) }
+        #expect(renderErrors.wholeChunkCount == 2, "the exact first 2 ms only (two chunks)")
+        #expect(renderErrors.percentile(1) == .microseconds(80_000) && renderErrors.summary!.p99 < .milliseconds(2))
+        let snapshot = renderErrors.snapshot()
+        renderErrors.record(.microseconds(35_000))
+        #expect(snapshot != renderErrors && snapshot.count == 5_004)
+    }
 }

@@ -306,6 +306,8 @@ private final class Worker: @unchecked Sendable {
     }
 
     private func run() {
+        observers.adoptCurrentThreadAsWorker()
+        defer { observers.tellPosted() }
         // Each member keeps its slot until it ends, so the tokens of its sockets stay valid;
         // an ended member's slot is reused.
         var members: [Member?] = []
@@ -415,6 +417,8 @@ private final class Worker: @unchecked Sendable {
                 return earliest
             }
             let wait = min(100_000_000, max(0, earliest == .max ? .max : earliest &- clock.now.nanoseconds))
+            // The observer thread takes the core while this one waits, not in the middle of turns.
+            observers.tellPosted()
             if earliest != .max, wait < 1_000_000 {
                 sleepUntil(MonotonicInstant(nanoseconds: earliest))
                 continue
@@ -472,14 +476,28 @@ private final class Worker: @unchecked Sendable {
 /// (state, QoS samples, delay changes) as they are posted, and ends the runs whose decisions said
 /// the end — draining their playout loops, publishing the final sample — so observers and the
 /// end's work never run on a worker.
+///
+/// A post from one of the loop's workers does not wake the thread at once: the worker tells it
+/// when it next waits (``tellPosted()``, before each `epoll_wait` or sleep), so the observer
+/// thread takes the core a worker gives up instead of preempting it in the middle of its turns,
+/// once per pass instead of once per post. A post from any other thread wakes it at once. Each
+/// wake delivers only the subscriptions that posted.
 private final class ObserverPump: @unchecked Sendable {
     private let name: String
     private let condition = ConditionLock()
-    private var deliveries: [ObserverDelivery] = []  // condition
-    private var posted = false  // condition: an update waits in some delivery's queue
+    /// The deliveries with an update queued since the thread last looked, each once.
+    private var ready: [ObjectIdentifier: ObserverDelivery] = [:]  // condition
     private var finishing: [SubscriptionTurns] = []  // condition
     private var stopping: (@Sendable () -> Void)?  // condition: what to do last, once stopping
     private var running = false  // condition
+    /// A worker posted since the thread was last woken: the worker wakes it when it next waits.
+    private let untold = Atomic(false)
+    /// Marks the threads of the workers of this pump (their posts are told when they wait).
+    private static let workerKey: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
 
     init(name: String) {
         self.name = name
@@ -497,9 +515,33 @@ private final class ObserverPump: @unchecked Sendable {
 
     /// Delivers `delivery`'s updates from now on, as they are posted.
     func add(_ delivery: ObserverDelivery) {
-        condition.withLock { deliveries.append(delivery) }
-        delivery.notifyPosted { [weak self] in self?.poke() }
-        poke()
+        // Weakly: the delivery holds this closure.
+        delivery.notifyPosted { [weak self, weak delivery] in
+            if let self, let delivery { self.posted(delivery) }
+        }
+        posted(delivery)
+    }
+
+    /// Marks the calling thread as one of this pump's workers (``tellPosted()`` is then up to it).
+    func adoptCurrentThreadAsWorker() {
+        pthread_setspecific(Self.workerKey, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// Wakes the thread for the posts of the calling worker made since it was last woken (a
+    /// worker calls this before it waits, and as it ends).
+    func tellPosted() {
+        guard untold.load(ordering: .relaxed), untold.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        condition.withLock { condition.broadcast() }
+    }
+
+    private func posted(_ delivery: ObserverDelivery) {
+        let worker: UnsafeMutableRawPointer? = pthread_getspecific(Self.workerKey)
+        let deferred = worker == Unmanaged.passUnretained(self).toOpaque()
+        condition.withLock {
+            ready[ObjectIdentifier(delivery)] = delivery
+            if !deferred { condition.broadcast() }
+        }
+        if deferred { untold.store(true, ordering: .releasing) }
     }
 
     /// `turns` ended: finish it on this thread.
@@ -530,29 +572,18 @@ private final class ObserverPump: @unchecked Sendable {
         }
     }
 
-    private func poke() {
-        condition.withLock {
-            posted = true
-            condition.broadcast()
-        }
-    }
-
     private func run() {
         while true {
-            let (deliveries, finishing, last) = condition.withLock {
-                while !posted, self.finishing.isEmpty, stopping == nil { condition.wait(until: nil) }
+            let (ready, finishing, last) = condition.withLock {
+                while self.ready.isEmpty, self.finishing.isEmpty, stopping == nil { condition.wait(until: nil) }
                 defer {
-                    posted = false
+                    self.ready.removeAll()
                     self.finishing.removeAll()
                 }
-                return (self.deliveries, self.finishing, stopping)
+                return (self.ready, self.finishing, stopping)
             }
-            for delivery in deliveries { delivery.deliverPending() }
+            for delivery in ready.values { delivery.deliverPending() }
             for turns in finishing { turns.finish() }
-            if !finishing.isEmpty {
-                let ended = Set(finishing.map { ObjectIdentifier($0.subscription.delivery) })
-                condition.withLock { self.deliveries.removeAll { ended.contains(ObjectIdentifier($0)) } }
-            }
             if let last {
                 last()
                 condition.withLock {

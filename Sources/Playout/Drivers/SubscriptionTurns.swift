@@ -75,9 +75,17 @@ package final class SubscriptionTurns: @unchecked Sendable {
             controlWake = now
         }
         if let due = controlWake, due <= now { controlWake = subscription.control(now: now) }
-        // The decisions said the end: the loops present no more (``finish()`` drains them).
+        // The decisions said the end: the loops present no more (``finish()`` drains them) —
+        // but what is due by the end is shown in this turn, on time. The drain runs later, on
+        // the observer thread, one subscription after another: with hundreds ending together
+        // (a swarm's duration), the frames it showed there came out late.
         guard controlWake != nil else {
-            endedAt = endedAt ?? now
+            if endedAt == nil {
+                endedAt = now
+                for index in loopWakes.indices where Self.instant(of: loopWakes[index]).map({ $0 <= now }) ?? false {
+                    loopWakes[index] = subscription.loops[index].advance(now: now)
+                }
+            }
             return true
         }
         if let due = feedbackWake, due <= now { feedbackWake = subscription.feedback(now: now) }

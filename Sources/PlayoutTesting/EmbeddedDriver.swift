@@ -45,6 +45,11 @@ public final class EmbeddedDriver {
     private let turns: SubscriptionTurns
     /// The subscription's parts (tracks, loops, the frame log), for tests in this package.
     package var subscription: Subscription { turns.subscription }
+    /// How long after the turn that said the end the run is finished (its loops drained, its final
+    /// sample taken), the clock moved by as much first; zero by default. The event loop finishes a
+    /// run later, on its observer thread: tests in this package set it to see what the end's
+    /// turn showed by itself.
+    package var finishingDelay: Duration = .zero
 
     /// Opens `subscriber` (as ``Subscriber/start()`` does, without binding a socket or starting a
     /// thread) and does what is due at the clock's instant.
@@ -165,6 +170,9 @@ public final class EmbeddedDriver {
         guard !isFinished else { return }
         let ended = turns.turn(now: clock.now)
         subscription.delivery.deliverPending()
-        if ended { turns.finish() }
+        if ended {
+            if finishingDelay > .zero { clock.advance(by: finishingDelay) }
+            turns.finish()
+        }
     }
 }

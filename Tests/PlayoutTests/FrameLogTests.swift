@@ -95,29 +95,14 @@ struct FrameLogTests {
     @Test("the turn that ends a run shows the frame due at that instant, on time; the drain, 40 ms later, shows nothing late")
     func endTurnShowsWhatIsDue() throws {
         // Frame 30 (media 1 s) is due at 1.24 s, the instant the run ends.
-        let clock = ManualClock(start: .init(nanoseconds: 10_000_000_000))
-        let subscriber = try Subscriber(
-            sessionDescription: SimulatedSubscription.session(key: Self.key), options: .init(duration: .milliseconds(1_240), frameLogCapacity: 100, clock: clock)
+        let simulation = try SimulatedSubscription(
+            session: SimulatedSubscription.session(key: Self.key), options: .init(duration: .milliseconds(1_240), frameLogCapacity: 100)
         )
-        let subscription = try subscriber.open(bindingSockets: false)
-        let turns = SubscriptionTurns(subscriber: subscriber, subscription: subscription, now: clock.now)
-        var datagrams = try SimulatedSender(key: Self.key).datagrams(video: Duration.zero..<Duration.seconds(2), origin: clock.now)[...]
-        while true {
-            let next = try #require([turns.nextWake, datagrams.first?.arrival].compactMap(\.self).min() as MonotonicInstant?)
-            if next > clock.now { clock.advance(to: next) }
-            while let datagram = datagrams.first, datagram.arrival <= clock.now {
-                var bytes = datagram.bytes
-                let control = bytes.count >= 2 && (200...204).contains(bytes[1])
-                bytes.withUnsafeMutableBytes { subscription.tracks[datagram.track].deliver($0, length: $0.count, arrival: clock.now, control: control) }
-                datagrams = datagrams.dropFirst()
-            }
-            if turns.turn(now: clock.now) { break }
-        }
-        clock.advance(by: .milliseconds(40))
-        turns.finish()
-        let log = try #require(subscription.frameLog).snapshot()
+        simulation.driver.finishingDelay = .milliseconds(40)
+        let final = simulation.run(try SimulatedSender(key: Self.key).datagrams(video: Duration.zero..<Duration.seconds(2), origin: simulation.clock.now))
+        let log = try #require(simulation.subscription.frameLog).snapshot()
         #expect(log.frames.count == 31 && log.frames.allSatisfy { !$0.skipped && $0.shown == $0.due }, "\(log.frames.suffix(2))")
-        let video = try #require(turns.final?.video as TrackQoS?)
+        let video = try #require(final.video)
         #expect(video.framesRendered == 31 && video.framesRenderedLate == 0)
     }
 

@@ -156,6 +156,19 @@ public final class SubscriptionEventLoop: @unchecked Sendable {
     }
 }
 
+extension SubscriptionEventLoop {
+    /// The slots whose wake (in nanoseconds) is at or before `now`, into `order`: the earliest
+    /// wake first, ties in slot order. A worker takes its due turns in this order, so when it comes
+    /// to them late (the machine held it up, a burst of packets came first), the frame due first is
+    /// shown first: in slot order, a frame due later could go before one due earlier, which then
+    /// came later still (earliest-deadline-first keeps the largest lateness of a sweep smallest).
+    static func dueOrder(_ wakes: [Int64], by now: Int64, into order: inout [Int]) {
+        order.removeAll(keepingCapacity: true)
+        for slot in wakes.indices where wakes[slot] <= now { order.append(slot) }
+        if order.count > 1 { order.sort { wakes[$0] < wakes[$1] || (wakes[$0] == wakes[$1] && $0 < $1) } }
+    }
+}
+
 /// One worker thread of a ``SubscriptionEventLoop``.
 private final class Worker: @unchecked Sendable {
     /// A subscriber the worker drives, with its sockets. A class: the receive path reads a
@@ -324,6 +337,7 @@ private final class Worker: @unchecked Sendable {
         var tokens = [UInt64](repeating: 0, count: Self.eventCapacity)
         var stopped = false
         var received: [Int] = []
+        var due: [Int] = []
         func turn(_ slot: Int, now: MonotonicInstant) -> Bool {
             guard let unretained = turnsAt[slot] else { return false }
             let (ended, wake, generation) = unretained._withUnsafeGuaranteedRef { turns in
@@ -381,7 +395,8 @@ private final class Worker: @unchecked Sendable {
             // Take the turns that are due; hand the runs that ended to the observer thread.
             func takeDueTurns(now: MonotonicInstant) {
                 let lateBefore = now.nanoseconds &- SubscriptionEventLoop.latePollBound.nanoseconds
-                for slot in wakes.indices where wakes[slot] <= now.nanoseconds {
+                SubscriptionEventLoop.dueOrder(wakes, by: now.nanoseconds, into: &due)
+                for slot in due {
                     if wakes[slot] > 0 {
                         duePolls.add(1, ordering: .relaxed)
                         if wakes[slot] < lateBefore { latePolls.add(1, ordering: .relaxed) }

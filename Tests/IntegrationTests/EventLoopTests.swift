@@ -101,6 +101,14 @@ struct EventLoopTests {
         .nanoseconds(threads(named: prefix).compactMap { runQueueDelay(ofThread: $0.id) }.reduce(0, +))
     }
 
+    /// The frames the subscribers' logs show skipped (late, not rendered) whose stretch from due
+    /// to skip meets none of `heldUp`: skipped while no watched thread was held up by the machine.
+    static func skipped(by subscribers: [Subscriber], outside heldUp: [ClosedRange<MonotonicInstant>]) -> [FrameRecord] {
+        subscribers.compactMap { $0.frameLog?.snapshot() }.flatMap(\.frames).filter { frame in
+            frame.skipped && !heldUp.contains { $0.overlaps(frame.due...max(frame.due, frame.shown)) }
+        }
+    }
+
     /// What the frame logs say of the frames skipped: how many viewers skipped any, and for the
     /// first of them, each skipped frame's arrival and skip against its due time, beside the
     /// frame rendered before it — a sender late, a timeline moved, or a worker held up.
@@ -228,9 +236,7 @@ struct EventLoopTests {
             #expect((final.audio?.framesRendered ?? 0) > 90 && final.audio?.framesSkipped == 0)
             #expect(final.elapsed >= .seconds(2) && final.elapsed < .seconds(4), "played in real time: \(final.elapsed)")
         }
-        let unexcused = viewers.compactMap { $0.frameLog?.snapshot() }.flatMap(\.frames).filter { frame in
-            frame.skipped && !heldUp.contains { $0.overlaps(frame.due...max(frame.due, frame.shown)) }
-        }
+        let unexcused = Self.skipped(by: viewers, outside: heldUp)
         #expect(unexcused.isEmpty, "\(unexcused.count) frames late while no thread that brings them was held up; \(Self.skippedFrames(viewers))")
         // The reading threads return after handing over the end.
         #expect(Self.eventually { Self.threadCount(named: "evl-files-in") == 0 }, "the reading threads ended with their runs")
@@ -339,9 +345,7 @@ struct EventLoopTests {
         // late with 0.16 s of run-queue wait in all: held up elsewhere, and not watched then.)
         let starved = waited >= .milliseconds(750)
         if !starved {
-            let unexcused = subscribers.compactMap { $0.frameLog?.snapshot() }.flatMap(\.frames).filter { frame in
-                frame.skipped && !heldUp.contains { $0.overlaps(frame.due...max(frame.due, frame.shown)) }
-            }
+            let unexcused = Self.skipped(by: subscribers, outside: heldUp)
             #expect(
                 unexcused.isEmpty,
                 "\(rendered) of \(frames * Self.viewers) rendered, \(unexcused.count) skipped while no worker was held up; the loop waited \(waited) for a CPU; the workers at the looks: \(watch.waits); \(Self.skippedFrames(subscribers))"

@@ -50,6 +50,13 @@ public final class EmbeddedDriver {
     /// run later, on its observer thread: tests in this package set it to see what the end's
     /// turn showed by itself.
     package var finishingDelay: Duration = .zero
+    /// Whether each turn is taken as an event loop takes it when other subscriptions' turns are
+    /// due after it on the same thread: the loops present what is due and leave reading ahead
+    /// to a turn of its own, at the same instant (``SubscriptionTurns/readsAheadOnly``); false
+    /// by default.
+    package var othersDue = false
+    /// Whether all the next turn has to do is read ahead (see ``othersDue``).
+    package var readsAheadOnly: Bool { turns.readsAheadOnly }
 
     /// Opens `subscriber` (as ``Subscriber/start()`` does, without binding a socket or starting a
     /// thread) and does what is due at the clock's instant.
@@ -164,11 +171,16 @@ public final class EmbeddedDriver {
         bytes.withUnsafeMutableBytes { subscription.tracks[track].deliver($0, length: $0.count, arrival: now, control: isControl) }
     }
 
+    /// Takes one turn at the clock's instant, due or not (the public calls take every turn due).
+    package func takeTurn() {
+        turn()
+    }
+
     /// Does everything due now (see ``SubscriptionTurns``), then calls the observers; and the
     /// end, once the decisions say so.
     private func turn() {
         guard !isFinished else { return }
-        let ended = turns.turn(now: clock.now)
+        let ended = turns.turn(now: clock.now, othersDue: othersDue)
         subscription.delivery.deliverPending()
         if ended {
             if finishingDelay > .zero { clock.advance(by: finishingDelay) }

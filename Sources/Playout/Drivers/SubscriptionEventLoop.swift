@@ -162,11 +162,29 @@ extension SubscriptionEventLoop {
     /// to them late (the machine held it up, a burst of packets came first), the frame due first is
     /// shown first: in slot order, a frame due later could go before one due earlier, which then
     /// came later still (earliest-deadline-first keeps the largest lateness of a sweep smallest).
-    static func dueOrder(_ wakes: [Int64], by now: Int64, into order: inout [Int]) {
+    /// A slot that only reads ahead (`readingAhead[slot]`: ``SubscriptionTurns/readsAheadOnly``)
+    /// counts as due ``readAheadSlack`` after its wake: the turns due meanwhile go first, so a
+    /// frame is not held back by another subscription's next frame being released or decoded,
+    /// and a read-ahead that waited that long goes before what fell due after it.
+    static func dueOrder(_ wakes: [Int64], readingAhead: [Bool]? = nil, by now: Int64, into order: inout [Int]) {
         order.removeAll(keepingCapacity: true)
         for slot in wakes.indices where wakes[slot] <= now { order.append(slot) }
-        if order.count > 1 { order.sort { wakes[$0] < wakes[$1] || (wakes[$0] == wakes[$1] && $0 < $1) } }
+        guard order.count > 1 else { return }
+        if let readingAhead {
+            let slack = readAheadSlack.nanoseconds
+            order.sort {
+                let (first, second) = (wakes[$0] &+ (readingAhead[$0] ? slack : 0), wakes[$1] &+ (readingAhead[$1] ? slack : 0))
+                return first < second || (first == second && $0 < $1)
+            }
+        } else {
+            order.sort { wakes[$0] < wakes[$1] || (wakes[$0] == wakes[$1] && $0 < $1) }
+        }
     }
+
+    /// How long a turn that only reads ahead gives way to the others due (``dueOrder(_:readingAhead:by:into:)``):
+    /// a fraction of a frame interval, well within the 50 ms ahead of its render time at which a
+    /// loop releases a frame, so the frame is still released, and decoded, in time.
+    static let readAheadSlack: Duration = .milliseconds(10)
 }
 
 /// One worker thread of a ``SubscriptionEventLoop``.
@@ -332,19 +350,21 @@ private final class Worker: @unchecked Sendable {
         /// the members so a wake-up costs a scan of plain integers, not a question to every
         /// subscription.
         var wakes: [Int64] = []
+        var readingAhead: [Bool] = []
         var freeSlots: [Int] = []
         var slots: [ObjectIdentifier: Int] = [:]
         var tokens = [UInt64](repeating: 0, count: Self.eventCapacity)
         var stopped = false
         var received: [Int] = []
         var due: [Int] = []
-        func turn(_ slot: Int, now: MonotonicInstant) -> Bool {
+        func turn(_ slot: Int, now: MonotonicInstant, othersDue: Bool = false) -> Bool {
             guard let unretained = turnsAt[slot] else { return false }
-            let (ended, wake, generation) = unretained._withUnsafeGuaranteedRef { turns in
-                let ended = turns.turn(now: now)
-                return (ended, turns.nextWake?.nanoseconds ?? .max, turns.subscription.socketsGeneration)
+            let (ended, wake, ahead, generation) = unretained._withUnsafeGuaranteedRef { turns in
+                let ended = turns.turn(now: now, othersDue: othersDue)
+                return (ended, turns.nextWake?.nanoseconds ?? .max, !ended && turns.readsAheadOnly, turns.subscription.socketsGeneration)
             }
             wakes[slot] = wake
+            readingAhead[slot] = ahead
             // A failed socket is bound again by the subscription's decisions, in a turn: then
             // wait on the new one (the old, closed, left the epoll set by itself once the
             // member let go of it). Only here, so a wake-up does not ask every member.
@@ -378,11 +398,13 @@ private final class Worker: @unchecked Sendable {
                     members[slot] = member
                     turnsAt[slot] = Unmanaged.passUnretained(turns)
                     wakes[slot] = turns.nextWake?.nanoseconds ?? .max
+                    readingAhead[slot] = false
                 } else {
                     slot = members.count
                     members.append(member)
                     turnsAt.append(Unmanaged.passUnretained(turns))
                     wakes.append(turns.nextWake?.nanoseconds ?? .max)
+                    readingAhead.append(false)
                 }
                 slots[ObjectIdentifier(turns)] = slot
                 register(member, slot: slot)
@@ -391,17 +413,34 @@ private final class Worker: @unchecked Sendable {
                 guard let slot = slots[identifier] else { continue }
                 if deciding { members[slot]!.turns.decideAtNextTurn() }
                 wakes[slot] = 0
+                readingAhead[slot] = false
             }
             // Take the turns that are due; hand the runs that ended to the observer thread.
             func takeDueTurns(now: MonotonicInstant) {
                 let lateBefore = now.nanoseconds &- SubscriptionEventLoop.latePollBound.nanoseconds
-                SubscriptionEventLoop.dueOrder(wakes, by: now.nanoseconds, into: &due)
-                for slot in due {
+                SubscriptionEventLoop.dueOrder(wakes, readingAhead: readingAhead, by: now.nanoseconds, into: &due)
+                // Each presents what is due and, with others due after it, reads ahead in a turn
+                // of its own after them: a frame's release and decode (a key frame's packets, for
+                // every viewer of a stream at once) does not hold back another's presentation.
+                // Those turns come later (by ``readAheadSlack``), and stop when a turn that is not
+                // reading ahead fell due meanwhile, earlier than that: the rest stay due, for the
+                // next sweep, after it.
+                var urgent: Int64?
+                for (position, slot) in due.enumerated() {
+                    var instant = now
+                    if readingAhead[slot] {
+                        instant = clock.now
+                        let earliest = urgent ?? wakes.indices.reduce(Int64.max) { readingAhead[$1] ? $0 : min($0, wakes[$1]) }
+                        urgent = earliest
+                        if earliest <= instant.nanoseconds, earliest < wakes[slot] &+ SubscriptionEventLoop.readAheadSlack.nanoseconds { return }
+                    }
                     if wakes[slot] > 0 {
                         duePolls.add(1, ordering: .relaxed)
-                        if wakes[slot] < lateBefore { latePolls.add(1, ordering: .relaxed) }
+                        // Reading ahead has slack: never a late poll.
+                        if wakes[slot] < lateBefore, !readingAhead[slot] { latePolls.add(1, ordering: .relaxed) }
                     }
-                    if turn(slot, now: now) {
+                    defer { if let earliest = urgent, !readingAhead[slot] { urgent = min(earliest, wakes[slot]) } }
+                    if turn(slot, now: instant, othersDue: position < due.count - 1) {
                         let member = members[slot]!
                         for (index, socket) in member.sockets.enumerated() where member.waiting[index] { unregister(socket) }
                         observers.finish(member.turns)
@@ -472,6 +511,7 @@ private final class Worker: @unchecked Sendable {
                         member.turns.subscription.fail(reason: "receiving on \(entry.receiver.localAddress) failed: \(error)")
                     }
                     wakes[slot] = now.nanoseconds
+                    readingAhead[slot] = false
                 }
             }
             // What arrived may be due now (a frame completed, a gap to ask for); an end is

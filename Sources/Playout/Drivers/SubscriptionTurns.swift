@@ -53,10 +53,31 @@ package final class SubscriptionTurns: @unchecked Sendable {
     /// When a loop's wake is due (nil: when woken, or never).
     private static func instant(of wake: PlayoutLoop.Wake) -> MonotonicInstant? {
         switch wake {
-        case .present(let at), .yield(let at): at
+        case .present(let at), .yield(let at), .readAhead(let at): at
         case .poll(let until): until
         case .decoding: nil
         }
+    }
+
+    /// Whether all the next turn has to do is read ahead: a loop left the release and decode of
+    /// its next frame to it (``PlayoutLoop/Wake/readAhead(at:)``), sooner than anything else is
+    /// due. That has slack (the frame is due later); a driver with other subscriptions' frames
+    /// due takes those first.
+    package var readsAheadOnly: Bool {
+        guard final == nil else { return false }
+        var ahead: MonotonicInstant?
+        var other = controlWake
+        if let instant = feedbackWake { other = min(other ?? instant, instant) }
+        if let instant = transportWake { other = min(other ?? instant, instant) }
+        for wake in loopWakes {
+            if case .readAhead(let at) = wake {
+                ahead = min(ahead ?? at, at)
+            } else if let instant = Self.instant(of: wake) {
+                other = min(other ?? instant, instant)
+            }
+        }
+        guard let ahead else { return false }
+        return other.map { ahead < $0 } ?? true
     }
 
     /// Has the next turn run the subscription's decisions too, whenever they are due next.
@@ -65,8 +86,10 @@ package final class SubscriptionTurns: @unchecked Sendable {
     }
 
     /// Does everything due at `now`; returns whether the subscription's decisions said the end
-    /// (the caller then calls ``finish()`` where it may run observers).
-    package func turn(now: MonotonicInstant) -> Bool {
+    /// (the caller then calls ``finish()`` where it may run observers). `othersDue`: other
+    /// subscriptions' turns are due on the same thread after this one — the loops present what
+    /// is due and leave reading ahead to a turn of their own, due at once (``readsAheadOnly``).
+    package func turn(now: MonotonicInstant, othersDue: Bool = false) -> Bool {
         guard final == nil else { return true }
         turnsAtInstant = now == lastInstant ? turnsAtInstant + 1 : 0
         lastInstant = now
@@ -104,7 +127,7 @@ package final class SubscriptionTurns: @unchecked Sendable {
                 for (other, wake) in loopWakes.enumerated() where other != index {
                     if case .present(let at) = wake { deadline = min(deadline ?? at, at) }
                 }
-                loopWakes[index] = subscription.loops[index].advance(now: now, presentingBy: deadline)
+                loopWakes[index] = subscription.loops[index].advance(now: now, presentingBy: deadline, othersDue: othersDue)
             }
         }
         func due(_ index: Int) -> Int64 { Self.instant(of: loopWakes[index])?.nanoseconds ?? .max }

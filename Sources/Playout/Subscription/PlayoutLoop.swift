@@ -42,6 +42,11 @@ package final class PlayoutLoop: @unchecked Sendable {
         case yield(until: MonotonicInstant)
         /// A decode is under way on the pool: come back when it completed.
         case decoding
+        /// What was due is presented, and other subscriptions' turns are due on the same thread
+        /// (``PlayoutLoop/advance(now:presentingBy:othersDue:)``): come back once they are
+        /// taken — from `at` on, after any frame that falls due meanwhile — to release and decode
+        /// the next frame.
+        case readAhead(at: MonotonicInstant)
     }
 
     /// A frame decoded ahead, waiting for its render time.
@@ -174,9 +179,12 @@ package final class PlayoutLoop: @unchecked Sendable {
     /// what the pipeline releases (in bursts; on the pool when handed one), skips what is late;
     /// returns when to come back. `deadline`: when another track on the same thread presents
     /// next — no inline decode starts that would keep it waiting (an average decode and 2 ms),
-    /// once in a row.
-    package func advance(now start: MonotonicInstant, presentingBy deadline: MonotonicInstant? = nil) -> Wake {
+    /// once in a row. `othersDue`: other subscriptions' turns are due on the same thread after
+    /// this one — once it presented what was due, the loop releases and decodes nothing more
+    /// and asks to come back after them (``Wake/readAhead(at:)``).
+    package func advance(now start: MonotonicInstant, presentingBy deadline: MonotonicInstant? = nil, othersDue: Bool = false) -> Wake {
         var now = start
+        var presentedAny = false
         if let pending, let result = offloaded.take() { absorb(result, of: pending) }
         while true {
             if holdsStaleRenderTimes {
@@ -197,12 +205,17 @@ package final class PlayoutLoop: @unchecked Sendable {
                     decoded.removeFirst()
                     decodedBytes -= first.bytes
                     present(first)
+                    presentedAny = true
                     now = clock.now
                     continue
                 }
             }
             // A decode is under way on the pool: its completion wakes the driver.
             if pending != nil { return .decoding }
+            // Other subscriptions' frames are due on this thread too (a stream fanned out to an
+            // audience is due everywhere at once): what was due is shown, and the next frame's
+            // release and decode — a key frame's dozens of packets — wait until they are shown.
+            if othersDue, presentedAny { return decoded.first.map { .present(at: $0.renderAt) } ?? .readAhead(at: now) }
             // Another track presents before an inline decode would finish: it goes first.
             if let deadline, deadline > now, !yielded, offload == nil {
                 let average = decodes > 0 ? decodeTime / decodes : .zero

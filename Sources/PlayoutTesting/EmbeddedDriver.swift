@@ -171,14 +171,10 @@ public final class EmbeddedDriver {
         bytes.withUnsafeMutableBytes { subscription.tracks[track].deliver($0, length: $0.count, arrival: now, control: isControl) }
     }
 
-    /// Takes one turn at the clock's instant, due or not (the public calls take every turn due).
-    package func takeTurn() {
-        turn()
-    }
-
     /// Does everything due now (see ``SubscriptionTurns``), then calls the observers; and the
-    /// end, once the decisions say so.
-    private func turn() {
+    /// end, once the decisions say so. One turn at the clock's instant, due or not: the public
+    /// calls take every turn due; tests in this package take one at a time.
+    package func turn() {
         guard !isFinished else { return }
         let ended = turns.turn(now: clock.now, othersDue: othersDue)
         subscription.delivery.deliverPending()

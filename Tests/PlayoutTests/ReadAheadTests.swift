@@ -29,7 +29,7 @@ struct ReadAheadTests {
         while log.snapshot().frames.count == shownBefore, turns < 100 {
             let wake = try #require(driver.nextWake)
             simulation.clock.advance(to: max(wake, simulation.clock.now))
-            driver.takeTurn()
+            driver.turn()
             turns += 1
         }
         let now = simulation.clock.now
@@ -38,7 +38,7 @@ struct ReadAheadTests {
         // Presented, nothing read ahead: the next turn is due at once and only reads ahead.
         #expect(driver.readsAheadOnly)
         #expect(driver.nextWake == now)
-        driver.takeTurn()
+        driver.turn()
         // It released the next frame, which waits for its render time: a frame interval later.
         #expect(!driver.readsAheadOnly)
         let next = try #require(driver.nextWake)

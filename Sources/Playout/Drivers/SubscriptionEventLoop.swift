@@ -170,15 +170,9 @@ extension SubscriptionEventLoop {
         order.removeAll(keepingCapacity: true)
         for slot in wakes.indices where wakes[slot] <= now { order.append(slot) }
         guard order.count > 1 else { return }
-        if let readingAhead {
-            let slack = readAheadSlack.nanoseconds
-            order.sort {
-                let (first, second) = (wakes[$0] &+ (readingAhead[$0] ? slack : 0), wakes[$1] &+ (readingAhead[$1] ? slack : 0))
-                return first < second || (first == second && $0 < $1)
-            }
-        } else {
-            order.sort { wakes[$0] < wakes[$1] || (wakes[$0] == wakes[$1] && $0 < $1) }
-        }
+        let slack = readAheadSlack.nanoseconds
+        func due(_ slot: Int) -> Int64 { readingAhead?[slot] == true ? wakes[slot] &+ slack : wakes[slot] }
+        order.sort { (due($0), $0) < (due($1), $1) }
     }
 
     /// How long a turn that only reads ahead gives way to the others due (``dueOrder(_:readingAhead:by:into:)``):
@@ -361,7 +355,8 @@ private final class Worker: @unchecked Sendable {
             guard let unretained = turnsAt[slot] else { return false }
             let (ended, wake, ahead, generation) = unretained._withUnsafeGuaranteedRef { turns in
                 let ended = turns.turn(now: now, othersDue: othersDue)
-                return (ended, turns.nextWake?.nanoseconds ?? .max, !ended && turns.readsAheadOnly, turns.subscription.socketsGeneration)
+                let next = turns.nextTurn
+                return (ended, next.wake?.nanoseconds ?? .max, !ended && next.readsAheadOnly, turns.subscription.socketsGeneration)
             }
             wakes[slot] = wake
             readingAhead[slot] = ahead

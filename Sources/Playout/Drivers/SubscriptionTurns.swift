@@ -38,35 +38,20 @@ package final class SubscriptionTurns: @unchecked Sendable {
     }
 
     /// The next instant a turn is due (nil: ended).
-    package var nextWake: MonotonicInstant? {
-        guard final == nil else { return nil }
-        // A plain loop: a driver asks after every turn, and arrays would be two allocations.
-        var earliest = controlWake
-        if let instant = feedbackWake { earliest = min(earliest ?? instant, instant) }
-        if let instant = transportWake { earliest = min(earliest ?? instant, instant) }
-        for wake in loopWakes {
-            if let instant = Self.instant(of: wake) { earliest = min(earliest ?? instant, instant) }
-        }
-        return earliest
-    }
-
-    /// When a loop's wake is due (nil: when woken, or never).
-    private static func instant(of wake: PlayoutLoop.Wake) -> MonotonicInstant? {
-        switch wake {
-        case .present(let at), .yield(let at), .readAhead(let at): at
-        case .poll(let until): until
-        case .decoding: nil
-        }
-    }
+    package var nextWake: MonotonicInstant? { nextTurn.wake }
 
     /// Whether all the next turn has to do is read ahead: a loop left the release and decode of
     /// its next frame to it (``PlayoutLoop/Wake/readAhead(at:)``), sooner than anything else is
     /// due. That has slack (the frame is due later); a driver with other subscriptions' frames
     /// due takes those first.
-    package var readsAheadOnly: Bool {
-        guard final == nil else { return false }
-        var ahead: MonotonicInstant?
+    package var readsAheadOnly: Bool { nextTurn.readsAheadOnly }
+
+    /// ``nextWake`` and ``readsAheadOnly`` in one look at the wakes (a driver asks after every turn).
+    package var nextTurn: (wake: MonotonicInstant?, readsAheadOnly: Bool) {
+        guard final == nil else { return (nil, false) }
+        // A plain loop: arrays would be two allocations.
         var other = controlWake
+        var ahead: MonotonicInstant?
         if let instant = feedbackWake { other = min(other ?? instant, instant) }
         if let instant = transportWake { other = min(other ?? instant, instant) }
         for wake in loopWakes {
@@ -76,8 +61,18 @@ package final class SubscriptionTurns: @unchecked Sendable {
                 other = min(other ?? instant, instant)
             }
         }
-        guard let ahead else { return false }
-        return other.map { ahead < $0 } ?? true
+        guard let ahead else { return (other, false) }
+        guard let other else { return (ahead, true) }
+        return (min(ahead, other), ahead < other)
+    }
+
+    /// When a loop's wake is due (nil: when woken, or never).
+    private static func instant(of wake: PlayoutLoop.Wake) -> MonotonicInstant? {
+        switch wake {
+        case .present(let at), .yield(let at), .readAhead(let at): at
+        case .poll(let until): until
+        case .decoding: nil
+        }
     }
 
     /// Has the next turn run the subscription's decisions too, whenever they are due next.
